@@ -1,0 +1,181 @@
+#include "eagle/app/config.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <cstdlib>
+#include <map>
+#include <sstream>
+
+#include "eagle/core/error.h"
+
+namespace eagle::app {
+namespace {
+
+double to_double(const std::string& key, const std::string& v) {
+  try {
+    size_t pos;
+    double d = std::stod(v, &pos);
+    if (pos == v.size()) return d;
+  } catch (...) {
+  }
+  fail(ErrorCode::invalid_argument, key + ": expected a number, got '" + v + "'");
+}
+
+size_t to_count(const std::string& key, const std::string& v, size_t max) {
+  try {
+    size_t pos;
+    long long n = std::stoll(v, &pos);
+    if (pos == v.size() && n >= 1 && static_cast<size_t>(n) <= max) return static_cast<size_t>(n);
+  } catch (...) {
+  }
+  fail(ErrorCode::invalid_argument,
+       key + ": expected an integer in [1, " + std::to_string(max) + "], got '" + v + "'");
+}
+
+bool to_bool(const std::string& key, const std::string& v) {
+  if (v == "true" || v == "1" || v == "yes" || v == "on") return true;
+  if (v == "false" || v == "0" || v == "no" || v == "off") return false;
+  fail(ErrorCode::invalid_argument, key + ": expected true or false, got '" + v + "'");
+}
+
+std::string fmt(double d) {
+  std::ostringstream s;
+  s << d;
+  return s.str();
+}
+
+std::vector<ConfigOption> make_options() {
+  std::vector<ConfigOption> o;
+  o.push_back({"data_dir", "folder of the embedded store (created by `eagle ingest`)",
+               [](Config& c, const std::string& v) { c.data_dir = v; },
+               [](const Config& c) { return c.data_dir; }});
+  o.push_back({"bm25.k1", "BM25 term-frequency saturation (Pyserini's BEIR setting 0.9)",
+               [](Config& c, const std::string& v) {
+                 c.bm25.k1 = to_double("bm25.k1", v);
+                 if (c.bm25.k1 < 0) fail(ErrorCode::invalid_argument, "bm25.k1 must be >= 0");
+               },
+               [](const Config& c) { return fmt(c.bm25.k1); }});
+  o.push_back({"bm25.b", "BM25 length normalisation in [0, 1] (Pyserini's BEIR setting 0.4)",
+               [](Config& c, const std::string& v) {
+                 c.bm25.b = to_double("bm25.b", v);
+                 if (c.bm25.b < 0 || c.bm25.b > 1)
+                   fail(ErrorCode::invalid_argument, "bm25.b must be in [0, 1]");
+               },
+               [](const Config& c) { return fmt(c.bm25.b); }});
+  o.push_back({"analyzer.stemmer", "none, porter (Lucene/Pyserini) or english (Snowball)",
+               [](Config& c, const std::string& v) { c.analyzer.stemmer = text::parse_stemmer(v); },
+               [](const Config& c) { return std::string(text::stemmer_name(c.analyzer.stemmer)); }});
+  o.push_back({"analyzer.stopwords", "drop Lucene's 33 English stop words",
+               [](Config& c, const std::string& v) { c.analyzer.stopwords = to_bool("analyzer.stopwords", v); },
+               [](const Config& c) { return std::string(c.analyzer.stopwords ? "true" : "false"); }});
+  o.push_back({"analyzer.compound_parts",
+               "also index the parts and the joined form of hyphenated terms (PD-1 -> pd, 1, pd1)",
+               [](Config& c, const std::string& v) {
+                 c.analyzer.compound_parts = to_bool("analyzer.compound_parts", v);
+               },
+               [](const Config& c) { return std::string(c.analyzer.compound_parts ? "true" : "false"); }});
+  o.push_back({"search.top_k", "hits returned by `eagle search`",
+               [](Config& c, const std::string& v) { c.top_k = to_count("search.top_k", v, kMaxTopK); },
+               [](const Config& c) { return std::to_string(c.top_k); }});
+  o.push_back({"search.algorithm", "top-k algorithm: maxscore (fast, exact) or exhaustive (the oracle)",
+               [](Config& c, const std::string& v) { c.topk_algorithm = index::parse_topk_algorithm(v); },
+               [](const Config& c) {
+                 return std::string(c.topk_algorithm == index::TopKAlgorithm::maxscore ? "maxscore"
+                                                                                       : "exhaustive");
+               }});
+  o.push_back({"eval.run_depth", "documents per query written to the TREC run by `eagle eval`",
+               [](Config& c, const std::string& v) { c.run_depth = to_count("eval.run_depth", v, kMaxTopK); },
+               [](const Config& c) { return std::to_string(c.run_depth); }});
+  o.push_back({"ingest.skip_bad", "skip malformed input records (reported) instead of stopping",
+               [](Config& c, const std::string& v) { c.skip_bad = to_bool("ingest.skip_bad", v); },
+               [](const Config& c) { return std::string(c.skip_bad ? "true" : "false"); }});
+  return o;
+}
+
+void flatten(const YAML::Node& node, const std::string& prefix, std::map<std::string, std::string>& out) {
+  if (node.IsMap()) {
+    for (const auto& kv : node) {
+      auto key = kv.first.as<std::string>();
+      flatten(kv.second, prefix.empty() ? key : prefix + "." + key, out);
+    }
+  } else if (node.IsScalar()) {
+    out[prefix] = node.as<std::string>();
+  } else if (!node.IsNull()) {
+    fail(ErrorCode::invalid_argument, prefix + ": expected a scalar value");
+  }
+}
+
+}  // namespace
+
+std::string ConfigOption::env_name() const {
+  std::string e = "EAGLE_";
+  for (char c : key) e += c == '.' ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return e;
+}
+
+const std::vector<ConfigOption>& config_options() {
+  static const std::vector<ConfigOption> opts = make_options();
+  return opts;
+}
+
+void set_option(Config& cfg, const std::string& key, const std::string& value) {
+  for (const auto& o : config_options())
+    if (o.key == key) return o.set(cfg, value);
+  fail(ErrorCode::invalid_argument, "unknown configuration key '" + key + "'");
+}
+
+Config load_config(const std::optional<std::filesystem::path>& file) {
+  Config cfg;
+  std::optional<std::filesystem::path> path = file;
+  if (!path) {
+    if (const char* env = std::getenv("EAGLE_CONFIG"); env && *env) path = env;
+    else if (std::filesystem::exists("eagle.yaml")) path = "eagle.yaml";
+  }
+  if (path) {
+    if (!std::filesystem::exists(*path))
+      fail(ErrorCode::not_found, "configuration file not found: " + path->string());
+    std::map<std::string, std::string> flat;
+    try {
+      flatten(YAML::LoadFile(path->string()), "", flat);
+    } catch (const YAML::Exception& e) {
+      fail(ErrorCode::invalid_argument, path->string() + ": " + e.what());
+    }
+    for (const auto& [k, v] : flat) {
+      try {
+        set_option(cfg, k, v);
+      } catch (const Error& e) {
+        fail(e.code(), path->string() + ": " + e.what());
+      }
+    }
+  }
+  for (const auto& o : config_options()) {
+    if (const char* v = std::getenv(o.env_name().c_str())) {
+      try {
+        o.set(cfg, v);
+      } catch (const Error& e) {
+        fail(e.code(), "environment " + o.env_name() + ": " + e.what());
+      }
+    }
+  }
+  return cfg;
+}
+
+std::string describe_config(const Config& cfg) {
+  std::ostringstream out;
+  std::string section;
+  for (const auto& o : config_options()) {
+    auto dot = o.key.find('.');
+    std::string sec = dot == std::string::npos ? "" : o.key.substr(0, dot);
+    std::string leaf = dot == std::string::npos ? o.key : o.key.substr(dot + 1);
+    if (sec != section) {
+      if (!sec.empty()) out << sec << ":\n";
+      section = sec;
+    }
+    std::string indent = sec.empty() ? "" : "  ";
+    out << indent << "# " << o.doc << " (env " << o.env_name() << ")\n";
+    out << indent << leaf << ": " << o.get(cfg) << "\n";
+  }
+  return out.str();
+}
+
+}  // namespace eagle::app

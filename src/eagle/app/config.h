@@ -1,0 +1,48 @@
+#pragma once
+// Eagle's configuration: documented defaults, then a YAML file, then EAGLE_*
+// environment variables, then command-line flags (each later source wins).
+// Every option is one entry of a table, so the YAML key, the environment variable,
+// the documentation and the default printed by `eagle config` cannot drift apart.
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "eagle/index/lexical/bm25_index.h"
+#include "eagle/text/analyzer.h"
+
+namespace eagle::app {
+
+struct Config {
+  std::string data_dir = "eagle-data";
+  index::Bm25Params bm25;
+  text::AnalyzerOptions analyzer;
+  index::TopKAlgorithm topk_algorithm = index::TopKAlgorithm::maxscore;
+  size_t top_k = 10;
+  size_t run_depth = 1000;
+  bool skip_bad = false;
+};
+
+struct ConfigOption {
+  std::string key;  // YAML path, dotted: "bm25.k1"
+  std::string doc;
+  std::function<void(Config&, const std::string&)> set;  // throws eagle::Error
+  std::function<std::string(const Config&)> get;
+  std::string env_name() const;  // EAGLE_BM25_K1
+};
+
+const std::vector<ConfigOption>& config_options();
+
+// Bounds on counts a request may ask for (SPEC security rule: sizes are bounded).
+inline constexpr size_t kMaxTopK = 10000;
+
+// Loads defaults <- file (if given, else $EAGLE_CONFIG, else ./eagle.yaml when
+// present) <- environment. Unknown keys and bad values are errors naming the key.
+Config load_config(const std::optional<std::filesystem::path>& file);
+void set_option(Config& cfg, const std::string& key, const std::string& value);
+
+// The documented default configuration as YAML (what `eagle config` prints).
+std::string describe_config(const Config& cfg);
+
+}  // namespace eagle::app

@@ -1,0 +1,303 @@
+// The `eagle` command: ingest, search, eval, bench, config.
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "eagle/app/config.h"
+#include "eagle/app/progress.h"
+#include "eagle/core/error.h"
+#include "eagle/eval/beir.h"
+#include "eagle/eval/lexical_run.h"
+#include "eagle/eval/metrics.h"
+#include "eagle/ingest/corpus_reader.h"
+#include "eagle/store/text_store.h"
+
+namespace fs = std::filesystem;
+using eagle::Error;
+using eagle::ErrorCode;
+using nlohmann::json;
+
+namespace {
+
+struct GlobalFlags {
+  std::string config_file;
+  std::vector<std::string> sets;  // KEY=VALUE
+  std::string data_dir;
+};
+
+eagle::app::Config resolve_config(const GlobalFlags& g) {
+  std::optional<fs::path> file;
+  if (!g.config_file.empty()) file = g.config_file;
+  auto cfg = eagle::app::load_config(file);
+  for (const auto& kv : g.sets) {
+    auto eq = kv.find('=');
+    if (eq == std::string::npos)
+      eagle::fail(ErrorCode::invalid_argument, "--set expects KEY=VALUE, got '" + kv + "'");
+    eagle::app::set_option(cfg, kv.substr(0, eq), kv.substr(eq + 1));
+  }
+  if (!g.data_dir.empty()) cfg.data_dir = g.data_dir;
+  return cfg;
+}
+
+std::string snippet(const std::string& text, size_t max_chars) {
+  std::string s;
+  for (char c : text) s += (c == '\n' || c == '\t' || c == '\r') ? ' ' : c;
+  if (s.size() <= max_chars) return s;
+  size_t cut = max_chars;
+  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;  // UTF-8 boundary
+  return s.substr(0, cut) + "...";
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+std::string key_list() {
+  std::string s = "Configuration keys (YAML file, EAGLE_* environment, or --set KEY=VALUE):\n";
+  for (const auto& o : eagle::app::config_options())
+    s += "  " + o.key + " (" + o.env_name() + "): " + o.doc + "\n";
+  return s;
+}
+
+int cmd_ingest(const GlobalFlags& g, const std::vector<std::string>& inputs, const std::string& format,
+               bool skip_bad_flag) {
+  auto cfg = resolve_config(g);
+  const bool skip_bad = skip_bad_flag || cfg.skip_bad;
+  auto t0 = std::chrono::steady_clock::now();
+  auto store = eagle::store::TextStore::open_or_create(cfg.data_dir, cfg.bm25, cfg.analyzer);
+  const size_t before = store.size();
+  size_t skipped = 0;
+  std::vector<eagle::Document> all;
+  for (const auto& input : inputs) {
+    eagle::app::Progress progress("ingest " + input);
+    eagle::ingest::ReadOptions ro;
+    ro.format = eagle::ingest::parse_input_format(format);
+    ro.skip_bad = skip_bad;
+    ro.progress = [&](uint64_t recs, uint64_t bytes, uint64_t total) {
+      (void)recs;
+      progress.update(bytes, total, "bytes read");
+    };
+    auto result = eagle::ingest::read_corpus(input, ro);
+    progress.finish();
+    for (const auto& bad : result.skipped)
+      std::fprintf(stderr, "skipped %s:%llu: %s\n", bad.file.c_str(),
+                   static_cast<unsigned long long>(bad.line), bad.message.c_str());
+    skipped += result.skipped.size();
+    for (auto& d : result.documents) all.push_back(std::move(d));
+  }
+  // Ids already in the store: an error unless skipping bad records.
+  if (skip_bad) {
+    std::vector<eagle::Document> fresh;
+    for (auto& d : all) {
+      if (store.find(d.id)) {
+        std::fprintf(stderr, "skipped %s: already in the store\n", d.id.c_str());
+        ++skipped;
+        continue;
+      }
+      fresh.push_back(std::move(d));
+    }
+    all = std::move(fresh);
+  }
+  eagle::app::Progress progress("indexing");
+  const size_t n = all.size();
+  store.add(std::move(all));
+  progress.finish();
+  store.save(cfg.data_dir);
+  auto st = store.index().stats();
+  std::printf("ingested %zu documents (%zu skipped) into %s in %.2f s; store now holds %zu documents, %u terms\n",
+              store.size() - before, skipped, cfg.data_dir.c_str(), seconds_since(t0), store.size(),
+              st.terms);
+  (void)n;
+  return 0;
+}
+
+int cmd_search(const GlobalFlags& g, const std::vector<std::string>& words, size_t k, bool as_json) {
+  auto cfg = resolve_config(g);
+  if (k == 0) k = cfg.top_k;
+  if (k > eagle::app::kMaxTopK)
+    eagle::fail(ErrorCode::invalid_argument, "-k must be at most " + std::to_string(eagle::app::kMaxTopK));
+  std::string query;
+  for (const auto& w : words) query += (query.empty() ? "" : " ") + w;
+  auto store = eagle::store::TextStore::open(cfg.data_dir);
+  auto t0 = std::chrono::steady_clock::now();
+  auto hits = store.search(query, k, cfg.topk_algorithm);
+  double ms = seconds_since(t0) * 1000;
+  if (as_json) {
+    json out = {{"query", query}, {"took_ms", ms}, {"hits", json::array()}};
+    for (const auto& h : hits)
+      out["hits"].push_back({{"rank", h.rank}, {"id", h.doc->id}, {"score", h.score},
+                             {"title", h.doc->title}, {"text", h.doc->text},
+                             {"metadata", json::parse(h.doc->metadata_json)}});
+    std::cout << out.dump() << "\n";
+    return 0;
+  }
+  std::printf("query: %s  (%zu hits, %.2f ms)\n", query.c_str(), hits.size(), ms);
+  for (const auto& h : hits) {
+    std::printf("%3u. %8.4f  %s", h.rank, h.score, h.doc->id.c_str());
+    if (!h.doc->title.empty()) std::printf("  [%s]", snippet(h.doc->title, 80).c_str());
+    std::printf("\n      %s\n", snippet(h.doc->text, 160).c_str());
+  }
+  if (hits.empty()) std::printf("  (no document matches)\n");
+  return 0;
+}
+
+std::vector<eagle::Document> load_beir_corpus(const fs::path& dir) {
+  eagle::app::Progress progress("reading corpus");
+  eagle::ingest::ReadOptions ro;
+  ro.format = eagle::ingest::InputFormat::beir;
+  ro.progress = [&](uint64_t, uint64_t bytes, uint64_t total) { progress.update(bytes, total, "bytes"); };
+  auto r = eagle::ingest::read_corpus(dir, ro);
+  progress.finish();
+  return std::move(r.documents);
+}
+
+int cmd_eval(const GlobalFlags& g, const std::string& beir, const std::string& split,
+             const std::string& retriever, const std::string& run_file, const std::string& per_query,
+             const std::string& tag, size_t depth, const std::string& algorithm) {
+  auto cfg = resolve_config(g);
+  if (retriever != "bm25")
+    eagle::fail(ErrorCode::invalid_argument,
+                "retriever '" + retriever + "' is not available yet; this build supports: bm25");
+  if (depth == 0) depth = cfg.run_depth;
+  auto algo = algorithm.empty() ? cfg.topk_algorithm : eagle::index::parse_topk_algorithm(algorithm);
+  auto set = eagle::eval::load_beir(beir, split);
+  auto docs = load_beir_corpus(beir);
+  auto t0 = std::chrono::steady_clock::now();
+  eagle::app::Progress progress("indexing");
+  auto idx = eagle::eval::build_bm25(docs, cfg.bm25, cfg.analyzer,
+                                     [&](size_t d) { progress.update(d, docs.size(), "docs"); });
+  progress.finish();
+  double build_s = seconds_since(t0);
+  t0 = std::chrono::steady_clock::now();
+  auto run = eagle::eval::run_bm25(idx, docs, set.queries, depth, algo);
+  double search_s = seconds_since(t0);
+  if (!run_file.empty()) {
+    std::ofstream out(run_file);
+    if (!out) eagle::fail(ErrorCode::unavailable, "cannot write run file " + run_file);
+    eagle::eval::write_trec_run(out, run, tag);
+  }
+  auto report = eagle::eval::evaluate(set.qrels, std::move(run));
+  if (!per_query.empty()) {
+    std::ofstream out(per_query);
+    if (!out) eagle::fail(ErrorCode::unavailable, "cannot write " + per_query);
+    eagle::eval::write_per_query_csv(out, report);
+  }
+  std::printf("dataset %s  split %s  retriever %s  docs %zu  queries %zu  index %.2f s  search %.2f s\n",
+              beir.c_str(), split.c_str(), retriever.c_str(), docs.size(), set.queries.size(), build_s,
+              search_s);
+  std::ostringstream s;
+  eagle::eval::write_summary(s, report);
+  std::fputs(s.str().c_str(), stdout);
+  return 0;
+}
+
+// `eagle bench`: the fast top-k against its oracle (the exhaustive scorer) in one
+// run; bench_lexical adds Xapian.
+int cmd_bench(const GlobalFlags& g, const std::string& beir, const std::string& split, int repeat) {
+  auto cfg = resolve_config(g);
+  auto set = eagle::eval::load_beir(beir, split);
+  auto docs = load_beir_corpus(beir);
+  auto t0 = std::chrono::steady_clock::now();
+  auto idx = eagle::eval::build_bm25(docs, cfg.bm25, cfg.analyzer);
+  double build_s = seconds_since(t0);
+  std::vector<std::vector<std::string>> analysed;
+  for (const auto& q : set.queries) analysed.push_back(idx.analyzer().terms(q.text));
+  for (size_t k : {size_t{10}, size_t{100}}) {
+    for (auto algo : {eagle::index::TopKAlgorithm::maxscore, eagle::index::TopKAlgorithm::exhaustive}) {
+      idx.search("warm up", k, algo);
+      size_t n = 0;
+      auto t = std::chrono::steady_clock::now();
+      for (int r = 0; r < repeat; ++r)
+        for (const auto& q : set.queries) n += idx.search(q.text, k, algo).size();
+      double secs = seconds_since(t);
+      json line = {{"bench", "lexical-topk"},
+                   {"engine", algo == eagle::index::TopKAlgorithm::maxscore ? "eagle-maxscore" : "eagle-exhaustive"},
+                   {"k", k}, {"queries", set.queries.size() * repeat},
+                   {"qps", static_cast<double>(set.queries.size() * repeat) / secs},
+                   {"build_s", build_s}, {"docs", docs.size()}, {"hits", n}};
+      std::cout << line.dump() << std::endl;
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"eagle: biomedical retrieval engine (BM25 with a biomedical analyzer, BEIR evaluation)"};
+  app.require_subcommand(1);
+  app.footer(key_list());
+  GlobalFlags g;
+  app.add_option("--config", g.config_file,
+                 "YAML configuration file (default: $EAGLE_CONFIG, else ./eagle.yaml when present)");
+  app.add_option("--set", g.sets, "override a configuration key, KEY=VALUE (repeatable)");
+  app.add_option("--data-dir", g.data_dir, "store folder (configuration key data_dir)");
+
+  auto* config_cmd = app.add_subcommand("config", "print the effective configuration as documented YAML");
+
+  auto* ingest = app.add_subcommand("ingest", "add documents to the store (BEIR folder, JSONL file, or folder of .md/.txt)");
+  std::vector<std::string> inputs;
+  std::string format = "auto";
+  bool skip_bad = false;
+  ingest->add_option("inputs", inputs, "BEIR folder (with corpus.jsonl), JSONL file, or folder of .md/.txt/.jsonl files")
+      ->required();
+  ingest->add_option("--format", format, "auto, beir, jsonl or folder")->capture_default_str();
+  ingest->add_flag("--skip-bad", skip_bad,
+                   "skip malformed records (each reported with file and line) instead of stopping; "
+                   "without it a bad record stops the ingest and the store is left unchanged");
+
+  auto* search = app.add_subcommand("search", "print the top hits of a query with scores");
+  std::vector<std::string> words;
+  size_t k = 0;
+  bool as_json = false;
+  search->add_option("query", words, "query text")->required();
+  search->add_option("-k,--top-k", k, "number of hits (default: search.top_k)");
+  search->add_flag("--json", as_json, "print one JSON object instead of a table");
+
+  auto* eval = app.add_subcommand("eval", "evaluate a retriever on a BEIR folder; writes a TREC run");
+  std::string beir, split = "test", retriever = "bm25", run_file, per_query, tag = "eagle", algorithm;
+  size_t depth = 0;
+  eval->add_option("--beir", beir, "BEIR folder: corpus.jsonl, queries.jsonl, qrels/SPLIT.tsv")->required();
+  eval->add_option("--split", split, "qrels split name")->capture_default_str();
+  eval->add_option("--retriever", retriever, "bm25")->capture_default_str();
+  eval->add_option("--run", run_file, "write the TREC run (qid Q0 docid rank score tag) here");
+  eval->add_option("--per-query", per_query, "write per-query metrics as CSV here");
+  eval->add_option("--tag", tag, "run tag (last column of the run file)")->capture_default_str();
+  eval->add_option("--depth", depth, "documents per query in the run (default: eval.run_depth = 1000)");
+  eval->add_option("--algorithm", algorithm, "maxscore or exhaustive (default: search.algorithm)");
+
+  auto* bench = app.add_subcommand("bench", "time MaxScore against the exhaustive oracle (JSON lines)");
+  std::string bbeir, bsplit = "test";
+  int repeat = 1;
+  bench->add_option("--beir", bbeir, "BEIR folder")->required();
+  bench->add_option("--split", bsplit, "qrels split whose queries are timed")->capture_default_str();
+  bench->add_option("--repeat", repeat, "passes over the queries")->capture_default_str()->check(CLI::Range(1, 1000));
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  try {
+    if (*config_cmd) {
+      std::fputs(eagle::app::describe_config(resolve_config(g)).c_str(), stdout);
+      return 0;
+    }
+    if (*ingest) return cmd_ingest(g, inputs, format, skip_bad);
+    if (*search) return cmd_search(g, words, k, as_json);
+    if (*eval) return cmd_eval(g, beir, split, retriever, run_file, per_query, tag, depth, algorithm);
+    if (*bench) return cmd_bench(g, bbeir, bsplit, repeat);
+  } catch (const Error& e) {
+    std::fprintf(stderr, "eagle: error (%s): %s\n", std::string(eagle::error_code_name(e.code())).c_str(),
+                 e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "eagle: internal error: %s\n", e.what());
+    return 3;
+  }
+  return 0;
+}

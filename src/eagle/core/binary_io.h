@@ -1,0 +1,65 @@
+#pragma once
+// Little helpers for Eagle's versioned binary files. Readers check every length
+// against the bytes left so a truncated or corrupt file is an error, not a crash.
+#include <cstdint>
+#include <cstring>
+#include <istream>
+#include <ostream>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "eagle/core/error.h"
+
+namespace eagle::io {
+
+template <typename T>
+void write_pod(std::ostream& out, const T& v) {
+  static_assert(std::is_trivially_copyable_v<T>);
+  out.write(reinterpret_cast<const char*>(&v), sizeof(T));
+}
+
+template <typename T>
+void write_vec(std::ostream& out, const std::vector<T>& v) {
+  static_assert(std::is_trivially_copyable_v<T>);
+  write_pod<uint64_t>(out, v.size());
+  if (!v.empty()) out.write(reinterpret_cast<const char*>(v.data()), sizeof(T) * v.size());
+}
+
+inline void write_str(std::ostream& out, const std::string& s) {
+  write_pod<uint64_t>(out, s.size());
+  out.write(s.data(), static_cast<std::streamsize>(s.size()));
+}
+
+// Bounds every count read from a file so a corrupt length cannot exhaust memory.
+inline constexpr uint64_t kMaxElements = uint64_t{1} << 34;
+
+template <typename T>
+T read_pod(std::istream& in, const char* what) {
+  T v;
+  if (!in.read(reinterpret_cast<char*>(&v), sizeof(T)))
+    fail(ErrorCode::invalid_argument, std::string("truncated file while reading ") + what);
+  return v;
+}
+
+template <typename T>
+std::vector<T> read_vec(std::istream& in, const char* what) {
+  auto n = read_pod<uint64_t>(in, what);
+  if (n > kMaxElements / sizeof(T))
+    fail(ErrorCode::invalid_argument, std::string("corrupt length for ") + what);
+  std::vector<T> v(n);
+  if (n && !in.read(reinterpret_cast<char*>(v.data()), static_cast<std::streamsize>(sizeof(T) * n)))
+    fail(ErrorCode::invalid_argument, std::string("truncated file while reading ") + what);
+  return v;
+}
+
+inline std::string read_str(std::istream& in, const char* what) {
+  auto n = read_pod<uint64_t>(in, what);
+  if (n > kMaxElements) fail(ErrorCode::invalid_argument, std::string("corrupt length for ") + what);
+  std::string s(n, '\0');
+  if (n && !in.read(s.data(), static_cast<std::streamsize>(n)))
+    fail(ErrorCode::invalid_argument, std::string("truncated file while reading ") + what);
+  return s;
+}
+
+}  // namespace eagle::io

@@ -1,0 +1,230 @@
+#include "eagle/ingest/corpus_reader.h"
+
+#include <algorithm>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <unordered_set>
+
+#include "eagle/core/error.h"
+
+namespace eagle::ingest {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+InputFormat parse_input_format(const std::string& name) {
+  if (name == "auto") return InputFormat::auto_detect;
+  if (name == "beir") return InputFormat::beir;
+  if (name == "jsonl") return InputFormat::jsonl;
+  if (name == "folder") return InputFormat::folder;
+  fail(ErrorCode::invalid_argument,
+       "unknown input format '" + name + "': expected auto, beir, jsonl or folder");
+}
+
+Document parse_json_record(const std::string& line) {
+  json j;
+  try {
+    j = json::parse(line);
+  } catch (const json::parse_error& e) {
+    fail(ErrorCode::invalid_argument, std::string("invalid JSON: ") + e.what());
+  }
+  if (!j.is_object()) fail(ErrorCode::invalid_argument, "a record must be a JSON object");
+  Document d;
+  auto id_it = j.find("_id");
+  if (id_it == j.end()) id_it = j.find("id");
+  if (id_it == j.end()) fail(ErrorCode::invalid_argument, "record has no \"_id\" or \"id\" field");
+  if (id_it->is_string()) d.id = id_it->get<std::string>();
+  else if (id_it->is_number_integer()) d.id = std::to_string(id_it->get<int64_t>());
+  else fail(ErrorCode::invalid_argument, "record id must be a string or an integer");
+  if (d.id.empty()) fail(ErrorCode::invalid_argument, "record id is empty");
+  auto get_text = [&](const char* key, std::string& out) {
+    auto it = j.find(key);
+    if (it == j.end() || it->is_null()) return false;
+    if (!it->is_string())
+      fail(ErrorCode::invalid_argument, std::string("field \"") + key + "\" must be a string");
+    out = it->get<std::string>();
+    return true;
+  };
+  get_text("title", d.title);
+  if (!get_text("text", d.text) && !get_text("contents", d.text))
+    fail(ErrorCode::invalid_argument, "record has no \"text\" field");
+  json meta = json::object();
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    const auto& k = it.key();
+    if (k == "_id" || k == "id" || k == "title" || k == "text" || k == "contents") continue;
+    if (k == "metadata" && it->is_object()) {
+      for (auto m = it->begin(); m != it->end(); ++m) meta[m.key()] = m.value();
+    } else {
+      meta[k] = it.value();
+    }
+  }
+  d.metadata_json = meta.dump();
+  return d;
+}
+
+std::vector<Document> split_markdown(const std::string& doc_id, const std::string& content) {
+  std::vector<Document> out;
+  std::vector<std::string> heading_path;
+  std::string body;
+  std::string title;
+  auto flush = [&]() {
+    auto first = body.find_first_not_of(" \t\r\n");
+    if (first != std::string::npos) {
+      Document d;
+      d.id = doc_id + "#" + std::to_string(out.size());
+      d.title = title;
+      d.text = body.substr(first);
+      while (!d.text.empty() && std::isspace(static_cast<unsigned char>(d.text.back())))
+        d.text.pop_back();
+      json meta = {{"document_id", doc_id}, {"path", title}};
+      d.metadata_json = meta.dump();
+      out.push_back(std::move(d));
+    }
+    body.clear();
+  };
+  std::istringstream in(content);
+  std::string line;
+  bool in_fence = false;
+  while (std::getline(in, line)) {
+    if (line.rfind("```", 0) == 0) in_fence = !in_fence;
+    size_t level = 0;
+    while (!in_fence && level < line.size() && line[level] == '#') ++level;
+    if (level >= 1 && level <= 6 && level < line.size() && line[level] == ' ') {
+      flush();
+      std::string heading = line.substr(level + 1);
+      while (!heading.empty() && (heading.back() == '#' || heading.back() == ' ' || heading.back() == '\r'))
+        heading.pop_back();
+      heading_path.resize(std::min(heading_path.size(), level - 1));
+      while (heading_path.size() < level - 1) heading_path.emplace_back();
+      heading_path.push_back(heading);
+      title.clear();
+      for (const auto& h : heading_path) {
+        if (h.empty()) continue;
+        if (!title.empty()) title += " / ";
+        title += h;
+      }
+      continue;
+    }
+    body += line;
+    body += '\n';
+  }
+  flush();
+  return out;
+}
+
+namespace {
+
+void read_jsonl_file(const fs::path& file, const ReadOptions& opt, ReadResult& result,
+                     uint64_t& bytes_done, uint64_t total_bytes) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) fail(ErrorCode::not_found, "cannot open " + file.string());
+  std::string line;
+  uint64_t lineno = 0;
+  while (std::getline(in, line)) {
+    ++lineno;
+    bytes_done += line.size() + 1;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    try {
+      result.documents.push_back(parse_json_record(line));
+    } catch (const Error& e) {
+      if (!opt.skip_bad)
+        fail(e.code(), file.string() + ":" + std::to_string(lineno) + ": " + e.what());
+      result.skipped.push_back({file.string(), lineno, e.what()});
+    }
+    if (opt.progress && opt.progress_every && result.documents.size() % opt.progress_every == 0)
+      opt.progress(result.documents.size(), bytes_done, total_bytes);
+  }
+}
+
+void read_folder(const fs::path& dir, const ReadOptions& opt, ReadResult& result) {
+  std::vector<fs::path> files;
+  for (const auto& e : fs::recursive_directory_iterator(dir)) {
+    if (!e.is_regular_file()) continue;
+    auto ext = e.path().extension().string();
+    std::transform(ext.begin(), ext.end(), ext.begin(), ::tolower);
+    if (ext == ".md" || ext == ".markdown" || ext == ".txt" || ext == ".jsonl") files.push_back(e.path());
+  }
+  std::sort(files.begin(), files.end());  // deterministic ids and order
+  uint64_t total = 0, done = 0;
+  for (const auto& f : files) total += fs::file_size(f);
+  for (const auto& f : files) {
+    auto rel = fs::relative(f, dir).generic_string();
+    auto ext = f.extension().string();
+    std::transform(ext.begin(), ext.end(), ext.begin(), ::tolower);
+    if (ext == ".jsonl") {
+      read_jsonl_file(f, opt, result, done, total);
+      continue;
+    }
+    std::ifstream in(f, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    std::string content = ss.str();
+    done += content.size();
+    if (ext == ".txt") {
+      Document d;
+      d.id = rel;
+      d.text = content;
+      d.metadata_json = json{{"document_id", rel}, {"file_name", f.filename().string()}}.dump();
+      if (d.text.find_first_not_of(" \t\r\n") == std::string::npos) {
+        if (!opt.skip_bad) fail(ErrorCode::invalid_argument, f.string() + ": empty file");
+        result.skipped.push_back({f.string(), 0, "empty file"});
+        continue;
+      }
+      result.documents.push_back(std::move(d));
+    } else {
+      auto parts = split_markdown(rel, content);
+      for (auto& p : parts) {
+        auto meta = json::parse(p.metadata_json);
+        meta["file_name"] = f.filename().string();
+        p.metadata_json = meta.dump();
+        result.documents.push_back(std::move(p));
+      }
+    }
+    if (opt.progress) opt.progress(result.documents.size(), done, total);
+  }
+}
+
+}  // namespace
+
+ReadResult read_corpus(const fs::path& input, const ReadOptions& opt) {
+  ReadResult result;
+  std::error_code ec;
+  if (!fs::exists(input, ec)) fail(ErrorCode::not_found, "input not found: " + input.string());
+  InputFormat fmt = opt.format;
+  fs::path file = input;
+  if (fmt == InputFormat::auto_detect || fmt == InputFormat::beir) {
+    if (fs::is_directory(input) && fs::exists(input / "corpus.jsonl")) {
+      fmt = InputFormat::beir;
+      file = input / "corpus.jsonl";
+    } else if (fs::is_directory(input)) {
+      if (fmt == InputFormat::beir)
+        fail(ErrorCode::invalid_argument, input.string() + " has no corpus.jsonl (BEIR layout)");
+      fmt = InputFormat::folder;
+    } else {
+      fmt = InputFormat::jsonl;
+    }
+  }
+  if (fmt == InputFormat::folder) {
+    if (!fs::is_directory(input)) fail(ErrorCode::invalid_argument, input.string() + " is not a folder");
+    read_folder(input, opt, result);
+  } else {
+    uint64_t done = 0;
+    read_jsonl_file(file, opt, result, done, fs::file_size(file));
+  }
+  // Duplicate ids would make results ambiguous: report the second occurrence.
+  std::unordered_set<std::string> seen;
+  std::vector<Document> unique;
+  unique.reserve(result.documents.size());
+  for (auto& d : result.documents) {
+    if (!seen.insert(d.id).second) {
+      if (!opt.skip_bad) fail(ErrorCode::conflict, "duplicate document id '" + d.id + "' in " + input.string());
+      result.skipped.push_back({input.string(), 0, "duplicate document id '" + d.id + "'"});
+      continue;
+    }
+    unique.push_back(std::move(d));
+  }
+  result.documents = std::move(unique);
+  return result;
+}
+
+}  // namespace eagle::ingest

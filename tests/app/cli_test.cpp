@@ -1,0 +1,115 @@
+// End-to-end tests of the `eagle` binary: ingest, search, eval, errors.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Result {
+  int rc;
+  std::string out;
+};
+
+Result run(const std::string& args) {
+  std::string cmd = std::string(EAGLE_BIN_DIR) + "/eagle " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string out;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
+  int status = pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+fs::path temp_dir(const std::string& name) {
+  auto p = fs::temp_directory_path() / ("eagle_cli_" + name + "_" + std::to_string(::getpid()));
+  fs::remove_all(p);
+  fs::create_directories(p);
+  return p;
+}
+
+}  // namespace
+
+TEST(Cli, HelpDocumentsCommandsAndOptions) {
+  auto r = run("--help");
+  EXPECT_EQ(r.rc, 0);
+  for (const char* s : {"ingest", "search", "eval", "bench", "config", "--data-dir", "bm25.k1", "EAGLE_BM25_K1"})
+    EXPECT_NE(r.out.find(s), std::string::npos) << s;
+  auto ing = run("ingest --help");
+  EXPECT_NE(ing.out.find("--skip-bad"), std::string::npos);
+}
+
+TEST(Cli, IngestsTheSampleCorpusAndSearches) {
+  auto dir = temp_dir("sample");
+  auto r = run("--data-dir " + dir.string() + " ingest " + std::string(EAGLE_SOURCE_DIR) + "/examples");
+  ASSERT_EQ(r.rc, 0) << r.out;
+  auto s = run("--data-dir " + dir.string() + " search savolitinib osimertinib MET amplification -k 3");
+  ASSERT_EQ(s.rc, 0) << s.out;
+  EXPECT_NE(s.out.find("1. "), std::string::npos) << s.out;
+  EXPECT_NE(s.out.find("avolitinib"), std::string::npos) << s.out;
+  auto j = run("--data-dir " + dir.string() + " search --json PD-1 -k 2");
+  EXPECT_EQ(j.rc, 0);
+  EXPECT_EQ(j.out.rfind("{\"hits\":", 0), 0u) << j.out;
+  fs::remove_all(dir);
+}
+
+TEST(Cli, BadLineStopsIngestWithoutTouchingTheStore) {
+  auto dir = temp_dir("bad");
+  auto good = dir / "good.jsonl";
+  auto bad = dir / "bad.jsonl";
+  std::ofstream(good) << R"({"_id":"g1","text":"imatinib in CML"})" << "\n";
+  std::ofstream(bad) << R"({"_id":"b1","text":"nilotinib"})" << "\n{broken\n";
+  auto store = dir / "store";
+  ASSERT_EQ(run("--data-dir " + store.string() + " ingest " + good.string()).rc, 0);
+  auto before = fs::file_size(store / "lexical.eagle");
+  auto r = run("--data-dir " + store.string() + " ingest " + bad.string());
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.out.find("bad.jsonl:2:"), std::string::npos) << r.out;
+  EXPECT_EQ(fs::file_size(store / "lexical.eagle"), before);
+  EXPECT_NE(run("--data-dir " + store.string() + " search nilotinib").out.find("no document"),
+            std::string::npos);
+  auto skip = run("--data-dir " + store.string() + " ingest --skip-bad " + bad.string());
+  EXPECT_EQ(skip.rc, 0) << skip.out;
+  EXPECT_NE(skip.out.find("bad.jsonl:2"), std::string::npos);
+  EXPECT_NE(run("--data-dir " + store.string() + " search nilotinib").out.find("b1"), std::string::npos);
+  fs::remove_all(dir);
+}
+
+TEST(Cli, EvalWritesATrecRunAndMetrics) {
+  auto dir = temp_dir("eval");
+  std::ofstream(dir / "corpus.jsonl") << R"({"_id":"d1","title":"","text":"egfr mutation lung cancer"})" << "\n"
+                                      << R"({"_id":"d2","title":"","text":"kras mutation colon cancer"})" << "\n"
+                                      << R"({"_id":"d3","title":"","text":"aspirin for headache"})" << "\n";
+  std::ofstream(dir / "queries.jsonl") << R"({"_id":"q1","text":"egfr lung"})" << "\n"
+                                       << R"({"_id":"q2","text":"colon cancer"})" << "\n"
+                                       << R"({"_id":"q3","text":"not judged"})" << "\n";
+  fs::create_directories(dir / "qrels");
+  std::ofstream(dir / "qrels" / "test.tsv") << "query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td2\t1\n";
+  auto runf = dir / "run.txt";
+  auto csv = dir / "pq.csv";
+  auto r = run("eval --beir " + dir.string() + " --split test --retriever bm25 --run " + runf.string() +
+               " --per-query " + csv.string());
+  ASSERT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find("ndcg_cut_10"), std::string::npos);
+  EXPECT_NE(r.out.find("1.0000"), std::string::npos) << r.out;
+  std::ifstream in(runf);
+  std::string qid, q0, doc, tag;
+  int rank;
+  double score;
+  ASSERT_TRUE(in >> qid >> q0 >> doc >> rank >> score >> tag);
+  EXPECT_EQ(q0, "Q0");
+  EXPECT_EQ(rank, 1);
+  EXPECT_TRUE(fs::exists(csv));
+  auto unknown = run("eval --beir " + dir.string() + " --split test --retriever nope");
+  EXPECT_EQ(unknown.rc, 2);
+  EXPECT_NE(unknown.out.find("nope"), std::string::npos);
+  fs::remove_all(dir);
+}
