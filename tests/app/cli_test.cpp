@@ -108,6 +108,11 @@ TEST(Cli, EvalWritesATrecRunAndMetrics) {
   EXPECT_EQ(q0, "Q0");
   EXPECT_EQ(rank, 1);
   EXPECT_TRUE(fs::exists(csv));
+  // Scoring the written run file gives the same summary as the live evaluation.
+  auto rescored = run("eval --beir " + dir.string() + " --split test --score-run " + runf.string());
+  ASSERT_EQ(rescored.rc, 0) << rescored.out;
+  auto table = [](const std::string& out) { return out.substr(out.find("metric")); };
+  EXPECT_EQ(table(rescored.out), table(r.out));
   auto unknown = run("eval --beir " + dir.string() + " --split test --retriever nope");
   EXPECT_EQ(unknown.rc, 2);
   EXPECT_NE(unknown.out.find("nope"), std::string::npos);

@@ -100,6 +100,24 @@ TEST(Bm25, MaxScoreEqualsOracleOnRandomCorpora) {
   }
 }
 
+TEST(Bm25, MaxScoreEqualsOracleAcrossManyWindows) {
+  // Large enough for several 4096-doc windows, with rare terms that skip windows.
+  std::mt19937 rng(777);
+  Bm25Index idx({}, raw_analyzer());
+  for (int d = 0; d < 20000; ++d) {
+    std::string text = random_doc(rng, 400, 1, 25);
+    if (d % 997 == 0) text += " rareterm";
+    idx.add(text);
+  }
+  for (int q = 0; q < 80; ++q) {
+    std::string query = random_doc(rng, 400, 1, 10) + (q % 3 == 0 ? " rareterm" : "");
+    for (size_t k : {1, 10, 100}) {
+      expect_same(idx.search(query, k), idx.search(query, k, TopKAlgorithm::exhaustive),
+                  "query '" + query + "' k " + std::to_string(k));
+    }
+  }
+}
+
 TEST(Bm25, DocumentsAddedAfterASearchAreFoundWithFreshStatistics) {
   std::mt19937 rng(99);
   Bm25Index idx({}, raw_analyzer());

@@ -103,15 +103,13 @@ int cmd_ingest(const GlobalFlags& g, const std::vector<std::string>& inputs, con
     all = std::move(fresh);
   }
   eagle::app::Progress progress("indexing");
-  const size_t n = all.size();
-  store.add(std::move(all));
+  store.add(std::move(all), [&](size_t done, size_t total) { progress.update(done, total, "documents"); });
   progress.finish();
   store.save(cfg.data_dir);
   auto st = store.index().stats();
   std::printf("ingested %zu documents (%zu skipped) into %s in %.2f s; store now holds %zu documents, %u terms\n",
               store.size() - before, skipped, cfg.data_dir.c_str(), seconds_since(t0), store.size(),
               st.terms);
-  (void)n;
   return 0;
 }
 
@@ -157,8 +155,24 @@ std::vector<eagle::Document> load_beir_corpus(const fs::path& dir) {
 
 int cmd_eval(const GlobalFlags& g, const std::string& beir, const std::string& split,
              const std::string& retriever, const std::string& run_file, const std::string& per_query,
-             const std::string& tag, size_t depth, const std::string& algorithm) {
+             const std::string& tag, size_t depth, const std::string& algorithm,
+             const std::string& score_run) {
   auto cfg = resolve_config(g);
+  if (!score_run.empty()) {
+    // Score an existing run file (any system's) with the same metrics.
+    auto set = eagle::eval::load_beir(beir, split);
+    auto report = eagle::eval::evaluate(set.qrels, eagle::eval::read_trec_run(score_run));
+    if (!per_query.empty()) {
+      std::ofstream out(per_query);
+      if (!out) eagle::fail(ErrorCode::unavailable, "cannot write " + per_query);
+      eagle::eval::write_per_query_csv(out, report);
+    }
+    std::printf("dataset %s  split %s  run %s\n", beir.c_str(), split.c_str(), score_run.c_str());
+    std::ostringstream s;
+    eagle::eval::write_summary(s, report);
+    std::fputs(s.str().c_str(), stdout);
+    return 0;
+  }
   if (retriever != "bm25")
     eagle::fail(ErrorCode::invalid_argument,
                 "retriever '" + retriever + "' is not available yet; this build supports: bm25");
@@ -259,7 +273,7 @@ int main(int argc, char** argv) {
   search->add_flag("--json", as_json, "print one JSON object instead of a table");
 
   auto* eval = app.add_subcommand("eval", "evaluate a retriever on a BEIR folder; writes a TREC run");
-  std::string beir, split = "test", retriever = "bm25", run_file, per_query, tag = "eagle", algorithm;
+  std::string beir, split = "test", retriever = "bm25", run_file, per_query, tag = "eagle", algorithm, score_run;
   size_t depth = 0;
   eval->add_option("--beir", beir, "BEIR folder: corpus.jsonl, queries.jsonl, qrels/SPLIT.tsv")->required();
   eval->add_option("--split", split, "qrels split name")->capture_default_str();
@@ -269,6 +283,8 @@ int main(int argc, char** argv) {
   eval->add_option("--tag", tag, "run tag (last column of the run file)")->capture_default_str();
   eval->add_option("--depth", depth, "documents per query in the run (default: eval.run_depth = 1000)");
   eval->add_option("--algorithm", algorithm, "maxscore or exhaustive (default: search.algorithm)");
+  eval->add_option("--score-run", score_run,
+                   "evaluate this existing TREC run file instead of retrieving (any system's run)");
 
   auto* bench = app.add_subcommand("bench", "time MaxScore against the exhaustive oracle (JSON lines)");
   std::string bbeir, bsplit = "test";
@@ -289,7 +305,7 @@ int main(int argc, char** argv) {
     }
     if (*ingest) return cmd_ingest(g, inputs, format, skip_bad);
     if (*search) return cmd_search(g, words, k, as_json);
-    if (*eval) return cmd_eval(g, beir, split, retriever, run_file, per_query, tag, depth, algorithm);
+    if (*eval) return cmd_eval(g, beir, split, retriever, run_file, per_query, tag, depth, algorithm, score_run);
     if (*bench) return cmd_bench(g, bbeir, bsplit, repeat);
   } catch (const Error& e) {
     std::fprintf(stderr, "eagle: error (%s): %s\n", std::string(eagle::error_code_name(e.code())).c_str(),

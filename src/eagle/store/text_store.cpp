@@ -63,13 +63,16 @@ TextStore TextStore::open_or_create(const fs::path& dir, index::Bm25Params param
   return TextStore(params, analyzer);
 }
 
-void TextStore::add(std::vector<Document> docs) {
+void TextStore::add(std::vector<Document> docs, const std::function<void(size_t, size_t)>& progress) {
   std::unordered_set<std::string> incoming;
   for (const auto& d : docs) {
     if (by_id_.count(d.id) || !incoming.insert(d.id).second)
       fail(ErrorCode::conflict, "document id '" + d.id + "' is already in the store");
   }
+  const size_t total = docs.size();
+  size_t done = 0;
   for (auto& d : docs) {
+    if (progress && ++done % 1000 == 0) progress(done, total);
     index_.add(d.indexed_text());
     by_id_.emplace(d.id, static_cast<uint32_t>(docs_.size()));
     docs_.push_back(std::move(d));

@@ -4,6 +4,7 @@
 // temporary file, fsync, rename), so an interrupted ingest never leaves a
 // half-written index: the previous file stays until the new one is complete.
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -34,7 +35,9 @@ class TextStore {
 
   // Adds documents; a duplicate id (in the store or in `docs`) is an error before
   // anything is added.
-  void add(std::vector<Document> docs);
+  // `progress(done, total)` is called every 1000 documents when given.
+  void add(std::vector<Document> docs,
+           const std::function<void(size_t, size_t)>& progress = {});
   void save(const std::filesystem::path& dir) const;
 
   std::vector<ScoredDocument> search(const std::string& query, size_t k,

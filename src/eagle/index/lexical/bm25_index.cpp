@@ -200,12 +200,16 @@ std::vector<LexicalHit> Bm25Index::exhaustive(const std::vector<QueryTerm>& q, s
   return all;
 }
 
-// MaxScore (Turtle & Flood 1995): terms sorted by upper bound; the prefix of terms
-// whose bounds sum to at most the current k-th score is "non-essential": a document
-// matching only those cannot enter the top k, so only essential lists drive the
-// traversal and non-essential lists are probed by skipping.
+// MaxScore (Turtle & Flood 1995), evaluated a window of doc ids at a time as in
+// Lucene's MaxScoreBulkScorer. Terms are sorted by upper bound; the prefix of terms
+// whose bounds sum below the current k-th score is "non-essential": a document that
+// matches only those cannot enter the top k. In each window the essential lists are
+// scored term-at-a-time into an accumulator (cheap, branch-free), then each
+// candidate is completed by probing the non-essential lists with skips, stopping as
+// soon as its score plus the remaining bounds cannot beat the k-th score.
 std::vector<LexicalHit> Bm25Index::maxscore(std::vector<QueryTerm> q, size_t k,
                                             const Snapshot& snap) const {
+  constexpr uint32_t kWindow = 4096;
   std::sort(q.begin(), q.end(),
             [](const QueryTerm& a, const QueryTerm& b) { return a.upper_bound < b.upper_bound; });
   const size_t n = q.size();
@@ -217,45 +221,77 @@ std::vector<LexicalHit> Bm25Index::maxscore(std::vector<QueryTerm> q, size_t k,
   cur.reserve(n);
   for (const auto& t : q) cur.emplace_back(t.list);
 
+  thread_local std::vector<double> acc;
+  thread_local std::vector<uint64_t> bits;
+  acc.assign(kWindow, 0.0);
+  bits.assign(kWindow / 64, 0);
+
   std::vector<LexicalHit> heap;  // heap.front() is the worst kept hit
   heap.reserve(k + 1);
   double threshold = 0;
   // Guards the pruning tests against rounding between differently ordered sums.
   const double slack = 1e-9;
   size_t first_essential = 0;
+  const double* norm = snap.norm.data();
 
-  for (;;) {
-    DocId doc = kEndDoc;
-    for (size_t i = first_essential; i < n; ++i) doc = std::min(doc, cur[i].doc());
-    if (doc == kEndDoc) break;
-    const double norm = snap.norm[doc];
-    double score = 0;
-    for (size_t i = first_essential; i < n; ++i) {
-      if (cur[i].doc() == doc) {
-        score += q[i].weight * tf_ratio(cur[i].tf(), norm);
-        cur[i].next();
+  DocId base = 0;
+  while (first_essential < n) {
+    // Jump to the window holding the next essential posting.
+    DocId next = kEndDoc;
+    for (size_t i = first_essential; i < n; ++i) next = std::min(next, cur[i].doc());
+    if (next == kEndDoc) break;
+    if (next >= base + kWindow) base = next - next % kWindow;
+    const DocId end = base + kWindow;
+    const size_t window_essential = first_essential;
+
+    for (size_t i = window_essential; i < n; ++i) {
+      const double w = q[i].weight;
+      cur[i].for_each_below(end, [&](DocId d, uint32_t tf) {
+        const uint32_t o = d - base;
+        acc[o] += w * tf_ratio(tf, norm[d]);
+        bits[o >> 6] |= uint64_t{1} << (o & 63);
+      });
+    }
+
+    for (uint32_t word = 0; word < kWindow / 64; ++word) {
+      uint64_t m = bits[word];
+      if (!m) continue;
+      bits[word] = 0;
+      while (m) {
+        const uint32_t o = word * 64 + static_cast<uint32_t>(__builtin_ctzll(m));
+        m &= m - 1;
+        const DocId doc = base + o;
+        double score = acc[o];
+        acc[o] = 0;
+        bool pruned = false;
+        for (size_t i = window_essential; i-- > 0;) {
+          if (heap.size() == k && score + prefix[i] < threshold - slack) {
+            pruned = true;
+            break;
+          }
+          cur[i].advance_to(doc);
+          if (cur[i].doc() == doc) score += q[i].weight * tf_ratio(cur[i].tf(), norm[doc]);
+        }
+        if (pruned) continue;
+        LexicalHit hit{doc, score};
+        if (heap.size() < k) {
+          heap.push_back(hit);
+          std::push_heap(heap.begin(), heap.end(), ranks_before);
+        } else if (ranks_before(hit, heap.front())) {
+          std::pop_heap(heap.begin(), heap.end(), ranks_before);
+          heap.back() = hit;
+          std::push_heap(heap.begin(), heap.end(), ranks_before);
+        } else {
+          continue;
+        }
+        if (heap.size() == k) {
+          threshold = heap.front().score;
+          // Takes effect from the next window: this one's essential lists are spent.
+          while (first_essential < n && prefix[first_essential] < threshold - slack) ++first_essential;
+        }
       }
     }
-    for (size_t i = first_essential; i-- > 0;) {
-      if (heap.size() == k && score + prefix[i] < threshold - slack) break;
-      cur[i].advance_to(doc);
-      if (cur[i].doc() == doc) score += q[i].weight * tf_ratio(cur[i].tf(), norm);
-    }
-    LexicalHit hit{doc, score};
-    if (heap.size() < k) {
-      heap.push_back(hit);
-      std::push_heap(heap.begin(), heap.end(), ranks_before);
-    } else if (ranks_before(hit, heap.front())) {
-      std::pop_heap(heap.begin(), heap.end(), ranks_before);
-      heap.back() = hit;
-      std::push_heap(heap.begin(), heap.end(), ranks_before);
-    } else {
-      continue;
-    }
-    if (heap.size() == k) {
-      threshold = heap.front().score;
-      while (first_essential < n && prefix[first_essential] < threshold - slack) ++first_essential;
-    }
+    base = end;
   }
   std::sort(heap.begin(), heap.end(), ranks_before);
   return heap;

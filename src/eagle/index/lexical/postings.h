@@ -61,6 +61,24 @@ class PostingCursor {
   void next();
   // Moves to the first posting with doc id >= target.
   void advance_to(DocId target);
+  // Calls f(doc, tf) for every posting before `end`, leaving the cursor on the
+  // first posting >= end. Walks the decoded block directly (the TAAT inner loop).
+  template <typename F>
+  void for_each_below(DocId end, F&& f) {
+    while (doc_ < end) {
+      uint32_t p = pos_;
+      while (p < len_ && docs_[p] < end) {
+        f(docs_[p], tfs_[p]);
+        ++p;
+      }
+      if (p < len_) {
+        pos_ = p;
+        doc_ = docs_[p];
+        return;
+      }
+      load_block(block_ + 1);
+    }
+  }
 
  private:
   void load_block(size_t b);
