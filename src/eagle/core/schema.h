@@ -1,0 +1,62 @@
+#pragma once
+// Collection schemas: one vector field, one text field, typed scalar fields.
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "eagle/core/value.h"
+
+namespace eagle {
+
+enum class Metric : uint8_t { cosine, ip, l2 };
+std::string_view metric_name(Metric m);
+Metric parse_metric(std::string_view name);  // COSINE / IP / L2, any case
+
+enum class VectorIndexKind : uint8_t { flat, hnsw };
+
+struct HnswParams {
+  uint32_t m = 16;                 // links per node above layer 0 (2*M on layer 0)
+  uint32_t ef_construction = 256;
+  uint32_t ef_search = 64;         // default beam at query time; per-query override
+};
+
+struct VectorFieldSchema {
+  std::string name = "vector";
+  uint32_t dim = 0;
+  Metric metric = Metric::cosine;
+  VectorIndexKind index = VectorIndexKind::hnsw;
+  HnswParams hnsw;
+};
+
+struct FieldSchema {
+  std::string name;
+  FieldType type = FieldType::string;
+  bool indexed = false;  // keep a scalar inverted index (filters use it for bitsets)
+};
+
+struct CollectionSchema {
+  std::string name;
+  VectorFieldSchema vector;
+  std::string text_field = "text";  // indexed by the lexical engine
+  std::vector<FieldSchema> fields;  // scalar fields; the id field is implicit ("id", string)
+
+  // Index of a scalar field by name, or nullopt.
+  std::optional<size_t> field_index(std::string_view name) const;
+  // Throws eagle::Error (invalid_argument) naming the problem.
+  void validate() const;
+
+  nlohmann::json to_json() const;
+  static CollectionSchema from_json(const nlohmann::json& j);  // validates
+};
+
+// The chunk schema of SPEC.md: every chunk field, with inverted indexes on
+// kb_name, document_id, source_type, year, chunk_type, parent_section, type.
+CollectionSchema chunk_schema(std::string name, uint32_t dim, Metric metric = Metric::cosine);
+
+// Collection names are used as folder names: [A-Za-z0-9_-], 1..64 characters.
+bool valid_collection_name(std::string_view name);
+
+}  // namespace eagle
