@@ -118,6 +118,24 @@ TEST(Bm25, MaxScoreEqualsOracleAcrossManyWindows) {
   }
 }
 
+TEST(Bm25, AllowedSetRestrictsBothSearchersIdentically) {
+  std::mt19937 rng(31);
+  Bm25Index idx({}, raw_analyzer());
+  for (int d = 0; d < 9000; ++d) idx.add(random_doc(rng, 150, 1, 30));
+  for (double pass : {0.001, 0.05, 0.5, 1.0}) {
+    eagle::Bitset allowed(idx.size());
+    for (uint32_t d = 0; d < idx.size(); ++d)
+      if (std::uniform_real_distribution<double>(0, 1)(rng) < pass) allowed.set(d);
+    for (int q = 0; q < 20; ++q) {
+      auto query = random_doc(rng, 150, 1, 8);
+      auto fast = idx.search(query, 10, TopKAlgorithm::maxscore, &allowed);
+      auto oracle = idx.search(query, 10, TopKAlgorithm::exhaustive, &allowed);
+      expect_same(fast, oracle, query);
+      for (const auto& h : fast) EXPECT_TRUE(allowed.test(h.doc));
+    }
+  }
+}
+
 TEST(Bm25, DocumentsAddedAfterASearchAreFoundWithFreshStatistics) {
   std::mt19937 rng(99);
   Bm25Index idx({}, raw_analyzer());

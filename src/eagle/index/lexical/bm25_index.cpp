@@ -159,25 +159,25 @@ std::vector<Bm25Index::QueryTerm> Bm25Index::prepare(const std::vector<std::stri
   return q;
 }
 
-std::vector<LexicalHit> Bm25Index::search(std::string_view query, size_t k,
-                                          TopKAlgorithm algo) const {
-  return search_terms(analyzer_.terms(query), k, algo);
+std::vector<LexicalHit> Bm25Index::search(std::string_view query, size_t k, TopKAlgorithm algo,
+                                          const Bitset* allowed) const {
+  return search_terms(analyzer_.terms(query), k, algo, allowed);
 }
 
 std::vector<LexicalHit> Bm25Index::search_terms(const std::vector<std::string>& terms, size_t k,
-                                                TopKAlgorithm algo) const {
+                                                TopKAlgorithm algo, const Bitset* allowed) const {
   if (k == 0 || doc_len_.empty()) return {};
   std::shared_ptr<const Snapshot> snap = current_snapshot();
   auto q = prepare(terms, *snap);
   if (q.empty()) return {};
-  return algo == TopKAlgorithm::exhaustive ? exhaustive(q, k, *snap)
-                                           : maxscore(std::move(q), k, *snap);
+  return algo == TopKAlgorithm::exhaustive ? exhaustive(q, k, *snap, allowed)
+                                           : maxscore(std::move(q), k, *snap, allowed);
 }
 
 // The oracle: score every posting of every query term into a dense accumulator,
 // then sort. Simple enough to be obviously right.
 std::vector<LexicalHit> Bm25Index::exhaustive(const std::vector<QueryTerm>& q, size_t k,
-                                              const Snapshot& snap) const {
+                                              const Snapshot& snap, const Bitset* allowed) const {
   std::vector<double> acc(snap.docs, 0.0);
   std::vector<uint8_t> seen(snap.docs, 0);
   DocId docs[kBlockSize];
@@ -193,7 +193,7 @@ std::vector<LexicalHit> Bm25Index::exhaustive(const std::vector<QueryTerm>& q, s
   }
   std::vector<LexicalHit> all;
   for (DocId d = 0; d < snap.docs; ++d)
-    if (seen[d]) all.push_back({d, acc[d]});
+    if (seen[d] && (!allowed || allowed->test(d))) all.push_back({d, acc[d]});
   const size_t m = std::min(k, all.size());
   std::partial_sort(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(m), all.end(), ranks_before);
   all.resize(m);
@@ -208,7 +208,7 @@ std::vector<LexicalHit> Bm25Index::exhaustive(const std::vector<QueryTerm>& q, s
 // candidate is completed by probing the non-essential lists with skips, stopping as
 // soon as its score plus the remaining bounds cannot beat the k-th score.
 std::vector<LexicalHit> Bm25Index::maxscore(std::vector<QueryTerm> q, size_t k,
-                                            const Snapshot& snap) const {
+                                            const Snapshot& snap, const Bitset* allowed) const {
   constexpr uint32_t kWindow = 4096;
   std::sort(q.begin(), q.end(),
             [](const QueryTerm& a, const QueryTerm& b) { return a.upper_bound < b.upper_bound; });
@@ -263,6 +263,7 @@ std::vector<LexicalHit> Bm25Index::maxscore(std::vector<QueryTerm> q, size_t k,
         const DocId doc = base + o;
         double score = acc[o];
         acc[o] = 0;
+        if (allowed && !allowed->test(doc)) continue;
         bool pruned = false;
         for (size_t i = window_essential; i-- > 0;) {
           if (heap.size() == k && score + prefix[i] < threshold - slack) {

@@ -13,6 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "eagle/core/bitset.h"
 #include "eagle/index/lexical/postings.h"
 #include "eagle/text/analyzer.h"
 
@@ -58,11 +59,15 @@ class Bm25Index {
   uint32_t size() const { return static_cast<uint32_t>(doc_len_.size()); }
 
   // Top k documents by BM25, sorted by score descending then doc id ascending.
+  // `allowed` (optional) restricts the result to documents whose bit is set; the
+  // collection statistics still count every document (as Lucene does with deletes).
   std::vector<LexicalHit> search(std::string_view query, size_t k,
-                                 TopKAlgorithm algo = TopKAlgorithm::maxscore) const;
+                                 TopKAlgorithm algo = TopKAlgorithm::maxscore,
+                                 const Bitset* allowed = nullptr) const;
   // The same, from already-analysed query terms (repeats count as query tf).
   std::vector<LexicalHit> search_terms(const std::vector<std::string>& terms, size_t k,
-                                       TopKAlgorithm algo = TopKAlgorithm::maxscore) const;
+                                       TopKAlgorithm algo = TopKAlgorithm::maxscore,
+                                       const Bitset* allowed = nullptr) const;
 
   const Bm25Params& params() const { return params_; }
   const text::Analyzer& analyzer() const { return analyzer_; }
@@ -85,10 +90,10 @@ class Bm25Index {
   std::shared_ptr<const Snapshot> build_snapshot() const;
   std::vector<QueryTerm> prepare(const std::vector<std::string>& terms,
                                  const Snapshot& snap) const;
-  std::vector<LexicalHit> exhaustive(const std::vector<QueryTerm>& q, size_t k,
-                                     const Snapshot& snap) const;
-  std::vector<LexicalHit> maxscore(std::vector<QueryTerm> q, size_t k,
-                                   const Snapshot& snap) const;
+  std::vector<LexicalHit> exhaustive(const std::vector<QueryTerm>& q, size_t k, const Snapshot& snap,
+                                     const Bitset* allowed) const;
+  std::vector<LexicalHit> maxscore(std::vector<QueryTerm> q, size_t k, const Snapshot& snap,
+                                   const Bitset* allowed) const;
 
   Bm25Params params_;
   text::Analyzer analyzer_;
