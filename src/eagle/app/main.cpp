@@ -10,6 +10,7 @@
 #include "eagle/app/config.h"
 #include "eagle/app/progress.h"
 #include "eagle/core/error.h"
+#include "eagle/encode/chem/chem.h"
 #include "eagle/eval/beir.h"
 #include "eagle/eval/lexical_run.h"
 #include "eagle/eval/metrics.h"
@@ -239,6 +240,44 @@ int cmd_bench(const GlobalFlags& g, const std::string& beir, const std::string& 
   return 0;
 }
 
+int cmd_compounds(const std::string& csv, const std::string& name, const std::string& smiles,
+                  const std::string& smarts, size_t k) {
+  namespace chem = eagle::encode::chem;
+  if (k == 0 || k > eagle::app::kMaxTopK)
+    eagle::fail(ErrorCode::invalid_argument, "--k must be in [1, " + std::to_string(eagle::app::kMaxTopK) + "]");
+  auto t0 = std::chrono::steady_clock::now();
+  chem::CompoundIndex idx;
+  auto rep = idx.load_csv(csv);
+  std::fprintf(stderr, "loaded %zu of %zu compounds from %s in %.2f s (%zu failed to parse)\n", rep.parsed,
+               rep.rows, csv.c_str(), seconds_since(t0), rep.failed.size());
+  for (const auto& f : rep.failed) std::fprintf(stderr, "  unparsed: %s\n", f.c_str());
+  if (!smarts.empty()) {
+    auto pattern = chem::Molecule::from_smarts(smarts);
+    auto found = idx.substructure(pattern, k);
+    std::printf("substructure %s: %zu matches (limit %zu)\n", smarts.c_str(), found.size(), k);
+    for (auto i : found) std::printf("  %-10s %-30s %s\n", idx.at(i).id.c_str(), idx.at(i).name.c_str(), idx.at(i).smiles.c_str());
+    return 0;
+  }
+  chem::Fingerprint query;
+  std::string label;
+  if (!name.empty()) {
+    const auto* c = idx.find_by_name(name);
+    if (!c) eagle::fail(ErrorCode::not_found, "no compound named '" + name + "' in " + csv);
+    query = c->fingerprint;
+    label = c->name;
+  } else if (!smiles.empty()) {
+    query = chem::Molecule::from_smiles(smiles).morgan(idx.params());
+    label = smiles;
+  } else {
+    eagle::fail(ErrorCode::invalid_argument, "give --name, --smiles or --smarts");
+  }
+  std::printf("compounds similar to %s (Morgan r=2, 2048 bits, Tanimoto)\n", label.c_str());
+  int rank = 1;
+  for (const auto& h : idx.similar(query, k))
+    std::printf("%3d. %.4f  %-10s %s\n", rank++, h.similarity, idx.at(h.index).id.c_str(), idx.at(h.index).name.c_str());
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -293,6 +332,16 @@ int main(int argc, char** argv) {
   bench->add_option("--split", bsplit, "qrels split whose queries are timed")->capture_default_str();
   bench->add_option("--repeat", repeat, "passes over the queries")->capture_default_str()->check(CLI::Range(1, 1000));
 
+  auto* compounds = app.add_subcommand(
+      "similar-compounds", "nearest compounds by Tanimoto on Morgan fingerprints, or a SMARTS substructure search");
+  std::string smiles_csv, cname, csmiles, csmarts;
+  size_t ck = 10;
+  compounds->add_option("--smiles-csv", smiles_csv, "CSV with a header naming id, name and SMILES columns")->required();
+  compounds->add_option("--name", cname, "query compound by name (case-insensitive)");
+  compounds->add_option("--smiles", csmiles, "query compound by SMILES");
+  compounds->add_option("--smarts", csmarts, "list compounds containing this SMARTS pattern instead");
+  compounds->add_option("--k", ck, "hits to print (limit for --smarts)")->capture_default_str();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -307,6 +356,7 @@ int main(int argc, char** argv) {
     if (*search) return cmd_search(g, words, k, as_json);
     if (*eval) return cmd_eval(g, beir, split, retriever, run_file, per_query, tag, depth, algorithm, score_run);
     if (*bench) return cmd_bench(g, bbeir, bsplit, repeat);
+    if (*compounds) return cmd_compounds(smiles_csv, cname, csmiles, csmarts, ck);
   } catch (const Error& e) {
     std::fprintf(stderr, "eagle: error (%s): %s\n", std::string(eagle::error_code_name(e.code())).c_str(),
                  e.what());

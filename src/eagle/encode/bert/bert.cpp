@@ -1,0 +1,476 @@
+#include "eagle/encode/bert/bert.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <numeric>
+#include <random>
+
+#include "eagle/core/error.h"
+#include "eagle/encode/safetensors.h"
+
+namespace eagle::encode {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+struct Linear {
+  std::vector<float> w;  // [out][in], as PyTorch stores nn.Linear
+  std::vector<float> b;  // [out]
+  uint32_t in = 0, out = 0;
+};
+struct Norm {
+  std::vector<float> g, b;
+};
+struct Layer {
+  Linear qkv;  // query, key and value stacked: one GEMM instead of three
+  Linear attn_out;
+  Norm ln_attn;
+  Linear ff_in, ff_out;
+  Norm ln_ff;
+};
+struct BertWeights {
+  std::vector<float> word, position, type;
+  Norm ln_emb;
+  std::vector<Layer> layers;
+  bool has_pooler = false, has_classifier = false;
+  Linear pooler, classifier;
+};
+
+namespace {
+
+// Y[t][out] = X[t][in] * W^T + b
+void linear(const float* x, size_t tokens, const Linear& l, float* y) {
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(tokens), static_cast<int>(l.out),
+              static_cast<int>(l.in), 1.0f, x, static_cast<int>(l.in), l.w.data(), static_cast<int>(l.in), 0.0f, y,
+              static_cast<int>(l.out));
+  for (size_t t = 0; t < tokens; ++t) {
+    float* row = y + t * l.out;
+    for (uint32_t o = 0; o < l.out; ++o) row[o] += l.b[o];
+  }
+}
+
+void layer_norm(float* x, size_t tokens, uint32_t h, const Norm& n, float eps) {
+  for (size_t t = 0; t < tokens; ++t) {
+    float* row = x + t * h;
+    double mean = 0, var = 0;
+    for (uint32_t i = 0; i < h; ++i) mean += row[i];
+    mean /= h;
+    for (uint32_t i = 0; i < h; ++i) {
+      const double d = row[i] - mean;
+      var += d * d;
+    }
+    var /= h;
+    const float inv = static_cast<float>(1.0 / std::sqrt(var + eps));
+    const float m = static_cast<float>(mean);
+    for (uint32_t i = 0; i < h; ++i) row[i] = (row[i] - m) * inv * n.g[i] + n.b[i];
+  }
+}
+
+// HF "gelu": the exact erf form.
+// Compiled with -ffast-math so GCC vectorises erff through glibc's libmvec.
+void gelu(float* x, size_t n) {
+  constexpr float kInvSqrt2 = 0.70710678118654752f;
+#pragma omp simd
+  for (size_t i = 0; i < n; ++i) x[i] = 0.5f * x[i] * (1.0f + erff(x[i] * kInvSqrt2));
+}
+
+void add_in_place(float* x, const float* y, size_t n) {
+#pragma omp simd
+  for (size_t i = 0; i < n; ++i) x[i] += y[i];
+}
+
+struct TensorSource {
+  const SafeTensors& st;
+  std::string prefix;  // "" or "bert."
+  std::vector<float> get(const std::string& name, const std::vector<int64_t>& shape) const {
+    return st.read(prefix + name, shape);
+  }
+  // LayerNorm parameters are "weight"/"bias" in recent checkpoints, "gamma"/"beta" in old ones.
+  Norm norm(const std::string& base, uint32_t h) const {
+    Norm n;
+    if (st.has(prefix + base + ".weight")) {
+      n.g = get(base + ".weight", {h});
+      n.b = get(base + ".bias", {h});
+    } else {
+      n.g = get(base + ".gamma", {h});
+      n.b = get(base + ".beta", {h});
+    }
+    return n;
+  }
+  Linear lin(const std::string& base, uint32_t out, uint32_t in) const {
+    Linear l;
+    l.in = in;
+    l.out = out;
+    l.w = get(base + ".weight", {out, in});
+    l.b = get(base + ".bias", {out});
+    return l;
+  }
+};
+
+uint32_t cfg_u32(const json& j, const char* key, uint32_t fallback, bool required) {
+  if (!j.contains(key)) {
+    if (required) fail(ErrorCode::invalid_argument, std::string("config.json has no \"") + key + "\"");
+    return fallback;
+  }
+  return j.at(key).get<uint32_t>();
+}
+
+}  // namespace
+
+BertConfig BertConfig::from_json_file(const fs::path& file) {
+  std::ifstream in(file);
+  if (!in) fail(ErrorCode::not_found, "cannot read " + file.string());
+  json j;
+  try {
+    j = json::parse(in);
+  } catch (const json::exception& e) {
+    fail(ErrorCode::invalid_argument, file.string() + ": " + e.what());
+  }
+  BertConfig c;
+  c.vocab_size = cfg_u32(j, "vocab_size", 0, true);
+  c.hidden = cfg_u32(j, "hidden_size", 0, true);
+  c.layers = cfg_u32(j, "num_hidden_layers", 0, true);
+  c.heads = cfg_u32(j, "num_attention_heads", 0, true);
+  c.intermediate = cfg_u32(j, "intermediate_size", 0, true);
+  c.max_position = cfg_u32(j, "max_position_embeddings", 512, false);
+  c.type_vocab = cfg_u32(j, "type_vocab_size", 2, false);
+  c.layer_norm_eps = j.value("layer_norm_eps", 1e-12f);
+  const std::string act = j.value("hidden_act", std::string("gelu"));
+  if (act != "gelu") fail(ErrorCode::invalid_argument, file.string() + ": hidden_act '" + act + "' is not supported (gelu only)");
+  if (c.heads == 0 || c.hidden % c.heads != 0)
+    fail(ErrorCode::invalid_argument, file.string() + ": hidden_size must be a multiple of num_attention_heads");
+  return c;
+}
+
+BertModel::BertModel(BertModel&&) noexcept = default;
+BertModel& BertModel::operator=(BertModel&&) noexcept = default;
+BertModel::~BertModel() = default;
+
+bool BertModel::has_classifier() const { return w_->has_classifier; }
+
+BertModel BertModel::load(const fs::path& folder) {
+  BertModel m;
+  m.cfg_ = BertConfig::from_json_file(folder / "config.json");
+  fs::path weights = folder / "model.safetensors";
+  if (!fs::exists(weights) && fs::exists(folder / "model.safetensors.index.json"))
+    weights = folder / "model.safetensors.index.json";
+  if (!fs::exists(weights))
+    fail(ErrorCode::not_found, folder.string() + " has no model.safetensors (or model.safetensors.index.json)");
+  auto st = SafeTensors::open(weights);
+  TensorSource src{st, st.has("bert.embeddings.word_embeddings.weight") ? "bert." : ""};
+  const auto& c = m.cfg_;
+  const uint32_t h = c.hidden;
+  auto w = std::make_unique<BertWeights>();
+  w->word = src.get("embeddings.word_embeddings.weight", {c.vocab_size, h});
+  w->position = src.get("embeddings.position_embeddings.weight", {c.max_position, h});
+  w->type = src.get("embeddings.token_type_embeddings.weight", {c.type_vocab, h});
+  w->ln_emb = src.norm("embeddings.LayerNorm", h);
+  for (uint32_t i = 0; i < c.layers; ++i) {
+    const std::string p = "encoder.layer." + std::to_string(i) + ".";
+    Layer L;
+    auto q = src.lin(p + "attention.self.query", h, h);
+    auto k = src.lin(p + "attention.self.key", h, h);
+    auto v = src.lin(p + "attention.self.value", h, h);
+    L.qkv.in = h;
+    L.qkv.out = 3 * h;
+    for (auto* part : {&q, &k, &v}) {
+      L.qkv.w.insert(L.qkv.w.end(), part->w.begin(), part->w.end());
+      L.qkv.b.insert(L.qkv.b.end(), part->b.begin(), part->b.end());
+    }
+    L.attn_out = src.lin(p + "attention.output.dense", h, h);
+    L.ln_attn = src.norm(p + "attention.output.LayerNorm", h);
+    L.ff_in = src.lin(p + "intermediate.dense", c.intermediate, h);
+    L.ff_out = src.lin(p + "output.dense", h, c.intermediate);
+    L.ln_ff = src.norm(p + "output.LayerNorm", h);
+    w->layers.push_back(std::move(L));
+  }
+  if (st.has(src.prefix + "pooler.dense.weight")) {
+    w->has_pooler = true;
+    w->pooler = src.lin("pooler.dense", h, h);
+  }
+  if (st.has("classifier.weight")) {
+    TensorSource top{st, ""};
+    const auto& ci = st.info("classifier.weight");
+    if (ci.shape.size() != 2 || ci.shape[1] != h)
+      fail(ErrorCode::invalid_argument, "classifier.weight must be [num_labels, hidden]");
+    w->has_classifier = true;
+    w->classifier = top.lin("classifier", static_cast<uint32_t>(ci.shape[0]), h);
+  }
+  m.w_ = std::move(w);
+  return m;
+}
+
+BertModel BertModel::random(const BertConfig& c, bool classifier, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> g(0.0f, 0.02f);
+  auto fill = [&](size_t n) {
+    std::vector<float> v(n);
+    for (auto& x : v) x = g(rng);
+    return v;
+  };
+  auto lin = [&](uint32_t out, uint32_t in) {
+    Linear l;
+    l.in = in;
+    l.out = out;
+    l.w = fill(static_cast<size_t>(out) * in);
+    l.b = fill(out);
+    return l;
+  };
+  auto norm = [&](uint32_t h) { return Norm{std::vector<float>(h, 1.0f), std::vector<float>(h, 0.0f)}; };
+  BertModel m;
+  m.cfg_ = c;
+  auto w = std::make_unique<BertWeights>();
+  const uint32_t h = c.hidden;
+  w->word = fill(static_cast<size_t>(c.vocab_size) * h);
+  w->position = fill(static_cast<size_t>(c.max_position) * h);
+  w->type = fill(static_cast<size_t>(c.type_vocab) * h);
+  w->ln_emb = norm(h);
+  for (uint32_t i = 0; i < c.layers; ++i)
+    w->layers.push_back({lin(3 * h, h), lin(h, h), norm(h), lin(c.intermediate, h), lin(h, c.intermediate), norm(h)});
+  w->has_pooler = classifier;
+  w->has_classifier = classifier;
+  if (classifier) {
+    w->pooler = lin(h, h);
+    w->classifier = lin(1, h);
+  }
+  m.w_ = std::move(w);
+  return m;
+}
+
+std::vector<float> BertModel::forward(const std::vector<std::vector<int32_t>>& ids,
+                                      const std::vector<std::vector<int32_t>>& type_ids, size_t& padded) const {
+  const auto& c = cfg_;
+  const size_t B = ids.size();
+  const uint32_t H = c.hidden, heads = c.heads, d = H / heads;
+  padded = 0;
+  for (const auto& s : ids) padded = std::max(padded, s.size());
+  if (B == 0 || padded == 0) return {};
+  if (padded > c.max_position)
+    fail(ErrorCode::invalid_argument, "sequence of " + std::to_string(padded) + " tokens exceeds max_position_embeddings " +
+                                          std::to_string(c.max_position));
+  const size_t L = padded, T = B * L;
+  std::vector<float> x(T * H, 0.0f);
+  for (size_t b = 0; b < B; ++b) {
+    for (size_t p = 0; p < L; ++p) {
+      const int32_t id = p < ids[b].size() ? ids[b][p] : 0;
+      const int32_t tt = p < ids[b].size() && b < type_ids.size() && p < type_ids[b].size() ? type_ids[b][p] : 0;
+      if (id < 0 || static_cast<uint32_t>(id) >= c.vocab_size)
+        fail(ErrorCode::invalid_argument, "token id " + std::to_string(id) + " outside the vocabulary");
+      if (tt < 0 || static_cast<uint32_t>(tt) >= c.type_vocab)
+        fail(ErrorCode::invalid_argument, "token type id " + std::to_string(tt) + " out of range");
+      float* row = x.data() + (b * L + p) * H;
+      const float* we = w_->word.data() + static_cast<size_t>(id) * H;
+      const float* pe = w_->position.data() + p * H;
+      const float* te = w_->type.data() + static_cast<size_t>(tt) * H;
+      for (uint32_t i = 0; i < H; ++i) row[i] = we[i] + pe[i] + te[i];
+    }
+  }
+  layer_norm(x.data(), T, H, w_->ln_emb, c.layer_norm_eps);
+
+  std::vector<float> qkv(T * 3 * H), ctx(T * H), tmp(T * H), ff(T * c.intermediate);
+  const float scale = 1.0f / std::sqrt(static_cast<float>(d));
+  const int work = static_cast<int>(B * heads);
+  for (const auto& layer : w_->layers) {
+    linear(x.data(), T, layer.qkv, qkv.data());
+    {
+      // No OpenMP here: its spinning workers fight OpenBLAS's threads for the cores.
+      std::vector<float> scores(L * L);
+      for (int job = 0; job < work; ++job) {
+        const size_t b = static_cast<size_t>(job) / heads;
+        const uint32_t hd = static_cast<uint32_t>(job) % heads;
+        const size_t len = ids[b].size();
+        const float* q = qkv.data() + b * L * 3 * H + hd * d;
+        const float* k = q + H;
+        const float* v = q + 2 * H;
+        // Scores over the valid keys only: padding keys are masked out entirely,
+        // which is what HF's additive large-negative mask amounts to.
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(L), static_cast<int>(len),
+                    static_cast<int>(d), scale, q, static_cast<int>(3 * H), k, static_cast<int>(3 * H), 0.0f,
+                    scores.data(), static_cast<int>(len));
+        for (size_t i = 0; i < L; ++i) {
+          float* row = scores.data() + i * len;
+          float mx = row[0];
+          for (size_t j = 1; j < len; ++j) mx = std::max(mx, row[j]);
+          float sum = 0;
+#pragma omp simd reduction(+ : sum)
+          for (size_t j = 0; j < len; ++j) {
+            row[j] = expf(row[j] - mx);
+            sum += row[j];
+          }
+          const float inv = 1.0f / sum;
+          for (size_t j = 0; j < len; ++j) row[j] *= inv;
+        }
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(L), static_cast<int>(d),
+                    static_cast<int>(len), 1.0f, scores.data(), static_cast<int>(len), v, static_cast<int>(3 * H),
+                    0.0f, ctx.data() + b * L * H + hd * d, static_cast<int>(H));
+      }
+    }
+    linear(ctx.data(), T, layer.attn_out, tmp.data());
+    add_in_place(x.data(), tmp.data(), T * H);
+    layer_norm(x.data(), T, H, layer.ln_attn, c.layer_norm_eps);
+    linear(x.data(), T, layer.ff_in, ff.data());
+    gelu(ff.data(), ff.size());
+    linear(ff.data(), T, layer.ff_out, tmp.data());
+    add_in_place(x.data(), tmp.data(), T * H);
+    layer_norm(x.data(), T, H, layer.ln_ff, c.layer_norm_eps);
+  }
+  return x;
+}
+
+std::vector<std::vector<float>> BertModel::embed(const std::vector<std::vector<int32_t>>& ids,
+                                                 const std::vector<std::vector<int32_t>>& type_ids, Pooling pooling,
+                                                 bool l2) const {
+  size_t L = 0;
+  auto x = forward(ids, type_ids, L);
+  const uint32_t H = cfg_.hidden;
+  std::vector<std::vector<float>> out;
+  for (size_t b = 0; b < ids.size(); ++b) {
+    std::vector<float> v(H, 0.0f);
+    const float* base = x.data() + b * L * H;
+    if (pooling == Pooling::cls) {
+      std::copy(base, base + H, v.begin());
+    } else {
+      const size_t len = ids[b].size();
+      for (size_t p = 0; p < len; ++p)
+        for (uint32_t i = 0; i < H; ++i) v[i] += base[p * H + i];
+      for (auto& f : v) f /= static_cast<float>(std::max<size_t>(len, 1));
+    }
+    if (l2) {
+      double n = 0;
+      for (float f : v) n += static_cast<double>(f) * f;
+      if (n > 0)
+        for (auto& f : v) f = static_cast<float>(f / std::sqrt(n));
+    }
+    out.push_back(std::move(v));
+  }
+  return out;
+}
+
+std::vector<float> BertModel::classify(const std::vector<std::vector<int32_t>>& ids,
+                                       const std::vector<std::vector<int32_t>>& type_ids) const {
+  if (!w_->has_classifier || !w_->has_pooler)
+    fail(ErrorCode::invalid_argument, "this model has no sequence-classification head (pooler + classifier)");
+  size_t L = 0;
+  auto x = forward(ids, type_ids, L);
+  const uint32_t H = cfg_.hidden;
+  std::vector<float> cls(ids.size() * H), pooled(ids.size() * H), logits(ids.size() * w_->classifier.out);
+  for (size_t b = 0; b < ids.size(); ++b) std::copy_n(x.data() + b * L * H, H, cls.data() + b * H);
+  linear(cls.data(), ids.size(), w_->pooler, pooled.data());
+  for (auto& f : pooled) f = std::tanh(f);
+  linear(pooled.data(), ids.size(), w_->classifier, logits.data());
+  std::vector<float> out;
+  for (size_t b = 0; b < ids.size(); ++b) out.push_back(logits[b * w_->classifier.out]);
+  return out;
+}
+
+void set_bert_threads(int threads) {
+  if (threads > 0) {
+    openblas_set_num_threads(threads);
+  }
+}
+
+namespace {
+
+// Orders inputs by token count so each batch pads to a similar length.
+std::vector<size_t> length_order(const std::vector<text::Encoding>& enc) {
+  std::vector<size_t> order(enc.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return enc[a].ids.size() < enc[b].ids.size(); });
+  return order;
+}
+
+class BertEncoder : public Encoder {
+ public:
+  BertEncoder(std::string label, const fs::path& folder, BertEncoderOptions opts)
+      : opts_(std::move(opts)),
+        doc_model_(BertModel::load(folder)),
+        tokenizer_(text::WordPieceTokenizer::from_vocab_file(folder / "vocab.txt", {opts_.lowercase})) {
+    if (!opts_.query_folder.empty()) query_model_ = std::make_unique<BertModel>(BertModel::load(opts_.query_folder));
+    info_.label = std::move(label);
+    info_.implementation = "bert";
+    info_.dim = doc_model_.config().hidden;
+    info_.asymmetric = query_model_ != nullptr;
+    info_.max_batch = opts_.batch_size;
+    opts_.max_length = std::min<size_t>(opts_.max_length, doc_model_.config().max_position);
+  }
+  const EncoderInfo& info() const override { return info_; }
+  std::vector<Embedding> encode(const std::vector<std::string>& inputs, EncodeMode mode) override {
+    const BertModel& model = mode == EncodeMode::query && query_model_ ? *query_model_ : doc_model_;
+    std::vector<text::Encoding> enc;
+    for (const auto& s : inputs) enc.push_back(tokenizer_.encode(s, opts_.max_length));
+    auto order = length_order(enc);
+    std::vector<Embedding> out(inputs.size());
+    for (size_t start = 0; start < order.size(); start += opts_.batch_size) {
+      std::vector<std::vector<int32_t>> ids, types;
+      const size_t end = std::min(order.size(), start + opts_.batch_size);
+      for (size_t i = start; i < end; ++i) {
+        ids.push_back(enc[order[i]].ids);
+        types.push_back(enc[order[i]].type_ids);
+      }
+      auto vecs = model.embed(ids, types, opts_.pooling, opts_.l2);
+      for (size_t i = start; i < end; ++i) out[order[i]] = std::move(vecs[i - start]);
+    }
+    return out;
+  }
+
+ private:
+  BertEncoderOptions opts_;
+  EncoderInfo info_;
+  BertModel doc_model_;
+  std::unique_ptr<BertModel> query_model_;
+  text::WordPieceTokenizer tokenizer_;
+};
+
+class BertCrossEncoder : public Reranker {
+ public:
+  BertCrossEncoder(std::string label, const fs::path& folder, BertEncoderOptions opts)
+      : label_(std::move(label)),
+        opts_(std::move(opts)),
+        model_(BertModel::load(folder)),
+        tokenizer_(text::WordPieceTokenizer::from_vocab_file(folder / "vocab.txt", {opts_.lowercase})) {
+    if (!model_.has_classifier())
+      fail(ErrorCode::invalid_argument, folder.string() + " has no classifier head: not a cross-encoder");
+    opts_.max_length = std::min<size_t>(opts_.max_length, model_.config().max_position);
+  }
+  const std::string& label() const override { return label_; }
+  std::vector<float> score(const std::string& query, const std::vector<std::string>& docs) override {
+    std::vector<text::Encoding> enc;
+    for (const auto& d : docs) enc.push_back(tokenizer_.encode_pair(query, d, opts_.max_length));
+    auto order = length_order(enc);
+    std::vector<float> out(docs.size());
+    for (size_t start = 0; start < order.size(); start += opts_.batch_size) {
+      std::vector<std::vector<int32_t>> ids, types;
+      const size_t end = std::min(order.size(), start + opts_.batch_size);
+      for (size_t i = start; i < end; ++i) {
+        ids.push_back(enc[order[i]].ids);
+        types.push_back(enc[order[i]].type_ids);
+      }
+      auto logits = model_.classify(ids, types);
+      for (size_t i = start; i < end; ++i) out[order[i]] = logits[i - start];
+    }
+    return out;
+  }
+
+ private:
+  std::string label_;
+  BertEncoderOptions opts_;
+  BertModel model_;
+  text::WordPieceTokenizer tokenizer_;
+};
+
+}  // namespace
+
+std::unique_ptr<Encoder> make_bert_encoder(std::string label, const fs::path& folder, BertEncoderOptions opts) {
+  return std::make_unique<BertEncoder>(std::move(label), folder, std::move(opts));
+}
+
+std::unique_ptr<Reranker> make_bert_cross_encoder(std::string label, const fs::path& folder,
+                                                  BertEncoderOptions opts) {
+  return std::make_unique<BertCrossEncoder>(std::move(label), folder, std::move(opts));
+}
+
+}  // namespace eagle::encode

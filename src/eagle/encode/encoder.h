@@ -1,0 +1,67 @@
+#pragma once
+// Encoders and rerankers behind one registry (issue 4). Collections and query
+// plans name encoders by label (the seed's slots: pubmedbert, medcpt-query,
+// medcpt-article, medcpt-rerank, molformer, text-embedding-v4, qwen3-rerank, ...);
+// configuration maps each label to an implementation.
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "eagle/core/schema.h"
+
+namespace eagle::encode {
+
+enum class Modality : uint8_t { text, image, molecule };
+enum class EncodeMode : uint8_t { query, document };  // asymmetric encoders differ (MedCPT)
+
+struct EncoderInfo {
+  std::string label;
+  std::string implementation;  // "static", "bert", "openai", "tei", ...
+  uint32_t dim = 0;
+  Metric metric = Metric::cosine;
+  Modality modality = Modality::text;
+  bool asymmetric = false;
+  size_t max_batch = 64;
+};
+
+using Embedding = std::vector<float>;
+
+class Encoder {
+ public:
+  virtual ~Encoder() = default;
+  virtual const EncoderInfo& info() const = 0;
+  // One embedding per input, each of info().dim floats. Throws eagle::Error.
+  virtual std::vector<Embedding> encode(const std::vector<std::string>& inputs, EncodeMode mode) = 0;
+};
+
+class Reranker {
+ public:
+  virtual ~Reranker() = default;
+  virtual const std::string& label() const = 0;
+  // One relevance score per document, in the documents' order (higher = better).
+  virtual std::vector<float> score(const std::string& query, const std::vector<std::string>& documents) = 0;
+};
+
+class EncoderRegistry {
+ public:
+  void add(std::unique_ptr<Encoder> encoder);
+  void add(std::unique_ptr<Reranker> reranker);
+  bool has_encoder(std::string_view label) const;
+  bool has_reranker(std::string_view label) const;
+  // not_found naming the label and the labels that exist.
+  Encoder& encoder(std::string_view label) const;
+  Reranker& reranker(std::string_view label) const;
+  std::vector<std::string> labels() const;
+  // Checks at start-up that every label a collection or plan refers to exists, so
+  // a missing slot is a configuration error, not a failure at the first query.
+  void require(const std::vector<std::string>& labels) const;
+
+ private:
+  std::map<std::string, std::unique_ptr<Encoder>, std::less<>> encoders_;
+  std::map<std::string, std::unique_ptr<Reranker>, std::less<>> rerankers_;
+};
+
+}  // namespace eagle::encode

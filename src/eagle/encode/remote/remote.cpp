@@ -1,0 +1,233 @@
+#include "eagle/encode/remote/remote.h"
+
+#include <httplib.h>
+
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "eagle/core/error.h"
+
+namespace eagle::encode {
+namespace {
+using nlohmann::json;
+
+struct Endpoint {
+  std::string origin;  // scheme://host[:port]
+  std::string prefix;  // path prefix without trailing '/'
+};
+
+Endpoint parse_base(const std::string& url) {
+  auto scheme_end = url.find("://");
+  if (scheme_end == std::string::npos || (url.rfind("http://", 0) != 0 && url.rfind("https://", 0) != 0))
+    fail(ErrorCode::invalid_argument, "remote base_url must start with http:// or https://, got '" + url + "'");
+  auto path_start = url.find('/', scheme_end + 3);
+  Endpoint e;
+  e.origin = url.substr(0, path_start);
+  e.prefix = path_start == std::string::npos ? "" : url.substr(path_start);
+  while (!e.prefix.empty() && e.prefix.back() == '/') e.prefix.pop_back();
+  return e;
+}
+
+std::string snippet(const std::string& body) { return body.size() > 300 ? body.substr(0, 300) + "..." : body; }
+
+// One JSON POST with timeouts and bounded, backed-off retries.
+class HttpJson {
+ public:
+  HttpJson(std::string what, RemoteOptions opts) : what_(std::move(what)), opts_(std::move(opts)) {
+    ep_ = parse_base(opts_.base_url);
+    if (opts_.batch_size == 0) fail(ErrorCode::invalid_argument, what_ + ": batch_size must be at least 1");
+    if (opts_.max_retries < 0 || opts_.max_retries > 10)
+      fail(ErrorCode::invalid_argument, what_ + ": max_retries must be in [0, 10]");
+  }
+
+  json post(const std::string& path, const json& body) const {
+    httplib::Client cli(ep_.origin);
+    cli.set_connection_timeout(std::chrono::duration_cast<std::chrono::microseconds>(opts_.connect_timeout));
+    cli.set_read_timeout(std::chrono::duration_cast<std::chrono::microseconds>(opts_.timeout));
+    cli.set_write_timeout(std::chrono::duration_cast<std::chrono::microseconds>(opts_.timeout));
+    httplib::Headers headers;
+    if (!opts_.api_key_env.empty()) {
+      const char* key = std::getenv(opts_.api_key_env.c_str());
+      if (!key || !*key)
+        fail(ErrorCode::invalid_argument, what_ + ": environment variable " + opts_.api_key_env + " is not set");
+      headers.emplace("Authorization", std::string("Bearer ") + key);
+    }
+    const std::string url = ep_.prefix + path;
+    const std::string payload = body.dump();
+    auto delay = opts_.backoff;
+    std::string last;
+    for (int attempt = 0; attempt <= opts_.max_retries; ++attempt) {
+      if (attempt > 0) {
+        std::this_thread::sleep_for(delay);
+        delay *= 2;
+      }
+      auto res = cli.Post(url.c_str(), headers, payload, "application/json");
+      if (!res) {
+        last = "no response (" + httplib::to_string(res.error()) + ")";
+        continue;  // connection refused, timeout, reset: retry
+      }
+      const int st = res->status;
+      if (st >= 200 && st < 300) {
+        try {
+          return json::parse(res->body);
+        } catch (const json::parse_error&) {
+          fail(ErrorCode::unavailable, what_ + ": " + ep_.origin + url + " returned malformed JSON: " + snippet(res->body));
+        }
+      }
+      last = "HTTP " + std::to_string(st) + ": " + snippet(res->body);
+      if (st == 408 || st == 429 || st >= 500) continue;
+      fail(ErrorCode::invalid_argument, what_ + ": " + ep_.origin + url + " rejected the request, " + last);
+    }
+    fail(ErrorCode::unavailable, what_ + ": " + ep_.origin + url + " failed after " +
+                                     std::to_string(opts_.max_retries + 1) + " attempts, last: " + last);
+  }
+
+  const RemoteOptions& opts() const { return opts_; }
+  const std::string& what() const { return what_; }
+
+ private:
+  std::string what_;
+  RemoteOptions opts_;
+  Endpoint ep_;
+};
+
+Embedding to_embedding(const json& v, uint32_t dim, const std::string& what) {
+  if (!v.is_array()) fail(ErrorCode::unavailable, what + ": an embedding is not an array");
+  if (v.size() != dim)
+    fail(ErrorCode::unavailable, what + ": the server returned dimension " + std::to_string(v.size()) +
+                                     ", the encoder is configured for " + std::to_string(dim));
+  Embedding e;
+  e.reserve(dim);
+  for (const auto& x : v) {
+    if (!x.is_number()) fail(ErrorCode::unavailable, what + ": an embedding holds a non-number");
+    e.push_back(x.get<float>());
+  }
+  return e;
+}
+
+class BatchedEncoder : public Encoder {
+ public:
+  BatchedEncoder(EncoderInfo info, RemoteOptions opts, bool openai)
+      : info_(std::move(info)), http_("encoder '" + info_.label + "'", std::move(opts)), openai_(openai) {
+    if (info_.dim == 0) fail(ErrorCode::invalid_argument, http_.what() + ": dim must be configured");
+    info_.max_batch = http_.opts().batch_size;
+  }
+  const EncoderInfo& info() const override { return info_; }
+
+  std::vector<Embedding> encode(const std::vector<std::string>& inputs, EncodeMode) override {
+    std::vector<Embedding> out;
+    out.reserve(inputs.size());
+    const size_t bs = http_.opts().batch_size;
+    for (size_t start = 0; start < inputs.size(); start += bs) {
+      std::vector<std::string> batch(inputs.begin() + static_cast<std::ptrdiff_t>(start),
+                                     inputs.begin() + static_cast<std::ptrdiff_t>(std::min(inputs.size(), start + bs)));
+      auto got = openai_ ? call_openai(batch) : call_tei(batch);
+      if (got.size() != batch.size())
+        fail(ErrorCode::unavailable, http_.what() + ": sent " + std::to_string(batch.size()) + " inputs, got " +
+                                         std::to_string(got.size()) + " embeddings");
+      for (auto& e : got) out.push_back(std::move(e));
+    }
+    return out;
+  }
+
+ private:
+  std::vector<Embedding> call_openai(const std::vector<std::string>& batch) const {
+    json body = {{"input", batch}, {"encoding_format", "float"}};
+    if (!http_.opts().model.empty()) body["model"] = http_.opts().model;
+    auto r = http_.post("/v1/embeddings", body);
+    if (!r.is_object() || !r.contains("data") || !r["data"].is_array())
+      fail(ErrorCode::unavailable, http_.what() + ": response has no \"data\" array");
+    std::vector<Embedding> out(batch.size());
+    std::vector<bool> seen(batch.size(), false);
+    for (const auto& d : r["data"]) {
+      // The protocol carries an index: order by it, not by position.
+      size_t i = d.value("index", static_cast<size_t>(-1));
+      if (i >= batch.size() || seen[i]) fail(ErrorCode::unavailable, http_.what() + ": bad or repeated \"index\"");
+      seen[i] = true;
+      out[i] = to_embedding(d.value("embedding", json()), info_.dim, http_.what());
+    }
+    for (bool s : seen)
+      if (!s) fail(ErrorCode::unavailable, http_.what() + ": the response misses some inputs");
+    return out;
+  }
+  std::vector<Embedding> call_tei(const std::vector<std::string>& batch) const {
+    auto r = http_.post("/embed", json{{"inputs", batch}});
+    if (!r.is_array()) fail(ErrorCode::unavailable, http_.what() + ": /embed did not return an array");
+    std::vector<Embedding> out;
+    for (const auto& v : r) out.push_back(to_embedding(v, info_.dim, http_.what()));
+    return out;
+  }
+
+  EncoderInfo info_;
+  HttpJson http_;
+  bool openai_;
+};
+
+class RemoteReranker : public Reranker {
+ public:
+  RemoteReranker(std::string label, RemoteOptions opts, bool cohere)
+      : label_(std::move(label)), http_("reranker '" + label_ + "'", std::move(opts)), cohere_(cohere) {}
+  const std::string& label() const override { return label_; }
+
+  std::vector<float> score(const std::string& query, const std::vector<std::string>& docs) override {
+    std::vector<float> out(docs.size(), 0.0f);
+    const size_t bs = http_.opts().batch_size;
+    for (size_t start = 0; start < docs.size(); start += bs) {
+      const size_t n = std::min(docs.size() - start, bs);
+      std::vector<std::string> batch(docs.begin() + static_cast<std::ptrdiff_t>(start),
+                                     docs.begin() + static_cast<std::ptrdiff_t>(start + n));
+      json results;
+      const char* score_key;
+      if (cohere_) {
+        json body = {{"query", query}, {"documents", batch}, {"top_n", n}};
+        if (!http_.opts().model.empty()) body["model"] = http_.opts().model;
+        auto r = http_.post("/rerank", body);
+        if (!r.is_object() || !r.contains("results") || !r["results"].is_array())
+          fail(ErrorCode::unavailable, http_.what() + ": response has no \"results\" array");
+        results = r["results"];
+        score_key = "relevance_score";
+      } else {
+        results = http_.post("/rerank", json{{"query", query}, {"texts", batch}});
+        if (!results.is_array()) fail(ErrorCode::unavailable, http_.what() + ": /rerank did not return an array");
+        score_key = "score";
+      }
+      if (results.size() != n)
+        fail(ErrorCode::unavailable, http_.what() + ": sent " + std::to_string(n) + " documents, got " +
+                                         std::to_string(results.size()) + " scores");
+      std::vector<bool> seen(n, false);
+      for (const auto& item : results) {
+        size_t i = item.value("index", static_cast<size_t>(-1));
+        if (i >= n || seen[i] || !item.contains(score_key) || !item[score_key].is_number())
+          fail(ErrorCode::unavailable, http_.what() + ": malformed result entry " + item.dump());
+        seen[i] = true;
+        out[start + i] = item[score_key].get<float>();
+      }
+    }
+    return out;
+  }
+
+ private:
+  std::string label_;
+  HttpJson http_;
+  bool cohere_;
+};
+
+}  // namespace
+
+std::unique_ptr<Encoder> make_openai_encoder(EncoderInfo info, RemoteOptions opts) {
+  info.implementation = "openai";
+  return std::make_unique<BatchedEncoder>(std::move(info), std::move(opts), true);
+}
+std::unique_ptr<Encoder> make_tei_encoder(EncoderInfo info, RemoteOptions opts) {
+  info.implementation = "tei";
+  return std::make_unique<BatchedEncoder>(std::move(info), std::move(opts), false);
+}
+std::unique_ptr<Reranker> make_tei_reranker(std::string label, RemoteOptions opts) {
+  return std::make_unique<RemoteReranker>(std::move(label), std::move(opts), false);
+}
+std::unique_ptr<Reranker> make_cohere_reranker(std::string label, RemoteOptions opts) {
+  return std::make_unique<RemoteReranker>(std::move(label), std::move(opts), true);
+}
+
+}  // namespace eagle::encode

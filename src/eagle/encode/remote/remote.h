@@ -1,0 +1,38 @@
+#pragma once
+// HTTP clients for remote encoders and rerankers (issue 4):
+//   openai       POST {base}/v1/embeddings  {model, input: [...]}        -> {data: [{index, embedding}]}
+//                (DashScope text-embedding-v4, vLLM, Ollama's OpenAI route, TEI's OpenAI route)
+//   tei          POST {base}/embed          {inputs: [...]}              -> [[...], ...]
+//   tei-rerank   POST {base}/rerank         {query, texts: [...]}        -> [{index, score}]
+//   cohere       POST {base}/rerank         {model, query, documents, top_n} -> {results: [{index, relevance_score}]}
+//                (Cohere, Jina, DashScope qwen3-rerank compatible route)
+// Every call has connect/read timeouts and bounded retries with exponential backoff
+// for connection errors, 408, 429 and 5xx; other 4xx fail at once. Inputs are sent
+// in batches no larger than the server's limit. The API key comes from an
+// environment variable named in the configuration, never from the file itself.
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "eagle/encode/encoder.h"
+
+namespace eagle::encode {
+
+struct RemoteOptions {
+  std::string base_url;         // "http://127.0.0.1:8080" or "https://host/compatible-mode"
+  std::string model;            // sent as "model" where the protocol has one
+  std::string api_key_env;      // e.g. "DASHSCOPE_API_KEY"; empty = no Authorization header
+  size_t batch_size = 32;       // the server's limit per request
+  std::chrono::milliseconds connect_timeout{2000};
+  std::chrono::milliseconds timeout{30000};
+  int max_retries = 3;          // retries after the first attempt
+  std::chrono::milliseconds backoff{200};  // doubled after each retry
+};
+
+// `info.dim` must be set: every returned embedding is checked against it.
+std::unique_ptr<Encoder> make_openai_encoder(EncoderInfo info, RemoteOptions opts);
+std::unique_ptr<Encoder> make_tei_encoder(EncoderInfo info, RemoteOptions opts);
+std::unique_ptr<Reranker> make_tei_reranker(std::string label, RemoteOptions opts);
+std::unique_ptr<Reranker> make_cohere_reranker(std::string label, RemoteOptions opts);
+
+}  // namespace eagle::encode

@@ -1,0 +1,79 @@
+#pragma once
+// A scalar inverted index for one field: a sorted dictionary value -> rows (sorted
+// uint32 vectors), answering the predicates of a filter as bitsets over
+// [0, row_count()). Rows are added in increasing order; a row that is skipped or
+// added as null is null. For string_list fields the dictionary maps each element to
+// the rows whose list contains it.
+//
+// Lookups take Values and compare them with compare_scalars (compare.h): ints and
+// doubles numerically across types, strings by bytes. A value of another kind (a
+// string looked up in an int64 index) or NaN matches no row; NaN rows match no
+// value and no range, but count as not null.
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "eagle/core/bitset.h"
+#include "eagle/core/value.h"
+
+namespace eagle::filter {
+
+class ScalarIndex {
+ public:
+  // string, int64, float64, boolean or string_list; throws invalid_argument for json.
+  explicit ScalarIndex(FieldType type);
+
+  FieldType type() const { return type_; }
+  // Throws invalid_argument when rows go backwards or v does not fit the field type.
+  void add(uint32_t row, const Value& v);
+  size_t row_count() const { return rows_; }
+  size_t term_count() const;
+
+  // Scalar fields (string, int64, float64, boolean); throw internal on a string_list index.
+  Bitset equal(const Value& v) const;
+  Bitset equal_any(const std::vector<Value>& values) const;
+  // Either bound may be absent; an empty interval gives no rows.
+  Bitset range(const std::optional<Value>& lower, bool lower_inclusive, const std::optional<Value>& upper,
+               bool upper_inclusive) const;
+  // Union of the rows of every term t with predicate(t) among the terms starting with
+  // `prefix` (a like pattern's literal prefix narrows the scan). String fields only.
+  Bitset matching_terms(const std::function<bool(std::string_view)>& predicate,
+                        std::string_view prefix = {}) const;
+
+  // string_list fields; throw internal on a scalar index.
+  Bitset contains(std::string_view element) const;
+  Bitset contains_any(const std::vector<std::string>& elements) const;
+
+  Bitset nulls() const;
+  Bitset not_null() const { return not_null_; }
+
+ private:
+  using Rows = std::vector<uint32_t>;
+  // Transparent so an int64 dictionary can be searched with a double bound and vice
+  // versa, with the exact comparison of compare.h.
+  struct NumberLess {
+    using is_transparent = void;
+    template <typename A, typename B>
+    bool operator()(const A& a, const B& b) const;
+  };
+  using Dictionary =
+      std::variant<std::map<bool, Rows>, std::map<int64_t, Rows, NumberLess>,
+                   std::map<double, Rows, NumberLess>, std::map<std::string, Rows, std::less<>>>;
+
+  void require_scalar(const char* what) const;
+  void require_list(const char* what) const;
+  void collect(const Value& v, Bitset& out) const;
+
+  FieldType type_;
+  size_t rows_ = 0;
+  Bitset not_null_;
+  Dictionary dict_;
+};
+
+}  // namespace eagle::filter

@@ -1,0 +1,144 @@
+#pragma once
+// Internal to the vector module: the HNSW graph's storage and per-query scratch,
+// shared by hnsw_index.cpp (planning, growth, I/O) and the per-ISA search/insert
+// cores (hnsw_core.inc compiled once per SIMD level). Not part of the public API.
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <mutex>
+#include <vector>
+
+#include "eagle/core/bitset.h"
+#include "eagle/core/schema.h"
+#include "eagle/index/vector/simd.h"
+
+namespace eagle::index {
+enum class VectorStorage : uint8_t;
+}
+
+namespace eagle::index::detail {
+
+inline constexpr uint32_t kNoNode = 0xffffffffu;
+// The beam keeps "already expanded" in the top bit of a node id (ids are < 2^31).
+inline constexpr uint32_t kExpandedBit = 0x80000000u;
+inline constexpr int kMaxLevel = 31;
+inline constexpr uint32_t kMaxM = 128;  // so a layer-0 list (2M ids) fits a stack buffer
+
+// One node of layer 0 is one block: [vector, padded to a multiple of 8 components]
+// [u32 count][2M u32 neighbour ids]. The vector and the list the search reads next
+// share cache lines, as in hnswlib. Upper layers (about 1/M of the nodes) keep
+// [count][M ids] per level in `upper`, found through `upper_offset`.
+struct HnswGraph {
+  uint32_t dim = 0;
+  uint32_t padded_dim = 0;
+  Metric metric = Metric::cosine;
+  bool f16 = false;  // vectors stored as IEEE binary16 (else fp32)
+  uint32_t m = 16;
+  uint32_t m0 = 32;
+  uint32_t ef_construction = 256;
+  size_t vec_bytes = 0;
+  size_t node_bytes = 0;
+
+  uint8_t* level0 = nullptr;  // malloc/realloc'd: growing a large block is an mremap, not a copy
+  size_t capacity = 0;        // nodes
+  size_t size = 0;            // nodes (including ones being inserted by add_batch)
+  std::vector<uint8_t> levels;
+  std::vector<uint32_t> upper_offset;  // in u32 words; kNoNode for level-0-only nodes
+  std::vector<uint32_t> upper;
+  uint32_t entry = kNoNode;
+  int max_level = -1;
+
+  const uint8_t* vec(uint32_t i) const { return level0 + static_cast<size_t>(i) * node_bytes; }
+  uint8_t* vec(uint32_t i) { return level0 + static_cast<size_t>(i) * node_bytes; }
+  const uint32_t* links(uint32_t i, int level) const {
+    if (level == 0) return reinterpret_cast<const uint32_t*>(vec(i) + vec_bytes);
+    return upper.data() + upper_offset[i] + static_cast<size_t>(level - 1) * (m + 1);
+  }
+  uint32_t* links(uint32_t i, int level) {
+    return const_cast<uint32_t*>(static_cast<const HnswGraph*>(this)->links(i, level));
+  }
+  uint32_t capacity_at(int level) const { return level == 0 ? m0 : m; }
+};
+
+struct Cand {
+  float d;  // distance: lower is closer (-dot for cosine/IP, squared L2)
+  uint32_t id;
+};
+
+// (d, id) order: the deterministic tie break everywhere. Defined here, outside the
+// per-ISA `#pragma GCC target` regions, so std algorithm instantiations that use it are
+// baseline code shared by every level and can inline it.
+inline bool closer(const Cand& a, const Cand& b) { return a.d < b.d || (a.d == b.d && a.id < b.id); }
+struct Closer {
+  bool operator()(const Cand& a, const Cand& b) const { return closer(a, b); }
+};
+
+// Per-search (and per-insert) working memory: reused, so a query allocates nothing
+// once warm. The visited set is an epoch-tagged byte array: bumping the tag clears it,
+// and only every 255 queries is it wiped for real.
+struct HnswScratch {
+  std::vector<uint8_t> visited;
+  uint8_t tag = 0;
+  std::vector<Cand> pool;   // the beam, sorted by distance
+  std::vector<Cand> heap;   // top-k of allowed rows (filtered search, exact scan)
+  std::vector<Cand> cands;  // heuristic input when pruning a neighbour list
+  std::vector<Cand> picked;
+  std::vector<Cand> result;
+  std::vector<float> query;  // the padded (normalised) query or inserted vector
+  std::vector<float> tmp;    // a decoded stored vector
+  std::vector<float> tmp2;
+  std::vector<uint32_t> ids;
+
+  void begin(size_t nodes) {
+    if (visited.size() < nodes) visited.resize(nodes + nodes / 4 + 64, 0);
+    if (++tag == 0) {
+      std::memset(visited.data(), 0, visited.size());
+      tag = 1;
+    }
+  }
+  size_t bytes() const {
+    return visited.capacity() + (pool.capacity() + heap.capacity() + cands.capacity() + picked.capacity() + result.capacity()) *
+                                    sizeof(Cand) +
+           (query.capacity() + tmp.capacity() + tmp2.capacity()) * sizeof(float) + ids.capacity() * 4;
+  }
+};
+
+// Locks for a multi-threaded build: striped byte spinlocks over node ids (a node's
+// list is only ever locked alone, so stripes cannot deadlock), plus the entry point.
+struct BuildSync {
+  static constexpr size_t kStripes = 1 << 16;
+  std::vector<std::atomic<uint8_t>> stripes = std::vector<std::atomic<uint8_t>>(kStripes);
+  std::mutex entry_mu;
+
+  void lock(uint32_t id) {
+    auto& s = stripes[id & (kStripes - 1)];
+    for (;;) {
+      if (!s.exchange(1, std::memory_order_acquire)) return;
+      while (s.load(std::memory_order_relaxed)) __builtin_ia32_pause();
+    }
+  }
+  void unlock(uint32_t id) { stripes[id & (kStripes - 1)].store(0, std::memory_order_release); }
+};
+
+// What each SIMD level provides (hnsw_core.inc).
+struct HnswCore {
+  // Greedy descent through the upper layers, then a beam of width `ef` on layer 0.
+  // allowed == nullptr: `out` = the k closest of the beam. Otherwise every node is
+  // traversed but only allowed ones are collected: `out` = the k closest allowed
+  // nodes seen. `out` is sorted by (d, id).
+  void (*search)(const HnswGraph& g, const float* q, size_t k, size_t ef, const Bitset* allowed,
+                 HnswScratch& s, std::vector<Cand>& out);
+  // Exact: every allowed node (all when allowed == nullptr).
+  void (*scan)(const HnswGraph& g, const float* q, size_t k, const Bitset* allowed, HnswScratch& s,
+               std::vector<Cand>& out);
+  // Links node `id` (vector and level already stored) into the graph. sync != nullptr
+  // when other threads insert at the same time.
+  void (*insert)(HnswGraph& g, uint32_t id, HnswScratch& s, BuildSync* sync);
+  // Distance from a padded query to a stored node.
+  float (*distance)(const HnswGraph& g, const float* q, uint32_t id);
+};
+
+const HnswCore& hnsw_core(simd::Isa isa);
+
+}  // namespace eagle::index::detail

@@ -1,0 +1,406 @@
+#include "eagle/index/vector/hnsw_index.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdlib>
+#include <exception>
+#include <string>
+#include <thread>
+
+#include "eagle/core/error.h"
+#include "eagle/index/vector/flat_index.h"
+#include "eagle/index/vector/hnsw_graph.h"
+#include "eagle/index/vector/vector_io.h"
+
+namespace eagle::index {
+
+using detail::Cand;
+using detail::HnswGraph;
+using detail::HnswScratch;
+using detail::kNoNode;
+
+std::string_view plan_kind_name(SearchPlan::Kind k) {
+  switch (k) {
+    case SearchPlan::Kind::graph: return "graph";
+    case SearchPlan::Kind::filtered_graph: return "filtered_graph";
+    case SearchPlan::Kind::exact: return "exact";
+  }
+  return "unknown";
+}
+
+namespace {
+
+void validate_params(const HnswParams& p) {
+  if (p.m < 2 || p.m > detail::kMaxM)
+    fail(ErrorCode::invalid_argument,
+         "HNSW M must be in 2.." + std::to_string(detail::kMaxM) + ", got " + std::to_string(p.m));
+  if (p.ef_construction < 1) fail(ErrorCode::invalid_argument, "HNSW efConstruction must be >= 1");
+  if (p.ef_search < 1) fail(ErrorCode::invalid_argument, "HNSW ef must be >= 1");
+}
+
+}  // namespace
+
+// Hands out per-thread scratch from a small pool, so concurrent searches on a const
+// index never share working memory and a warm query allocates nothing.
+class HnswIndex::ScratchLease {
+ public:
+  explicit ScratchLease(const HnswIndex& idx) : idx_(idx) {
+    std::lock_guard lock(idx_.scratch_mu_);
+    if (!idx_.scratch_free_.empty()) {
+      s_ = std::move(idx_.scratch_free_.back());
+      idx_.scratch_free_.pop_back();
+    }
+    if (!s_) s_ = std::make_unique<HnswScratch>();
+  }
+  ~ScratchLease() {
+    std::lock_guard lock(idx_.scratch_mu_);
+    idx_.scratch_free_.push_back(std::move(s_));
+  }
+  HnswScratch& operator*() { return *s_; }
+
+ private:
+  const HnswIndex& idx_;
+  std::unique_ptr<HnswScratch> s_;
+};
+
+HnswIndex::HnswIndex(const VectorFieldSchema& s, HnswOptions opts)
+    : params_(s.hnsw), opts_(opts), g_(std::make_unique<HnswGraph>()),
+      build_scratch_(std::make_unique<HnswScratch>()) {
+  if (s.dim == 0 || s.dim > kMaxVectorDim)
+    fail(ErrorCode::invalid_argument, "vector dimension must be in 1.." + std::to_string(kMaxVectorDim) +
+                                          ", got " + std::to_string(s.dim));
+  validate_params(params_);
+  storage_ = opts.storage.value_or(s.metric == Metric::cosine ? VectorStorage::f16 : VectorStorage::f32);
+  core_ = &detail::hnsw_core(opts.isa.value_or(simd::active_isa()));
+  auto& g = *g_;
+  g.dim = s.dim;
+  g.padded_dim = (s.dim + 7) / 8 * 8;
+  g.metric = s.metric;
+  g.f16 = storage_ == VectorStorage::f16;
+  g.m = params_.m;
+  g.m0 = 2 * params_.m;
+  g.ef_construction = std::max(params_.ef_construction, params_.m);
+  g.vec_bytes = static_cast<size_t>(g.padded_dim) * (g.f16 ? 2 : 4);
+  g.node_bytes = g.vec_bytes + 4 * (1 + static_cast<size_t>(g.m0));
+  rng_.seed(opts.seed);
+  level_mult_ = 1.0 / std::log(static_cast<double>(params_.m));
+}
+
+HnswIndex::~HnswIndex() { std::free(g_->level0); }
+
+size_t HnswIndex::size() const { return g_->size; }
+uint32_t HnswIndex::dim() const { return g_->dim; }
+Metric HnswIndex::metric() const { return g_->metric; }
+int HnswIndex::max_level() const { return g_->max_level; }
+
+double HnswIndex::mean_degree() const {
+  if (g_->size == 0) return 0;
+  uint64_t total = 0;
+  for (uint32_t i = 0; i < g_->size; ++i) total += g_->links(i, 0)[0];
+  return static_cast<double>(total) / static_cast<double>(g_->size);
+}
+
+void HnswIndex::ensure_capacity(size_t nodes) {
+  auto& g = *g_;
+  if (nodes <= g.capacity) return;
+  const size_t cap = std::max({nodes, g.capacity + g.capacity / 2, size_t{1024}});
+  // realloc of a large block is an mremap: no copy, and untouched capacity is not resident.
+  void* p = std::realloc(g.level0, cap * g.node_bytes);
+  if (!p) fail(ErrorCode::unavailable, "out of memory growing the HNSW index");
+  g.level0 = static_cast<uint8_t*>(p);
+  g.capacity = cap;
+}
+
+void HnswIndex::reserve(size_t rows) {
+  ensure_capacity(rows);
+  g_->levels.reserve(rows);
+  g_->upper_offset.reserve(rows);
+}
+
+void HnswIndex::validate_and_prepare(const float* vec, float* out) const {
+  const auto& g = *g_;
+  vector_detail::check_finite(vec, g.dim, "vector");
+  if (g.metric == Metric::cosine) vector_detail::normalize(vec, out, g.dim);
+  else std::copy(vec, vec + g.dim, out);
+  if (g.f16)
+    for (uint32_t i = 0; i < g.dim; ++i)
+      if (std::fabs(out[i]) > 65504.0f)
+        fail(ErrorCode::invalid_argument, "vector component " + std::to_string(i) +
+                                              " is outside the fp16 range of this HNSW index (|x| <= 65504)");
+  std::fill(out + g.dim, out + g.padded_dim, 0.0f);
+}
+
+void HnswIndex::write_node(uint32_t id, const float* prepared) {
+  auto& g = *g_;
+  uint8_t* node = g.vec(id);
+  std::memset(node, 0, g.node_bytes);
+  if (g.f16) simd::kernels().f32_to_f16(prepared, reinterpret_cast<uint16_t*>(node), g.padded_dim);
+  else std::memcpy(node, prepared, g.padded_dim * sizeof(float));
+}
+
+int HnswIndex::draw_level() {
+  // -ln(U) * mult with U in (0, 1]: P(level >= l) = M^-l.
+  const double u = 1.0 - std::uniform_real_distribution<double>(0.0, 1.0)(rng_);
+  const double l = -std::log(u) * level_mult_;
+  return static_cast<int>(std::min<double>(l, detail::kMaxLevel));
+}
+
+void HnswIndex::append_levels(size_t count) {
+  auto& g = *g_;
+  for (size_t i = 0; i < count; ++i) {
+    const int level = draw_level();
+    g.levels.push_back(static_cast<uint8_t>(level));
+    if (level > 0) {
+      g.upper_offset.push_back(static_cast<uint32_t>(g.upper.size()));
+      g.upper.resize(g.upper.size() + static_cast<size_t>(level) * (g.m + 1), 0);
+    } else {
+      g.upper_offset.push_back(kNoNode);
+    }
+  }
+  if (g.upper.size() >= kNoNode) fail(ErrorCode::unavailable, "HNSW upper layers too large");
+}
+
+void HnswIndex::add(uint32_t row, const float* vec) { add_batch(row, 1, vec, 1); }
+
+void HnswIndex::add_batch(uint32_t first_row, size_t count, const float* vecs, unsigned threads) {
+  auto& g = *g_;
+  if (first_row != g.size)
+    fail(ErrorCode::invalid_argument, "vector rows must be added in order: expected row " +
+                                          std::to_string(g.size) + ", got " + std::to_string(first_row));
+  if (g.size + count > kMaxVectorRows) fail(ErrorCode::invalid_argument, "too many vectors for one index");
+  if (count == 0) return;
+  // Validate everything before touching the graph, so a bad vector changes nothing.
+  std::vector<float> prepared(static_cast<size_t>(g.padded_dim));
+  for (size_t i = 0; i < count; ++i) validate_and_prepare(vecs + i * g.dim, prepared.data());
+
+  ensure_capacity(g.size + count);
+  for (size_t i = 0; i < count; ++i) {
+    validate_and_prepare(vecs + i * g.dim, prepared.data());
+    write_node(static_cast<uint32_t>(g.size + i), prepared.data());
+  }
+  append_levels(count);
+
+  const size_t first = g.size;
+  threads = static_cast<unsigned>(std::max<size_t>(1, std::min<size_t>(threads, count / 256)));
+  if (threads <= 1) {
+    for (size_t i = 0; i < count; ++i) {
+      g.size = first + i + 1;
+      core_->insert(g, static_cast<uint32_t>(first + i), *build_scratch_, nullptr);
+    }
+    return;
+  }
+  // hnswlib-style parallel build: nodes are claimed in id order and linked under
+  // per-node (striped) locks; the whole batch is already stored, so nothing moves.
+  g.size = first + count;
+  auto sync = std::make_unique<detail::BuildSync>();
+  std::atomic<size_t> next{first};
+  std::vector<std::exception_ptr> errors(threads);
+  std::vector<std::thread> pool;
+  for (unsigned t = 0; t < threads; ++t) {
+    pool.emplace_back([&, t] {
+      try {
+        std::unique_ptr<HnswScratch> own;
+        HnswScratch* s = build_scratch_.get();
+        if (t) s = (own = std::make_unique<HnswScratch>()).get();
+        for (size_t id; (id = next.fetch_add(1)) < first + count;)
+          core_->insert(g, static_cast<uint32_t>(id), *s, sync.get());
+      } catch (...) {
+        errors[t] = std::current_exception();
+      }
+    });
+  }
+  for (auto& th : pool) th.join();
+  for (auto& e : errors)
+    if (e) std::rethrow_exception(e);
+}
+
+SearchPlan HnswIndex::plan(const VectorSearchParams& p, const Bitset* allowed) const {
+  const auto& g = *g_;
+  const size_t ef = p.ef ? p.ef : params_.ef_search;
+  const size_t ef0 = std::max(ef, p.k);
+  SearchPlan plan;
+  if (!allowed) {
+    plan.kind = SearchPlan::Kind::graph;
+    plan.beam = ef0;
+    plan.allowed_rows = g.size;
+    return plan;
+  }
+  const size_t c = vector_detail::count_allowed(*allowed, g.size);
+  plan.allowed_rows = c;
+  if (c == g.size) {  // nothing filtered out
+    plan.kind = SearchPlan::Kind::graph;
+    plan.beam = ef0;
+    return plan;
+  }
+  const auto& pp = opts_.planner;
+  const double sel = static_cast<double>(c) / static_cast<double>(std::max<size_t>(g.size, 1));
+  const double beam = c ? std::ceil(static_cast<double>(ef0) / sel) : 0.0;
+  if (c <= pp.exact_min_rows || c <= p.k || beam > static_cast<double>(pp.max_beam) ||
+      static_cast<double>(c) <= beam * pp.exact_rows_per_beam) {
+    plan.kind = SearchPlan::Kind::exact;
+    return plan;
+  }
+  plan.kind = SearchPlan::Kind::filtered_graph;
+  plan.beam = static_cast<size_t>(beam);
+  return plan;
+}
+
+std::vector<VectorHit> HnswIndex::search(const float* query, const VectorSearchParams& p,
+                                         const Bitset* allowed) const {
+  return search_with_plan(query, p, allowed, plan(p, allowed));
+}
+
+std::vector<VectorHit> HnswIndex::search_with_plan(const float* query, const VectorSearchParams& p,
+                                                   const Bitset* allowed, const SearchPlan& plan) const {
+  const auto& g = *g_;
+  vector_detail::check_finite(query, g.dim, "query vector");
+  std::vector<VectorHit> hits;
+  if (p.k == 0 || g.size == 0) return hits;
+  ScratchLease lease(*this);
+  HnswScratch& s = *lease;
+  s.query.resize(g.padded_dim);
+  if (g.metric == Metric::cosine) vector_detail::normalize(query, s.query.data(), g.dim);
+  else std::copy(query, query + g.dim, s.query.data());
+  std::fill(s.query.begin() + g.dim, s.query.end(), 0.0f);
+
+  std::vector<Cand>& out = s.result;
+  switch (plan.kind) {
+    case SearchPlan::Kind::graph:
+      core_->search(g, s.query.data(), p.k, plan.beam, nullptr, s, out);
+      break;
+    case SearchPlan::Kind::filtered_graph:
+      core_->search(g, s.query.data(), p.k, plan.beam, allowed, s, out);
+      // A beam that met fewer allowed rows than asked for: the exact scan is the fallback.
+      if (out.size() < std::min(p.k, plan.allowed_rows)) core_->scan(g, s.query.data(), p.k, allowed, s, out);
+      break;
+    case SearchPlan::Kind::exact:
+      core_->scan(g, s.query.data(), p.k, allowed, s, out);
+      break;
+  }
+  hits.reserve(out.size());
+  for (const auto& c : out) hits.push_back({c.id, -c.d});
+  return hits;
+}
+
+size_t HnswIndex::memory_bytes() const {
+  const auto& g = *g_;
+  size_t b = g.capacity * g.node_bytes + g.levels.capacity() + g.upper_offset.capacity() * 4 +
+             g.upper.capacity() * 4 + build_scratch_->bytes();
+  std::lock_guard lock(scratch_mu_);
+  for (const auto& s : scratch_free_) b += s->bytes();
+  return b;
+}
+
+// File layout (after the common header fields, all in the checksummed header section):
+//   u32 m, u32 ef_construction, u32 ef_search, u8 storage, i8 max_level, u16 0,
+//   u32 entry, u32 padded_dim, u64 upper_words, u64 seed
+// then sections: layer-0 nodes (rows * node_bytes), levels (rows bytes), upper lists.
+void HnswIndex::save(std::ostream& out) const {
+  const auto& g = *g_;
+  vio::Writer w(out);
+  w.bytes(vio::kMagic, sizeof(vio::kMagic));
+  w.pod<uint32_t>(vio::kVersion);
+  w.pod<uint8_t>(static_cast<uint8_t>(VectorIndexKind::hnsw));
+  w.pod<uint8_t>(static_cast<uint8_t>(g.metric));
+  w.pod<uint16_t>(0);
+  w.pod<uint32_t>(g.dim);
+  w.pod<uint64_t>(g.size);
+  w.pod<uint32_t>(params_.m);
+  w.pod<uint32_t>(params_.ef_construction);
+  w.pod<uint32_t>(params_.ef_search);
+  w.pod<uint8_t>(static_cast<uint8_t>(storage_));
+  w.pod<int8_t>(static_cast<int8_t>(g.max_level));
+  w.pod<uint16_t>(0);
+  w.pod<uint32_t>(g.entry);
+  w.pod<uint32_t>(g.padded_dim);
+  w.pod<uint64_t>(g.upper.size());
+  w.pod<uint64_t>(opts_.seed);
+  w.end_section();
+  w.bytes(g.level0, g.size * g.node_bytes);
+  w.end_section();
+  w.bytes(g.levels.data(), g.size);
+  w.end_section();
+  w.bytes(g.upper.data(), g.upper.size() * sizeof(uint32_t));
+  w.end_section();
+  w.finish();
+}
+
+std::unique_ptr<HnswIndex> HnswIndex::load_body(vio::Reader& in, const vio::CommonHeader& h) {
+  VectorFieldSchema s;
+  s.dim = h.dim;
+  s.metric = static_cast<Metric>(h.metric);
+  s.index = VectorIndexKind::hnsw;
+  s.hnsw.m = in.pod<uint32_t>("header");
+  s.hnsw.ef_construction = in.pod<uint32_t>("header");
+  s.hnsw.ef_search = in.pod<uint32_t>("header");
+  const auto storage = in.pod<uint8_t>("header");
+  const int max_level = in.pod<int8_t>("header");
+  in.pod<uint16_t>("header");
+  const auto entry = in.pod<uint32_t>("header");
+  const auto padded_dim = in.pod<uint32_t>("header");
+  const auto upper_words = in.pod<uint64_t>("header");
+  HnswOptions opts;
+  opts.seed = in.pod<uint64_t>("header");
+  in.end_section("header");
+
+  if (storage > 1) vio::corrupt("storage type");
+  if (h.rows > kMaxVectorRows) vio::corrupt("row count");
+  opts.storage = static_cast<VectorStorage>(storage);
+  std::unique_ptr<HnswIndex> idx;
+  try {
+    idx = std::make_unique<HnswIndex>(s, opts);
+  } catch (const Error& e) {
+    vio::corrupt(e.what());
+  }
+  auto& g = *idx->g_;
+  if (padded_dim != g.padded_dim) vio::corrupt("padded dimension");
+  const size_t rows = h.rows;
+  if (rows == 0 ? (entry != kNoNode || max_level != -1)
+                : (entry >= rows || max_level < 0 || max_level > detail::kMaxLevel))
+    vio::corrupt("entry point");
+  if (upper_words > static_cast<uint64_t>(rows) * detail::kMaxLevel * (g.m + 1)) vio::corrupt("upper size");
+
+  idx->ensure_capacity(rows);
+  in.bytes(g.level0, rows * g.node_bytes, "graph");
+  in.end_section("graph");
+  g.levels.resize(rows);
+  in.bytes(g.levels.data(), rows, "levels");
+  in.end_section("levels");
+  g.upper.resize(upper_words);
+  in.bytes(g.upper.data(), upper_words * sizeof(uint32_t), "upper layers");
+  in.end_section("upper layers");
+
+  // Structure: offsets follow from the levels; every id in range, no self links,
+  // counts within capacity, and a node only linked on layers it lives on.
+  g.upper_offset.resize(rows);
+  uint64_t off = 0;
+  for (size_t i = 0; i < rows; ++i) {
+    if (g.levels[i] > max_level) vio::corrupt("node level above the top level");
+    g.upper_offset[i] = g.levels[i] ? static_cast<uint32_t>(off) : kNoNode;
+    off += static_cast<uint64_t>(g.levels[i]) * (g.m + 1);
+  }
+  if (off != upper_words) vio::corrupt("upper layer size");
+  if (rows && g.levels[entry] != max_level) vio::corrupt("entry point level");
+  std::vector<float> v(g.padded_dim);
+  for (uint32_t i = 0; i < rows; ++i) {
+    for (int lv = 0; lv <= g.levels[i]; ++lv) {
+      const uint32_t* ll = g.links(i, lv);
+      if (ll[0] > g.capacity_at(lv)) vio::corrupt("neighbour count");
+      for (uint32_t j = 1; j <= ll[0]; ++j)
+        if (ll[j] >= rows || ll[j] == i || g.levels[ll[j]] < lv) vio::corrupt("neighbour id");
+    }
+    if (g.f16) simd::kernels().f16_to_f32(reinterpret_cast<const uint16_t*>(g.vec(i)), v.data(), g.padded_dim);
+    else std::memcpy(v.data(), g.vec(i), g.padded_dim * sizeof(float));
+    for (uint32_t d = 0; d < g.padded_dim; ++d)
+      if (!std::isfinite(v[d])) vio::corrupt("non-finite vector component");
+  }
+  g.size = rows;
+  g.entry = entry;
+  g.max_level = max_level;
+  // New adds continue with a level stream of their own.
+  idx->rng_.seed(opts.seed ^ (0x9e3779b97f4a7c15ull * (rows + 1)));
+  return idx;
+}
+
+}  // namespace eagle::index

@@ -1,0 +1,72 @@
+#pragma once
+// Vector indexes behind one interface: FlatIndex (the exact oracle) and HnswIndex
+// (graph ANN with filtered search). Row ids are dense and assigned by the caller in
+// insertion order; deletions are the caller's business and reach the index only as
+// the `allowed` bitset of a search.
+#include <cstddef>
+#include <cstdint>
+#include <iosfwd>
+#include <memory>
+#include <vector>
+
+#include "eagle/core/bitset.h"
+#include "eagle/core/schema.h"
+
+namespace eagle::index {
+
+// Higher score is better: cosine similarity, inner product, or -squared L2.
+struct VectorHit {
+  uint32_t row;
+  float score;
+  bool operator==(const VectorHit&) const = default;
+};
+
+struct VectorSearchParams {
+  size_t k = 10;
+  uint32_t ef = 0;  // 0 = the index default (HnswParams::ef_search); ignored by flat
+};
+
+// Rows are addressed by uint32 and HNSW keeps a flag in the top bit of its ids.
+inline constexpr size_t kMaxVectorRows = (size_t{1} << 31) - 1;
+inline constexpr uint32_t kMaxVectorDim = 1u << 16;
+
+class VectorIndex {
+ public:
+  virtual ~VectorIndex() = default;
+
+  // Appends one vector: `row` must equal size(). Cosine normalises internally; a
+  // non-finite component is an invalid_argument error.
+  virtual void add(uint32_t row, const float* vec) = 0;
+  // Appends `count` vectors (row-major, dim() floats each) starting at `first_row`
+  // (== size()). HNSW builds with `threads` workers; the result is a valid graph
+  // either way (not bit-identical across thread counts).
+  virtual void add_batch(uint32_t first_row, size_t count, const float* vecs, unsigned threads = 1);
+  // Capacity hint so a bulk load does not reallocate.
+  virtual void reserve(size_t /*rows*/) {}
+
+  virtual size_t size() const = 0;
+  virtual uint32_t dim() const = 0;
+  virtual Metric metric() const = 0;
+  virtual VectorIndexKind kind() const = 0;
+
+  // Top p.k rows, sorted by score descending then row ascending. allowed == nullptr
+  // means every row; otherwise only rows whose bit is set are returned (bits past
+  // allowed->size() count as unset). Safe to call from several threads at once on a
+  // const index; add/add_batch must not run concurrently with searches.
+  virtual std::vector<VectorHit> search(const float* query, const VectorSearchParams& p,
+                                        const Bitset* allowed = nullptr) const = 0;
+
+  // Bytes held by the index (vectors, graph, scratch), for stats and benchmarks.
+  virtual size_t memory_bytes() const = 0;
+
+  // Versioned little-endian binary with checksums; load_vector_index validates
+  // everything and throws eagle::Error (invalid_argument) on corrupt or truncated
+  // input.
+  virtual void save(std::ostream& out) const = 0;
+};
+
+// Validates the schema (dim in 1..kMaxVectorDim) and returns an empty index.
+std::unique_ptr<VectorIndex> make_vector_index(const VectorFieldSchema& s);
+std::unique_ptr<VectorIndex> load_vector_index(std::istream& in);
+
+}  // namespace eagle::index

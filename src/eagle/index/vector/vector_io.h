@@ -1,0 +1,108 @@
+#pragma once
+// Internal to the vector module: the shared file header and checksummed sections of
+// the vector index files (format in docs/vector.md). Every section ends with its
+// CRC-32C, so a flipped bit anywhere is an error at load rather than a wrong answer.
+#include <nmmintrin.h>  // SSE4.2 CRC32: part of the x86-64-v2 baseline
+
+#include <cstdint>
+#include <cstring>
+#include <istream>
+#include <ostream>
+#include <string>
+
+#include "eagle/core/error.h"
+
+namespace eagle::index::vio {
+
+inline constexpr char kMagic[8] = {'E', 'A', 'G', 'L', 'E', 'V', 'E', 'C'};
+inline constexpr uint32_t kVersion = 1;
+
+inline uint32_t crc32c(uint32_t crc, const void* data, size_t n) {
+  const auto* p = static_cast<const uint8_t*>(data);
+  uint64_t c = ~crc;
+  for (; n >= 8; n -= 8, p += 8) {
+    uint64_t w;
+    std::memcpy(&w, p, 8);
+    c = _mm_crc32_u64(c, w);
+  }
+  uint32_t c32 = static_cast<uint32_t>(c);
+  for (; n; --n, ++p) c32 = _mm_crc32_u8(c32, *p);
+  return ~c32;
+}
+
+[[noreturn]] inline void corrupt(const std::string& what) {
+  fail(ErrorCode::invalid_argument, "corrupt vector index file: " + what);
+}
+
+// Accumulates a CRC over everything written until end_section().
+class Writer {
+ public:
+  explicit Writer(std::ostream& out) : out_(out) {}
+  void bytes(const void* p, size_t n) {
+    crc_ = crc32c(crc_, p, n);
+    out_.write(static_cast<const char*>(p), static_cast<std::streamsize>(n));
+  }
+  template <typename T>
+  void pod(const T& v) {
+    bytes(&v, sizeof(T));
+  }
+  void end_section() {
+    const uint32_t c = crc_;
+    out_.write(reinterpret_cast<const char*>(&c), sizeof(c));
+    crc_ = 0;
+  }
+  void finish() {
+    out_.flush();
+    if (!out_) fail(ErrorCode::unavailable, "could not write the vector index");
+  }
+
+ private:
+  std::ostream& out_;
+  uint32_t crc_ = 0;
+};
+
+class Reader {
+ public:
+  explicit Reader(std::istream& in) : in_(in) {}
+  void bytes(void* p, size_t n, const char* what) {
+    // Large sections are read in slices so a lying length fails on truncation
+    // before it can make us touch memory we never get data for.
+    auto* dst = static_cast<char*>(p);
+    while (n) {
+      const size_t step = n < (size_t{1} << 24) ? n : (size_t{1} << 24);
+      if (!in_.read(dst, static_cast<std::streamsize>(step)))
+        fail(ErrorCode::invalid_argument, std::string("truncated vector index file while reading ") + what);
+      crc_ = crc32c(crc_, dst, step);
+      dst += step;
+      n -= step;
+    }
+  }
+  template <typename T>
+  T pod(const char* what) {
+    T v;
+    bytes(&v, sizeof(T), what);
+    return v;
+  }
+  void end_section(const char* what) {
+    uint32_t stored;
+    if (!in_.read(reinterpret_cast<char*>(&stored), sizeof(stored)))
+      fail(ErrorCode::invalid_argument, std::string("truncated vector index file while reading ") + what);
+    if (stored != crc_) corrupt(std::string("checksum mismatch in ") + what);
+    crc_ = 0;
+  }
+
+ private:
+  std::istream& in_;
+  uint32_t crc_ = 0;
+};
+
+// The part of the header every kind shares; the kind-specific fields follow in the
+// same checksummed header section.
+struct CommonHeader {
+  uint8_t kind = 0;    // VectorIndexKind
+  uint8_t metric = 0;  // Metric
+  uint32_t dim = 0;
+  uint64_t rows = 0;
+};
+
+}  // namespace eagle::index::vio

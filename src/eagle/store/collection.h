@@ -1,0 +1,157 @@
+#pragma once
+// A collection: Eagle's embedded storage engine (what Milvus is to the seed system).
+// Rows carry an id, a text (BM25-indexed), a vector (flat or HNSW) and typed scalar
+// fields (inverted indexes on the indexed ones). Writes are logged and synced to the
+// write-ahead log before they are acknowledged and are searchable as soon as they
+// return. `checkpoint()` compacts the state into an immutable segment file and
+// starts a new log; a restart loads the segment and replays the log after it.
+//
+// Folder layout (persistent collections):
+//   schema.json            the schema, written once at creation (atomic rename)
+//   MANIFEST               {"format":1,"segment":"seg-<lsn>.eagle","last_lsn":L} (atomic rename)
+//   seg-<lsn>.eagle        immutable snapshot of every row up to log sequence number <lsn>
+//   wal-<first lsn>.log    write-ahead log records with lsn > the segment's
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <shared_mutex>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "eagle/core/bitset.h"
+#include "eagle/core/schema.h"
+#include "eagle/core/value.h"
+#include "eagle/index/lexical/bm25_index.h"
+#include "eagle/store/wal.h"
+
+namespace eagle::filter {
+class ScalarIndex;
+}
+namespace eagle::index {
+class VectorIndex;
+}
+
+namespace eagle::store {
+
+using TemplateParams = std::map<std::string, nlohmann::json>;
+
+struct Record {
+  std::string id;
+  std::string text;
+  std::vector<float> vector;
+  std::vector<Value> values;  // one per schema field, in schema order (null when absent)
+};
+
+// {"id": "...", "text": "...", "vector": [...], "<field>": value, ...}. Unknown
+// fields, wrong types and a wrong vector dimension are errors naming the field.
+Record record_from_json(const nlohmann::json& j, const CollectionSchema& schema);
+nlohmann::json record_to_json(const Record& r, const CollectionSchema& schema, bool with_vector);
+
+struct CollectionHit {
+  uint32_t row;
+  std::string id;
+  double score;  // vector: higher is better (cosine, IP, -L2^2); text: BM25
+};
+
+struct CollectionOptions {
+  WalSync sync = WalSync::always;
+  uint64_t checkpoint_wal_bytes = 64ull << 20;  // automatic compaction threshold
+  index::Bm25Params bm25;
+  text::AnalyzerOptions analyzer;
+};
+
+// Bounds on request sizes (SPEC security rule).
+inline constexpr size_t kMaxSearchK = 10000;
+inline constexpr size_t kMaxBatch = 100000;
+
+class Collection {
+ public:
+  static std::unique_ptr<Collection> in_memory(CollectionSchema schema, CollectionOptions opts = {});
+  static std::unique_ptr<Collection> create(const std::filesystem::path& dir, CollectionSchema schema,
+                                            CollectionOptions opts = {});
+  static std::unique_ptr<Collection> open(const std::filesystem::path& dir, CollectionOptions opts = {});
+  ~Collection();
+
+  const CollectionSchema& schema() const { return schema_; }
+  bool persistent() const { return !dir_.empty(); }
+
+  // Writes: all-or-nothing per call; acknowledged (durable) when they return.
+  void insert(std::vector<Record> records);  // an existing id is a conflict
+  void upsert(std::vector<Record> records);  // replaces rows with the same id
+  size_t remove(const std::vector<std::string>& ids);
+  size_t remove_where(std::string_view filter, const TemplateParams& params = {});
+  void checkpoint();
+
+  // Reads.
+  size_t count() const;  // live rows
+  std::optional<Record> get(const std::string& id) const;
+  // Live rows passing `filter` (empty filter: every live row).
+  Bitset filter(std::string_view filter, const TemplateParams& params = {}) const;
+  std::vector<CollectionHit> search_vector(std::span<const float> query, size_t k,
+                                           std::string_view filter = {}, const TemplateParams& params = {},
+                                           uint32_t ef = 0) const;
+  std::vector<CollectionHit> search_text(std::string_view query, size_t k, std::string_view filter = {},
+                                         const TemplateParams& params = {}) const;
+  nlohmann::json describe() const;
+
+ private:
+  struct Row {
+    std::string id;
+    std::string text;
+    std::vector<Value> values;
+  };
+  Collection(CollectionSchema schema, CollectionOptions opts, std::filesystem::path dir);
+
+  void validate_batch(const std::vector<Record>& records, bool allow_existing) const;
+  void log(WalOp op, const std::string& payload);
+  void apply_insert(std::vector<Record>& records);
+  size_t apply_remove(const std::vector<std::string>& ids);
+  void replay(uint64_t lsn, WalOp op, const std::string& payload);
+  void checkpoint_locked();
+  void maybe_checkpoint_locked();
+  Bitset filter_locked(std::string_view filter, const TemplateParams& params) const;
+  // nullptr when every row may be returned (no filter, no deletions).
+  std::optional<Bitset> allowed_locked(std::string_view filter, const TemplateParams& params) const;
+  void load_segment(const std::filesystem::path& file);
+  void write_segment(const std::filesystem::path& file) const;
+  void reset_indexes();
+
+  CollectionSchema schema_;
+  CollectionOptions opts_;
+  std::filesystem::path dir_;
+
+  mutable std::shared_mutex mutex_;
+  std::vector<Row> rows_;
+  Bitset deleted_;
+  std::unordered_map<std::string, uint32_t> live_;  // id -> row
+  index::Bm25Index lexical_;
+  std::unique_ptr<index::VectorIndex> vectors_;
+  std::vector<std::unique_ptr<filter::ScalarIndex>> scalar_;  // per schema field; null if not indexed
+  uint64_t last_lsn_ = 0;
+  std::unique_ptr<WalWriter> wal_;
+  uint64_t wal_bytes_ = 0;
+};
+
+// A folder of named collections: ROOT/<name>/.
+class Catalog {
+ public:
+  explicit Catalog(std::filesystem::path root, CollectionOptions opts = {});
+  Collection& create(const CollectionSchema& schema);
+  Collection& get(const std::string& name);  // opens on first use; not_found if absent
+  bool exists(const std::string& name) const;
+  void drop(const std::string& name);
+  std::vector<std::string> list() const;
+  nlohmann::json describe(const std::string& name);
+
+ private:
+  std::filesystem::path root_;
+  CollectionOptions opts_;
+  std::map<std::string, std::unique_ptr<Collection>> open_;
+};
+
+}  // namespace eagle::store

@@ -1,0 +1,248 @@
+// Remote encoder and reranker clients against a real HTTP server on 127.0.0.1,
+// inside the test process: success, batching, timeouts, 4xx/5xx, malformed JSON,
+// dimension mismatch.
+#include "eagle/encode/remote/remote.h"
+
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <stdlib.h>
+
+#include <atomic>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "eagle/core/error.h"
+
+using namespace eagle::encode;
+using nlohmann::json;
+
+namespace {
+
+class FakeServer {
+ public:
+  FakeServer() {
+    port_ = server_.bind_to_any_port("127.0.0.1");
+    thread_ = std::thread([this] { server_.listen_after_bind(); });
+    // httplib 0.11 has no wait_until_ready(): poll is_running().
+    while (!server_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ~FakeServer() {
+    server_.stop();
+    thread_.join();
+  }
+  httplib::Server& server() { return server_; }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+
+ private:
+  httplib::Server server_;
+  int port_;
+  std::thread thread_;
+};
+
+EncoderInfo info(uint32_t dim) {
+  EncoderInfo i;
+  i.label = "text-embedding-v4";
+  i.dim = dim;
+  return i;
+}
+
+RemoteOptions opts(const std::string& url, size_t batch = 32) {
+  RemoteOptions o;
+  o.base_url = url;
+  o.model = "m";
+  o.batch_size = batch;
+  o.timeout = std::chrono::milliseconds(500);
+  o.connect_timeout = std::chrono::milliseconds(500);
+  o.backoff = std::chrono::milliseconds(10);
+  o.max_retries = 2;
+  return o;
+}
+
+// An embedding that encodes its input's length, so order can be checked.
+json fake_embedding(const std::string& s, int dim) {
+  json v = json::array();
+  for (int d = 0; d < dim; ++d) v.push_back(static_cast<double>(s.size()) + d * 0.5);
+  return v;
+}
+
+}  // namespace
+
+TEST(RemoteEncoder, OpenAiSuccessBatchingOrderAndAuth) {
+  FakeServer s;
+  std::atomic<int> calls{0};
+  std::atomic<size_t> largest{0};
+  std::string seen_auth;
+  s.server().Post("/v1/embeddings", [&](const httplib::Request& req, httplib::Response& res) {
+    ++calls;
+    seen_auth = req.get_header_value("Authorization");
+    auto body = json::parse(req.body);
+    auto inputs = body["input"];
+    largest = std::max(largest.load(), inputs.size());
+    json data = json::array();
+    // Reply in reverse order: the client must order by "index".
+    for (size_t i = inputs.size(); i-- > 0;)
+      data.push_back({{"index", i}, {"embedding", fake_embedding(inputs[i].get<std::string>(), 4)}});
+    res.set_content(json{{"data", data}, {"model", body["model"]}}.dump(), "application/json");
+  });
+  setenv("EAGLE_TEST_KEY", "sekret", 1);
+  auto o = opts(s.url(), 3);
+  o.api_key_env = "EAGLE_TEST_KEY";
+  auto enc = make_openai_encoder(info(4), o);
+  std::vector<std::string> inputs = {"a", "bb", "ccc", "dddd", "eeeee", "ffffff", "g"};
+  auto out = enc->encode(inputs, EncodeMode::document);
+  ASSERT_EQ(out.size(), inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) EXPECT_FLOAT_EQ(out[i][0], static_cast<float>(inputs[i].size()));
+  EXPECT_EQ(calls.load(), 3);  // 3 + 3 + 1
+  EXPECT_LE(largest.load(), 3u);
+  EXPECT_EQ(seen_auth, "Bearer sekret");
+  unsetenv("EAGLE_TEST_KEY");
+  EXPECT_THROW(enc->encode(inputs, EncodeMode::query), eagle::Error);  // key now missing
+}
+
+TEST(RemoteEncoder, TeiEmbedAndDimensionMismatch) {
+  FakeServer s;
+  s.server().Post("/embed", [&](const httplib::Request& req, httplib::Response& res) {
+    json out = json::array();
+    const json body = json::parse(req.body);  // named: a range-for over a temporary's member dangles
+    for (const auto& t : body["inputs"]) out.push_back(fake_embedding(t.get<std::string>(), 3));
+    res.set_content(out.dump(), "application/json");
+  });
+  auto ok = make_tei_encoder(info(3), opts(s.url()));
+  EXPECT_EQ(ok->encode({"x", "yy"}, EncodeMode::query).size(), 2u);
+  auto wrong = make_tei_encoder(info(8), opts(s.url()));
+  try {
+    wrong->encode({"x"}, EncodeMode::query);
+    FAIL();
+  } catch (const eagle::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("dimension 3"), std::string::npos) << e.what();
+  }
+}
+
+TEST(RemoteEncoder, RetriesServerErrorsThenSucceeds) {
+  FakeServer s;
+  std::atomic<int> calls{0};
+  s.server().Post("/embed", [&](const httplib::Request& req, httplib::Response& res) {
+    if (++calls < 3) {
+      res.status = 503;
+      res.set_content("busy", "text/plain");
+      return;
+    }
+    json out = json::array();
+    const json body = json::parse(req.body);
+    for (const auto& t : body["inputs"]) out.push_back(fake_embedding(t.get<std::string>(), 2));
+    res.set_content(out.dump(), "application/json");
+  });
+  auto enc = make_tei_encoder(info(2), opts(s.url()));
+  EXPECT_EQ(enc->encode({"a"}, EncodeMode::query).size(), 1u);
+  EXPECT_EQ(calls.load(), 3);
+}
+
+TEST(RemoteEncoder, ClientErrorsFailAtOnceWithTheStatus) {
+  FakeServer s;
+  std::atomic<int> calls{0};
+  s.server().Post("/embed", [&](const httplib::Request&, httplib::Response& res) {
+    ++calls;
+    res.status = 400;
+    res.set_content("{\"error\":\"input too long\"}", "application/json");
+  });
+  auto enc = make_tei_encoder(info(2), opts(s.url()));
+  try {
+    enc->encode({"a"}, EncodeMode::query);
+    FAIL();
+  } catch (const eagle::Error& e) {
+    std::string m = e.what();
+    EXPECT_NE(m.find("HTTP 400"), std::string::npos) << m;
+    EXPECT_NE(m.find("input too long"), std::string::npos) << m;
+  }
+  EXPECT_EQ(calls.load(), 1);
+}
+
+TEST(RemoteEncoder, PersistentServerErrorsGiveUpAfterBoundedRetries) {
+  FakeServer s;
+  std::atomic<int> calls{0};
+  s.server().Post("/embed", [&](const httplib::Request&, httplib::Response& res) {
+    ++calls;
+    res.status = 500;
+  });
+  auto enc = make_tei_encoder(info(2), opts(s.url()));
+  EXPECT_THROW(enc->encode({"a"}, EncodeMode::query), eagle::Error);
+  EXPECT_EQ(calls.load(), 3);  // 1 + max_retries
+}
+
+TEST(RemoteEncoder, TimeoutAndMalformedJson) {
+  FakeServer s;
+  s.server().Post("/embed", [&](const httplib::Request&, httplib::Response& res) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(900));
+    res.set_content("[]", "application/json");
+  });
+  s.server().Post("/v1/embeddings", [&](const httplib::Request&, httplib::Response& res) {
+    res.set_content("{\"data\": [", "application/json");
+  });
+  auto o = opts(s.url());
+  o.max_retries = 0;
+  auto slow = make_tei_encoder(info(2), o);
+  auto t0 = std::chrono::steady_clock::now();
+  EXPECT_THROW(slow->encode({"a"}, EncodeMode::query), eagle::Error);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(850));
+  auto bad = make_openai_encoder(info(2), o);
+  try {
+    bad->encode({"a"}, EncodeMode::query);
+    FAIL();
+  } catch (const eagle::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("malformed JSON"), std::string::npos) << e.what();
+  }
+}
+
+TEST(RemoteEncoder, ConnectionRefusedAndBadUrl) {
+  auto o = opts("http://127.0.0.1:1");  // nothing listens on port 1
+  o.max_retries = 1;
+  auto enc = make_tei_encoder(info(2), o);
+  EXPECT_THROW(enc->encode({"a"}, EncodeMode::query), eagle::Error);
+  EXPECT_THROW(make_tei_encoder(info(2), opts("ftp://x")), eagle::Error);
+}
+
+TEST(RemoteReranker, CohereAndTeiProtocols) {
+  FakeServer s;
+  std::atomic<int> calls{0};
+  s.server().Post("/rerank", [&](const httplib::Request& req, httplib::Response& res) {
+    ++calls;
+    auto body = json::parse(req.body);
+    if (body.contains("documents")) {  // Cohere/Jina: results sorted by score, with indices
+      const auto& docs = body["documents"];
+      EXPECT_EQ(body["top_n"], docs.size());
+      json results = json::array();
+      for (size_t i = 0; i < docs.size(); ++i)
+        results.push_back({{"index", i}, {"relevance_score", docs[i].get<std::string>().size() / 10.0}});
+      std::reverse(results.begin(), results.end());
+      res.set_content(json{{"results", results}}.dump(), "application/json");
+    } else {  // TEI
+      json results = json::array();
+      const auto& texts = body["texts"];
+      for (size_t i = 0; i < texts.size(); ++i) results.push_back({{"index", i}, {"score", 1.0 * i}});
+      res.set_content(results.dump(), "application/json");
+    }
+  });
+  auto cohere = make_cohere_reranker("qwen3-rerank", opts(s.url(), 2));
+  auto scores = cohere->score("q", {"a", "bbbbb", "cc"});
+  ASSERT_EQ(scores.size(), 3u);
+  EXPECT_FLOAT_EQ(scores[1], 0.5f);
+  EXPECT_FLOAT_EQ(scores[2], 0.2f);
+  EXPECT_EQ(calls.load(), 2);
+  auto tei = make_tei_reranker("medcpt-rerank", opts(s.url()));
+  auto t = tei->score("q", {"x", "y", "z"});
+  EXPECT_FLOAT_EQ(t[2], 2.0f);
+}
+
+TEST(EncoderRegistry, MissingLabelsAreConfigurationErrors) {
+  EncoderRegistry reg;
+  reg.add(make_tei_encoder(info(2), opts("http://127.0.0.1:9")));
+  EXPECT_TRUE(reg.has_encoder("text-embedding-v4"));
+  EXPECT_THROW(reg.add(make_tei_encoder(info(2), opts("http://127.0.0.1:9"))), eagle::Error);
+  try {
+    reg.require({"text-embedding-v4", "pubmedbert"});
+    FAIL();
+  } catch (const eagle::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("pubmedbert"), std::string::npos);
+  }
+  EXPECT_THROW(reg.encoder("molformer"), eagle::Error);
+}

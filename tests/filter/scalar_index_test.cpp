@@ -1,0 +1,174 @@
+// The scalar inverted index on its own: lookups against a brute-force scan of the
+// values it was given, plus its contract (row order, types, nulls, misuse).
+#include "eagle/filter/scalar_index.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+
+#include "eagle/core/error.h"
+#include "eagle/filter/compare.h"
+#include "filter_test_support.h"
+
+using namespace eagle;
+using namespace eagle::filter;
+using eagle::filter::testing::bits;
+using V = std::vector<uint32_t>;
+
+TEST(ScalarIndex, SkippedRowsAreNull) {
+  ScalarIndex idx(FieldType::int64);
+  idx.add(0, int64_t{5});
+  idx.add(3, int64_t{5});
+  idx.add(4, std::monostate{});
+  idx.add(6, int64_t{7});
+  EXPECT_EQ(idx.row_count(), 7u);
+  EXPECT_EQ(idx.term_count(), 2u);
+  EXPECT_EQ(bits(idx.equal(int64_t{5})), V({0, 3}));
+  EXPECT_EQ(bits(idx.equal(5.0)), V({0, 3}));
+  EXPECT_EQ(bits(idx.equal(5.5)), V({}));
+  EXPECT_EQ(bits(idx.equal(std::string("5"))), V({}));  // another kind matches nothing
+  EXPECT_EQ(bits(idx.nulls()), V({1, 2, 4, 5}));
+  EXPECT_EQ(bits(idx.not_null()), V({0, 3, 6}));
+  EXPECT_EQ(bits(idx.equal_any({int64_t{7}, 5.0, std::string("x")})), V({0, 3, 6}));
+}
+
+TEST(ScalarIndex, RangesAcrossIntAndDoubleBounds) {
+  ScalarIndex idx(FieldType::int64);
+  for (uint32_t r = 0; r < 10; ++r) idx.add(r, int64_t{r} - 5);  // -5 .. 4
+  auto range = [&](std::optional<Value> lo, bool li, std::optional<Value> hi, bool hi_incl) {
+    return bits(idx.range(lo, li, hi, hi_incl));
+  };
+  EXPECT_EQ(range(int64_t{-1}, true, int64_t{1}, true), V({4, 5, 6}));
+  EXPECT_EQ(range(int64_t{-1}, false, int64_t{1}, false), V({5}));
+  EXPECT_EQ(range(-1.5, true, 1.5, false), V({4, 5, 6}));
+  EXPECT_EQ(range(-1.5, false, std::nullopt, false), V({4, 5, 6, 7, 8, 9}));
+  EXPECT_EQ(range(std::nullopt, false, -4.0, true), V({0, 1}));
+  EXPECT_EQ(range(int64_t{2}, true, int64_t{2}, true), V({7}));
+  EXPECT_EQ(range(int64_t{2}, false, int64_t{2}, true), V({}));
+  EXPECT_EQ(range(int64_t{2}, false, int64_t{2}, false), V({}));  // an empty interval, not a crash
+  EXPECT_EQ(range(int64_t{3}, true, int64_t{1}, true), V({}));
+  EXPECT_EQ(range(std::numeric_limits<double>::quiet_NaN(), true, std::nullopt, false), V({}));
+  EXPECT_EQ(range(std::string("a"), true, std::nullopt, false), V({}));
+  EXPECT_EQ(range(-1e300, true, 1e300, true).size(), 10u);
+}
+
+TEST(ScalarIndex, DoublesKeepNaNOutOfTheDictionary) {
+  ScalarIndex idx(FieldType::float64);
+  idx.add(0, 1.0);
+  idx.add(1, std::numeric_limits<double>::quiet_NaN());
+  idx.add(2, -0.0);
+  idx.add(3, 0.0);
+  EXPECT_EQ(bits(idx.equal(int64_t{0})), V({2, 3}));
+  EXPECT_EQ(bits(idx.equal(std::numeric_limits<double>::quiet_NaN())), V({}));
+  EXPECT_EQ(bits(idx.range(std::nullopt, false, std::nullopt, false)), V({0, 2, 3}));
+  EXPECT_EQ(bits(idx.not_null()), V({0, 1, 2, 3}));
+}
+
+TEST(ScalarIndex, StringsBoolsAndPrefixScans) {
+  ScalarIndex s(FieldType::string);
+  const std::vector<std::string> words = {"apple", "apricot", "banana", "apple", "", "ap"};
+  for (uint32_t r = 0; r < words.size(); ++r) s.add(r, words[r]);
+  EXPECT_EQ(bits(s.equal(std::string("apple"))), V({0, 3}));
+  EXPECT_EQ(bits(s.range(std::string("ap"), false, std::string("b"), false)), V({0, 1, 3}));
+  size_t seen = 0;
+  auto any = [&](std::string_view) { return ++seen, true; };
+  EXPECT_EQ(bits(s.matching_terms(any, "ap")), V({0, 1, 3, 5}));
+  EXPECT_EQ(seen, 3u);  // only the terms under the prefix were visited: ap, apple, apricot
+  EXPECT_EQ(bits(s.matching_terms([](std::string_view t) { return t.size() == 6; })), V({2}));
+  EXPECT_EQ(bits(s.matching_terms([](std::string_view) { return true; }, "zz")), V({}));
+
+  ScalarIndex b(FieldType::boolean);
+  b.add(1, true);
+  b.add(2, false);
+  EXPECT_EQ(bits(b.equal(true)), V({1}));
+  EXPECT_EQ(bits(b.equal(int64_t{1})), V({}));
+  EXPECT_EQ(bits(b.nulls()), V({0}));
+}
+
+TEST(ScalarIndex, StringLists) {
+  ScalarIndex l(FieldType::string_list);
+  l.add(0, StringList{"a", "b", "a"});
+  l.add(1, StringList{});
+  l.add(3, StringList{"b"});
+  EXPECT_EQ(bits(l.contains("a")), V({0}));
+  EXPECT_EQ(bits(l.contains("b")), V({0, 3}));
+  EXPECT_EQ(bits(l.contains("c")), V({}));
+  EXPECT_EQ(bits(l.contains_any({"a", "c", "b"})), V({0, 3}));
+  EXPECT_EQ(bits(l.nulls()), V({2}));
+  EXPECT_EQ(bits(l.not_null()), V({0, 1, 3}));
+}
+
+TEST(ScalarIndex, ContractViolationsAreErrors) {
+  EXPECT_THROW(ScalarIndex{FieldType::json}, Error);
+  ScalarIndex i(FieldType::int64);
+  i.add(2, int64_t{1});
+  EXPECT_THROW(i.add(2, int64_t{1}), Error);  // rows must increase
+  EXPECT_THROW(i.add(1, int64_t{1}), Error);
+  EXPECT_THROW(i.add(3, 1.5), Error);  // a double in an int64 index
+  EXPECT_THROW(i.add(4, std::string("x")), Error);
+  EXPECT_EQ(i.row_count(), 3u);          // a rejected value changes nothing
+  EXPECT_THROW(i.contains("x"), Error);  // list lookups on a scalar index
+  EXPECT_THROW(i.matching_terms([](std::string_view) { return true; }), Error);
+  ScalarIndex l(FieldType::string_list);
+  EXPECT_THROW(l.add(0, std::string("x")), Error);
+  EXPECT_THROW(l.equal(std::string("x")), Error);
+  EXPECT_THROW(l.range(std::nullopt, false, std::nullopt, false), Error);
+  try {
+    i.add(0, int64_t{1});
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::invalid_argument);
+    EXPECT_NE(std::string(e.what()).find("increasing order: row 0 after row 2"), std::string::npos)
+        << e.what();
+  }
+}
+
+// Random values and bounds: every range and equality lookup equals a scan with the
+// obvious double arithmetic (the values are small enough to be exact as doubles).
+TEST(ScalarIndex, MatchesBruteForceOnRandomNumbers) {
+  std::mt19937_64 rng(7);
+  for (FieldType type : {FieldType::int64, FieldType::float64}) {
+    ScalarIndex idx(type);
+    std::vector<std::optional<double>> vals;
+    uint32_t row = 0;
+    for (int i = 0; i < 500; ++i) {
+      row += 1 + static_cast<uint32_t>(rng() % 3);
+      if (rng() % 5 == 0) continue;  // a skipped row: null
+      int64_t k = static_cast<int64_t>(rng() % 41) - 20;
+      Value v = type == FieldType::int64 ? Value(k) : Value(static_cast<double>(k) / 4);
+      vals.resize(row + 1);
+      vals[row] = type == FieldType::int64 ? static_cast<double>(k) : static_cast<double>(k) / 4;
+      idx.add(row, v);
+    }
+    auto bound = [&]() -> std::optional<Value> {
+      switch (rng() % 3) {
+        case 0: return std::nullopt;
+        case 1: return Value(static_cast<int64_t>(rng() % 41) - 20);
+        default: return Value((static_cast<double>(rng() % 161) - 80) / 8);
+      }
+    };
+    auto as_double = [](const Value& v) {
+      return std::holds_alternative<int64_t>(v) ? static_cast<double>(std::get<int64_t>(v))
+                                                : std::get<double>(v);
+    };
+    for (int q = 0; q < 2000; ++q) {
+      auto lo = bound(), hi = bound();
+      bool li = rng() % 2, hi_incl = rng() % 2;
+      V want, want_eq;
+      for (uint32_t r = 0; r < vals.size(); ++r) {
+        if (!vals[r]) continue;
+        double x = *vals[r];
+        bool ok = (!lo || (li ? x >= as_double(*lo) : x > as_double(*lo))) &&
+                  (!hi || (hi_incl ? x <= as_double(*hi) : x < as_double(*hi)));
+        if (ok) want.push_back(r);
+        if (lo && x == as_double(*lo)) want_eq.push_back(r);
+      }
+      ASSERT_EQ(bits(idx.range(lo, li, hi, hi_incl)), want) << q;
+      if (lo) {
+        ASSERT_EQ(bits(idx.equal(*lo)), want_eq) << q;
+      }
+    }
+  }
+}
