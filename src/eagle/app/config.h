@@ -4,6 +4,7 @@
 // Every option is one entry of a table, so the YAML key, the environment variable,
 // the documentation and the default printed by `eagle config` cannot drift apart.
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <functional>
 #include <optional>
 #include <string>
@@ -22,6 +23,13 @@ struct Config {
   size_t top_k = 10;
   size_t run_depth = 1000;
   bool skip_bad = false;
+  // The `encoders:` section, label -> settings (see encode/registry_config.h); kept
+  // as JSON because its shape depends on each encoder's type.
+  nlohmann::json encoders = nlohmann::json::object();
+  // The embedded default text encoder ("glove"): GloVe 6B 100d from the npm asset,
+  // converted once to `glove_file`.
+  std::string glove_json = EAGLE_DEFAULT_GLOVE_JSON;
+  std::string glove_file = "eagle-assets/glove100.eaglewv";
 };
 
 struct ConfigOption {

@@ -11,6 +11,8 @@
 #include "eagle/app/progress.h"
 #include "eagle/core/error.h"
 #include "eagle/encode/chem/chem.h"
+#include "eagle/encode/registry_config.h"
+#include "eagle/encode/static/word_vectors.h"
 #include "eagle/eval/beir.h"
 #include "eagle/eval/lexical_run.h"
 #include "eagle/eval/metrics.h"
@@ -278,6 +280,57 @@ int cmd_compounds(const std::string& csv, const std::string& name, const std::st
   return 0;
 }
 
+// The registry of configured encoders, plus the embedded default `glove` (converted
+// from the npm asset on first use) unless the configuration defines that label.
+eagle::encode::EncoderRegistry build_registry(const eagle::app::Config& cfg) {
+  eagle::encode::EncoderRegistry reg;
+  eagle::encode::add_from_config(reg, cfg.encoders);
+  if (!reg.has_encoder("glove")) {
+    if (!fs::exists(cfg.glove_file)) {
+      if (!fs::exists(cfg.glove_json))
+        eagle::fail(ErrorCode::not_found, "GloVe vectors not found at " + cfg.glove_json +
+                                              " (scripts/setup.sh installs them; or set glove.json)");
+      std::fprintf(stderr, "converting %s -> %s (once)...\n", cfg.glove_json.c_str(), cfg.glove_file.c_str());
+      auto n = eagle::encode::convert_wink_json(cfg.glove_json, cfg.glove_file);
+      std::fprintf(stderr, "converted %zu words\n", n);
+    }
+    reg.add(eagle::encode::make_glove_encoder("glove", cfg.glove_file));
+  }
+  return reg;
+}
+
+int cmd_encoders(const GlobalFlags& g, const std::string& label, const std::vector<std::string>& texts,
+                 bool query_mode) {
+  auto cfg = resolve_config(g);
+  auto t0 = std::chrono::steady_clock::now();
+  auto reg = build_registry(cfg);
+  std::printf("encoders loaded in %.3f s\n", seconds_since(t0));
+  if (texts.empty()) {
+    for (const auto& l : reg.labels()) {
+      if (reg.has_encoder(l)) {
+        const auto& i = reg.encoder(l).info();
+        std::printf("  %-20s encoder  %-10s dim %-5u %s%s\n", l.c_str(), i.implementation.c_str(), i.dim,
+                    std::string(eagle::metric_name(i.metric)).c_str(), i.asymmetric ? " asymmetric" : "");
+      } else {
+        std::printf("  %-20s reranker\n", l.c_str());
+      }
+    }
+    return 0;
+  }
+  auto& enc = reg.encoder(label);
+  t0 = std::chrono::steady_clock::now();
+  auto vecs = enc.encode(texts, query_mode ? eagle::encode::EncodeMode::query : eagle::encode::EncodeMode::document);
+  double ms = seconds_since(t0) * 1000;
+  for (size_t i = 0; i < texts.size(); ++i) {
+    json j = {{"text", texts[i]}, {"encoder", label}, {"dim", vecs[i].size()}};
+    std::vector<float> head(vecs[i].begin(), vecs[i].begin() + std::min<size_t>(8, vecs[i].size()));
+    j["head"] = head;
+    std::cout << j.dump() << "\n";
+  }
+  std::printf("encoded %zu texts in %.2f ms\n", texts.size(), ms);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -342,6 +395,14 @@ int main(int argc, char** argv) {
   compounds->add_option("--smarts", csmarts, "list compounds containing this SMARTS pattern instead");
   compounds->add_option("--k", ck, "hits to print (limit for --smarts)")->capture_default_str();
 
+  auto* encoders_cmd = app.add_subcommand("encoders", "list the configured encoders, or embed texts with one");
+  std::string enc_label = "glove";
+  std::vector<std::string> enc_texts;
+  bool enc_query = false;
+  encoders_cmd->add_option("texts", enc_texts, "texts to embed (none: list the encoders)");
+  encoders_cmd->add_option("--label", enc_label, "encoder label")->capture_default_str();
+  encoders_cmd->add_flag("--query", enc_query, "encode as queries (asymmetric encoders)");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -357,6 +418,7 @@ int main(int argc, char** argv) {
     if (*eval) return cmd_eval(g, beir, split, retriever, run_file, per_query, tag, depth, algorithm, score_run);
     if (*bench) return cmd_bench(g, bbeir, bsplit, repeat);
     if (*compounds) return cmd_compounds(smiles_csv, cname, csmiles, csmarts, ck);
+    if (*encoders_cmd) return cmd_encoders(g, enc_label, enc_texts, enc_query);
   } catch (const Error& e) {
     std::fprintf(stderr, "eagle: error (%s): %s\n", std::string(eagle::error_code_name(e.code())).c_str(),
                  e.what());

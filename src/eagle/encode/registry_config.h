@@ -1,0 +1,27 @@
+#pragma once
+// Builds the EncoderRegistry from configuration: a map label -> implementation.
+//
+//   encoders:
+//     glove:             {type: static, path: build/data/glove100.eaglewv, sif_a: 0.001}
+//     pubmedbert:        {type: bert, path: /models/pubmedbert, pooling: cls, max_length: 512}
+//     medcpt-query:      {type: bert, path: /models/MedCPT-Article-Encoder,
+//                         query_path: /models/MedCPT-Query-Encoder}
+//     medcpt-rerank:     {type: bert-cross, path: /models/MedCPT-Cross-Encoder}
+//     text-embedding-v4: {type: openai, base_url: https://dashscope.aliyuncs.com/compatible-mode,
+//                         model: text-embedding-v4, dim: 1024, api_key_env: DASHSCOPE_API_KEY}
+//     tei-embed:         {type: tei, base_url: http://127.0.0.1:8080, dim: 768}
+//     qwen3-rerank:      {type: cohere-rerank, base_url: ..., model: qwen3-rerank, api_key_env: ...}
+//     tei-rerank:        {type: tei-rerank, base_url: http://127.0.0.1:8081}
+//     m2v:               {type: model2vec, path: /models/potion-base-8M}
+//
+// Every entry is built (files opened, models loaded) at start, so a bad path or a
+// missing field is an error naming the label before the first query.
+#include <nlohmann/json.hpp>
+
+#include "eagle/encode/encoder.h"
+
+namespace eagle::encode {
+
+void add_from_config(EncoderRegistry& registry, const nlohmann::json& encoders);
+
+}  // namespace eagle::encode
