@@ -511,6 +511,16 @@ std::optional<Record> Collection::get(const std::string& id) const {
   return Record{row.id, row.text, {}, row.values};
 }
 
+std::vector<Record> Collection::fetch(std::string_view expr, const TemplateParams& params, size_t limit) const {
+  if (limit > kMaxSearchK) fail(ErrorCode::invalid_argument, "fetch limit must be at most " + std::to_string(kMaxSearchK));
+  std::shared_lock lock(mutex_);
+  std::vector<Record> out;
+  filter_locked(expr, params).for_each([&](size_t r) {
+    if (out.size() < limit) out.push_back(Record{rows_[r].id, rows_[r].text, {}, rows_[r].values});
+  });
+  return out;
+}
+
 Bitset Collection::filter(std::string_view expr, const TemplateParams& params) const {
   std::shared_lock lock(mutex_);
   return filter_locked(expr, params);

@@ -90,6 +90,9 @@ class Collection {
   // Reads.
   size_t count() const;  // live rows
   std::optional<Record> get(const std::string& id) const;
+  // Live records passing `filter`, in row order, at most `limit` (graph and
+  // parent-document expansion fetch nodes this way).
+  std::vector<Record> fetch(std::string_view filter, const TemplateParams& params, size_t limit) const;
   // Live rows passing `filter` (empty filter: every live row).
   Bitset filter(std::string_view filter, const TemplateParams& params = {}) const;
   std::vector<CollectionHit> search_vector(std::span<const float> query, size_t k,

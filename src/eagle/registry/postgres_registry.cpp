@@ -1,0 +1,383 @@
+#include "eagle/registry/postgres_registry.h"
+
+#include <libpq-fe.h>
+
+#include <array>
+#include <charconv>
+#include <nlohmann/json.hpp>
+
+#include "eagle/core/error.h"
+
+namespace eagle::registry {
+
+namespace {
+
+// The seed's `documents` and `document_keywords` tables. One transaction under an
+// advisory lock: two engines starting together would otherwise race in CREATE
+// TABLE IF NOT EXISTS (a known unique-violation on pg_type). Fixed text, no values:
+// the only statement sent with PQexec (it holds several commands).
+constexpr const char* kSchema = R"sql(
+BEGIN;
+SELECT pg_advisory_xact_lock(hashtext('eagle.registry.schema'));
+CREATE TABLE IF NOT EXISTS documents (
+  document_id      text PRIMARY KEY,
+  name             text NOT NULL DEFAULT '',
+  file_name        text NOT NULL DEFAULT '',
+  document_name    text NOT NULL DEFAULT '',
+  kb_name          text NOT NULL DEFAULT '',
+  plugin_namespace text NOT NULL DEFAULT 'core',
+  source_type      text NOT NULL DEFAULT '',
+  year             bigint,
+  source_uri       text NOT NULL DEFAULT '',
+  collections_used text[] NOT NULL DEFAULT '{}',
+  created_at       timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX IF NOT EXISTS documents_namespace_kb ON documents (plugin_namespace, kb_name);
+CREATE INDEX IF NOT EXISTS documents_kb ON documents (kb_name);
+CREATE TABLE IF NOT EXISTS document_keywords (
+  document_id      text NOT NULL REFERENCES documents (document_id) ON DELETE CASCADE,
+  plugin_namespace text NOT NULL,
+  keyword          text NOT NULL,
+  PRIMARY KEY (document_id, plugin_namespace, keyword)
+);
+CREATE INDEX IF NOT EXISTS document_keywords_tag ON document_keywords (plugin_namespace, keyword);
+COMMIT;
+)sql";
+
+// created_at in the same ISO-8601 UTC form as the SQLite backend's strftime.
+constexpr const char* kGet = R"sql(
+SELECT document_id, name, file_name, document_name, kb_name, plugin_namespace, source_type, year, source_uri,
+       array_to_json(collections_used)::text,
+       to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
+FROM documents WHERE document_id = $1)sql";
+
+// created_at is left out of DO UPDATE: a replace keeps the first insert's time.
+constexpr const char* kUpsert = R"sql(
+INSERT INTO documents (document_id, name, file_name, document_name, kb_name, plugin_namespace, source_type,
+                       year, source_uri, collections_used)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8::bigint, $9, $10::text[])
+ON CONFLICT (document_id) DO UPDATE SET
+  name = EXCLUDED.name, file_name = EXCLUDED.file_name, document_name = EXCLUDED.document_name,
+  kb_name = EXCLUDED.kb_name, plugin_namespace = EXCLUDED.plugin_namespace, source_type = EXCLUDED.source_type,
+  year = EXCLUDED.year, source_uri = EXCLUDED.source_uri, collections_used = EXCLUDED.collections_used)sql";
+
+// lookup_document_ids_by_name_terms: the seed's `ILIKE '%term%'`, over the three
+// names, with $1 the like_contains_pattern()s. E'\\' is one backslash whatever
+// standard_conforming_strings says. COLLATE "C" orders bytewise like SQLite.
+constexpr const char* kFindNames = R"sql(
+SELECT d.document_id FROM documents d
+WHERE d.plugin_namespace = $2 AND ($3::text IS NULL OR d.kb_name = $3::text)
+  AND EXISTS (SELECT 1 FROM unnest($1::text[]) AS t(pattern)
+              WHERE d.name ILIKE t.pattern ESCAPE E'\\'
+                 OR d.file_name ILIKE t.pattern ESCAPE E'\\'
+                 OR d.document_name ILIKE t.pattern ESCAPE E'\\')
+ORDER BY d.document_id COLLATE "C" LIMIT $4::bigint)sql";
+
+constexpr const char* kIdsForTags = R"sql(
+SELECT document_id FROM document_keywords
+WHERE plugin_namespace = $2 AND keyword = ANY ($1::text[])
+GROUP BY document_id ORDER BY document_id COLLATE "C" LIMIT $3::bigint)sql";
+
+constexpr const char* kNames = R"sql(
+SELECT document_id, file_name, document_name FROM documents WHERE document_id = ANY ($1::text[]))sql";
+
+constexpr const char* kCollections = R"sql(
+SELECT DISTINCT c FROM documents d CROSS JOIN LATERAL unnest(d.collections_used) AS c
+WHERE d.document_id = ANY ($1::text[]) OR d.kb_name = ANY ($2::text[]))sql";
+
+constexpr const char* kExistsForUpdate = "SELECT 1 FROM documents WHERE document_id = $1 FOR UPDATE";
+constexpr const char* kDeleteKeywords = "DELETE FROM document_keywords WHERE document_id = $1 AND plugin_namespace = $2";
+constexpr const char* kInsertKeywords = R"sql(
+INSERT INTO document_keywords (document_id, plugin_namespace, keyword)
+SELECT $1, $2, k FROM unnest($3::text[]) AS k ON CONFLICT DO NOTHING)sql";
+constexpr const char* kKeywords =
+    "SELECT keyword FROM document_keywords WHERE document_id = $1 AND plugin_namespace = $2";
+constexpr const char* kRemove = "DELETE FROM documents WHERE document_id = $1";
+
+using Param = std::optional<std::string>;  // nullopt = SQL NULL
+using Result = std::unique_ptr<PGresult, decltype(&PQclear)>;
+
+std::string trimmed(const char* message) {
+  std::string s = message ? message : "";
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
+// By SQLSTATE class: connection, resources, operator intervention and transaction
+// rollbacks are transient (unavailable); integrity is a conflict; data exceptions
+// are bad input; anything else (syntax, missing table) is a bug.
+ErrorCode code_for(std::string_view sqlstate) {
+  std::string_view cls = sqlstate.substr(0, 2);
+  if (cls == "08" || cls == "53" || cls == "57" || cls == "40") return ErrorCode::unavailable;
+  if (cls == "23") return ErrorCode::conflict;
+  if (cls == "22") return ErrorCode::invalid_argument;
+  return ErrorCode::internal;
+}
+
+bool valid_schema_name(const std::string& s) {
+  if (s.empty() || s.size() > 63 || (s[0] >= '0' && s[0] <= '9')) return false;
+  for (char c : s) {
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_')) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string pg_text_array(const std::vector<std::string>& values) {
+  std::string out = "{";
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (i) out.push_back(',');
+    out.push_back('"');
+    for (char c : values[i]) {
+      if (c == '"' || c == '\\') out.push_back('\\');
+      out.push_back(c);
+    }
+    out.push_back('"');
+  }
+  out.push_back('}');
+  return out;
+}
+
+struct PostgresRegistry::Impl {
+  PGconn* conn = nullptr;
+
+  Impl() = default;
+  Impl(const Impl&) = delete;
+  Impl& operator=(const Impl&) = delete;
+  ~Impl() {
+    if (conn) PQfinish(conn);
+  }
+
+  [[noreturn]] void raise(ErrorCode code, std::string_view what, const std::string& message) const {
+    fail(code, "registry (postgresql): " + std::string(what) + ": " + message);
+  }
+
+  // A connection the server dropped (restart, idle timeout) is re-opened once per
+  // call; a transaction left failed by an earlier error is rolled back.
+  void ensure_ready() {
+    if (PQstatus(conn) != CONNECTION_OK) {
+      PQreset(conn);
+      if (PQstatus(conn) != CONNECTION_OK) raise(ErrorCode::unavailable, "reconnect", trimmed(PQerrorMessage(conn)));
+    }
+    if (PQtransactionStatus(conn) == PQTRANS_INERROR) PQclear(PQexec(conn, "ROLLBACK"));
+  }
+
+  [[noreturn]] void raise_result(const PGresult* res, std::string_view what) const {
+    if (!res || PQstatus(conn) != CONNECTION_OK) {
+      raise(ErrorCode::unavailable, what, trimmed(res ? PQresultErrorMessage(res) : PQerrorMessage(conn)));
+    }
+    const char* state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
+    raise(code_for(state ? state : ""), what, trimmed(PQresultErrorMessage(res)));
+  }
+
+  Result run(const char* sql, const std::vector<Param>& params, std::string_view what) {
+    std::vector<const char*> values;
+    values.reserve(params.size());
+    for (const auto& p : params) values.push_back(p ? p->c_str() : nullptr);
+    // Text-format parameters, types inferred from the statement's casts.
+    Result res(PQexecParams(conn, sql, static_cast<int>(values.size()), nullptr, values.data(), nullptr, nullptr, 0),
+               &PQclear);
+    ExecStatusType st = res ? PQresultStatus(res.get()) : PGRES_FATAL_ERROR;
+    if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) raise_result(res.get(), what);
+    return res;
+  }
+
+  void command(const char* sql, std::string_view what) {
+    Result res(PQexec(conn, sql), &PQclear);
+    ExecStatusType st = res ? PQresultStatus(res.get()) : PGRES_FATAL_ERROR;
+    if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
+      if (PQstatus(conn) == CONNECTION_OK && PQtransactionStatus(conn) != PQTRANS_IDLE) {
+        PQclear(PQexec(conn, "ROLLBACK"));
+      }
+      raise_result(res.get(), what);
+    }
+  }
+};
+
+namespace {
+
+std::string value(const PGresult* res, int row, int col) {
+  return std::string(PQgetvalue(res, row, col), static_cast<size_t>(PQgetlength(res, row, col)));
+}
+
+std::vector<std::string> column(const PGresult* res, int col) {
+  std::vector<std::string> out;
+  int n = PQntuples(res);
+  out.reserve(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) out.push_back(value(res, i, col));
+  return out;
+}
+
+std::string str(std::string_view v) { return std::string(v); }
+
+}  // namespace
+
+PostgresRegistry::PostgresRegistry(const std::string& conninfo, const std::string& schema)
+    : impl_(std::make_unique<Impl>()) {
+  if (!schema.empty() && !valid_schema_name(schema)) {
+    fail(ErrorCode::invalid_argument,
+         "registry (postgresql): schema '" + schema + "' must be 1-63 of [a-z0-9_], not starting with a digit");
+  }
+  // Keywords after "dbname" override what its expanded conninfo says: we always
+  // talk UTF-8 and, with a schema, pin search_path; before it, defaults the
+  // caller's string may override.
+  std::string options = "-c search_path=" + schema;
+  std::vector<const char*> keys = {"connect_timeout", "application_name", "dbname", "client_encoding"};
+  std::vector<const char*> values = {"10", "eagle-registry", conninfo.c_str(), "UTF8"};
+  if (!schema.empty()) {
+    keys.push_back("options");
+    values.push_back(options.c_str());
+  }
+  keys.push_back(nullptr);
+  values.push_back(nullptr);
+  impl_->conn = PQconnectdbParams(keys.data(), values.data(), /*expand_dbname=*/1);
+  if (!impl_->conn) fail(ErrorCode::unavailable, "registry (postgresql): connect: out of memory");
+  if (PQstatus(impl_->conn) != CONNECTION_OK) {
+    impl_->raise(ErrorCode::unavailable, "connect", trimmed(PQerrorMessage(impl_->conn)));
+  }
+  if (!schema.empty()) {
+    // An identifier cannot be a bound parameter; the name is validated above and
+    // quoted by libpq besides.
+    char* quoted = PQescapeIdentifier(impl_->conn, schema.c_str(), schema.size());
+    if (!quoted) impl_->raise(ErrorCode::internal, "quote schema", trimmed(PQerrorMessage(impl_->conn)));
+    std::string sql = std::string("CREATE SCHEMA IF NOT EXISTS ") + quoted;
+    PQfreemem(quoted);
+    // Concurrent CREATE SCHEMA IF NOT EXISTS can still collide; the loser finds it.
+    try {
+      impl_->command(sql.c_str(), "create schema");
+    } catch (const Error& e) {
+      if (e.code() != ErrorCode::conflict) throw;
+    }
+  }
+  impl_->command(kSchema, "create tables");
+}
+
+PostgresRegistry::~PostgresRegistry() = default;
+
+void PostgresRegistry::do_upsert(const DocumentRecord& r) {
+  std::lock_guard lock(mutex_);
+  impl_->ensure_ready();
+  Param year = r.year ? Param(std::to_string(*r.year)) : std::nullopt;
+  impl_->run(kUpsert,
+             {r.document_id, r.name, r.file_name, r.document_name, r.kb_name, r.plugin_namespace, r.source_type,
+              year, r.source_uri, pg_text_array(r.collections_used)},
+             "upsert");
+}
+
+bool PostgresRegistry::do_remove(std::string_view document_id) {
+  std::lock_guard lock(mutex_);
+  impl_->ensure_ready();
+  auto res = impl_->run(kRemove, {str(document_id)}, "remove");
+  return std::string_view(PQcmdTuples(res.get())) != "0";
+}
+
+std::optional<DocumentRecord> PostgresRegistry::do_get(std::string_view document_id) const {
+  std::lock_guard lock(mutex_);
+  impl_->ensure_ready();
+  auto res = impl_->run(kGet, {str(document_id)}, "get");
+  const PGresult* p = res.get();
+  if (PQntuples(p) == 0) return std::nullopt;
+  DocumentRecord r;
+  r.document_id = value(p, 0, 0);
+  r.name = value(p, 0, 1);
+  r.file_name = value(p, 0, 2);
+  r.document_name = value(p, 0, 3);
+  r.kb_name = value(p, 0, 4);
+  r.plugin_namespace = value(p, 0, 5);
+  r.source_type = value(p, 0, 6);
+  if (!PQgetisnull(p, 0, 7)) {
+    std::string y = value(p, 0, 7);
+    int64_t v = 0;
+    auto [end, ec] = std::from_chars(y.data(), y.data() + y.size(), v);
+    if (ec != std::errc() || end != y.data() + y.size()) {
+      impl_->raise(ErrorCode::internal, "get", "year '" + y + "' is not an integer");
+    }
+    r.year = v;
+  }
+  r.source_uri = value(p, 0, 8);
+  try {
+    r.collections_used = nlohmann::json::parse(value(p, 0, 9)).get<std::vector<std::string>>();
+  } catch (const nlohmann::json::exception& e) {
+    impl_->raise(ErrorCode::internal, "get", std::string("collections_used: ") + e.what());
+  }
+  r.created_at = value(p, 0, 10);
+  return r;
+}
+
+void PostgresRegistry::do_set_keywords(std::string_view document_id, std::string_view plugin_namespace,
+                                       const std::vector<std::string>& tags) {
+  std::lock_guard lock(mutex_);
+  impl_->ensure_ready();
+  impl_->command("BEGIN", "begin");
+  try {
+    // FOR UPDATE: a concurrent remove cannot slip between the check and the insert.
+    auto found = impl_->run(kExistsForUpdate, {str(document_id)}, "set_keywords");
+    if (PQntuples(found.get()) == 0) {
+      fail(ErrorCode::not_found, "registry: no document '" + std::string(document_id) + "' to tag");
+    }
+    impl_->run(kDeleteKeywords, {str(document_id), str(plugin_namespace)}, "set_keywords");
+    if (!tags.empty()) {
+      impl_->run(kInsertKeywords, {str(document_id), str(plugin_namespace), pg_text_array(tags)}, "set_keywords");
+    }
+    impl_->command("COMMIT", "commit");
+  } catch (...) {
+    if (PQstatus(impl_->conn) == CONNECTION_OK && PQtransactionStatus(impl_->conn) != PQTRANS_IDLE) {
+      PQclear(PQexec(impl_->conn, "ROLLBACK"));
+    }
+    throw;
+  }
+}
+
+std::vector<std::string> PostgresRegistry::do_keywords(std::string_view document_id,
+                                                       std::string_view plugin_namespace) const {
+  std::lock_guard lock(mutex_);
+  impl_->ensure_ready();
+  auto res = impl_->run(kKeywords, {str(document_id), str(plugin_namespace)}, "keywords");
+  return column(res.get(), 0);
+}
+
+std::vector<std::string> PostgresRegistry::do_find_by_name_terms(const std::vector<std::string>& terms,
+                                                                 std::string_view plugin_namespace, size_t limit,
+                                                                 std::optional<std::string_view> kb_name) const {
+  std::vector<std::string> patterns;
+  patterns.reserve(terms.size());
+  for (const auto& t : terms) patterns.push_back(like_contains_pattern(t));
+  std::lock_guard lock(mutex_);
+  impl_->ensure_ready();
+  Param kb = kb_name ? Param(std::string(*kb_name)) : std::nullopt;
+  auto res = impl_->run(kFindNames, {pg_text_array(patterns), str(plugin_namespace), kb, std::to_string(limit)},
+                        "find_by_name_terms");
+  return column(res.get(), 0);
+}
+
+std::vector<std::string> PostgresRegistry::do_ids_for_tags(const std::vector<std::string>& tags,
+                                                           std::string_view plugin_namespace, size_t limit) const {
+  std::lock_guard lock(mutex_);
+  impl_->ensure_ready();
+  auto res =
+      impl_->run(kIdsForTags, {pg_text_array(tags), str(plugin_namespace), std::to_string(limit)}, "ids_for_tags");
+  return column(res.get(), 0);
+}
+
+std::map<std::string, DocumentNames> PostgresRegistry::do_names_for_ids(
+    const std::vector<std::string>& document_ids) const {
+  std::lock_guard lock(mutex_);
+  impl_->ensure_ready();
+  auto res = impl_->run(kNames, {pg_text_array(document_ids)}, "names_for_ids");
+  std::map<std::string, DocumentNames> out;
+  for (int i = 0; i < PQntuples(res.get()); ++i) {
+    out[value(res.get(), i, 0)] = DocumentNames{value(res.get(), i, 1), value(res.get(), i, 2)};
+  }
+  return out;
+}
+
+std::vector<std::string> PostgresRegistry::do_collections_used(const std::vector<std::string>& document_ids,
+                                                               const std::vector<std::string>& kb_names) const {
+  std::lock_guard lock(mutex_);
+  impl_->ensure_ready();
+  auto res = impl_->run(kCollections, {pg_text_array(document_ids), pg_text_array(kb_names)}, "collections_used");
+  return column(res.get(), 0);
+}
+
+}  // namespace eagle::registry

@@ -1,0 +1,144 @@
+#pragma once
+// The document registry (issue 5 item 7): one row per ingested document in the
+// seed's `documents` table and its tags in `document_keywords`, behind one
+// interface with two backends, SQLite (embedded default) and PostgreSQL (libpq).
+// The query path uses it for the seed's lookup_document_ids_by_name_terms (entity
+// supplement), resolve_tags_to_document_ids (scope tags), lookup_documents_sync
+// (enrich_file_names backfill) and the collections_used catalog (scope-aware union).
+//
+// Every value reaches the database as a bound parameter, never spliced into SQL.
+// The public methods validate their inputs once, here, so both backends refuse the
+// same things with the same eagle::Error; the backends implement the do_* hooks.
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace eagle::registry {
+
+// Bounds on one call, so a request can never ask the database for an unbounded
+// scan result or an unbounded parameter list (invalid_argument beyond them).
+inline constexpr size_t kMaxLimit = 10000;  // rows a lookup may return
+inline constexpr size_t kMaxTerms = 256;    // name terms / tags per lookup
+inline constexpr size_t kMaxIds = 10000;    // ids or kb names per call, keywords per document
+// Bytes of a value that is indexed or matched (document_id, plugin_namespace,
+// kb_name, a keyword or tag, a collection name, a name term): PostgreSQL refuses
+// b-tree entries beyond ~2.7 kB and SQLite LIKE patterns beyond 50 kB, so both
+// backends refuse the same long values up front.
+inline constexpr size_t kMaxKeyBytes = 1024;
+
+struct DocumentRecord {
+  std::string document_id;  // primary key
+  std::string name;
+  std::string file_name;
+  std::string document_name;
+  std::string kb_name;
+  std::string plugin_namespace = "core";
+  std::string source_type;
+  std::optional<int64_t> year;
+  std::string source_uri;
+  std::vector<std::string> collections_used;  // collections the ingest wrote this document to
+  // ISO-8601 UTC with milliseconds ("2025-01-31T12:00:00.123Z"), set by the backend on
+  // first insert and kept on replace; ignored on upsert.
+  std::string created_at;
+
+  bool operator==(const DocumentRecord&) const = default;
+};
+
+// What enrich_file_names backfills onto hits whose metadata lacks them.
+struct DocumentNames {
+  std::string file_name;
+  std::string document_name;
+
+  bool operator==(const DocumentNames&) const = default;
+};
+
+class DocumentRegistry {
+ public:
+  virtual ~DocumentRegistry() = default;
+  DocumentRegistry() = default;
+  DocumentRegistry(const DocumentRegistry&) = delete;
+  DocumentRegistry& operator=(const DocumentRegistry&) = delete;
+
+  // Inserts the record or replaces every field of the row with its document_id,
+  // except created_at, which keeps the first insert's time. document_id and
+  // plugin_namespace must be non-empty.
+  void upsert(const DocumentRecord& record);
+  // Deletes the document and its keywords (all namespaces); false when absent.
+  bool remove(std::string_view document_id);
+  std::optional<DocumentRecord> get(std::string_view document_id) const;
+
+  // Replaces the document's tags in one namespace (document_keywords rows); other
+  // namespaces' tags are untouched. Duplicates collapse; an empty tag is refused;
+  // an empty list clears. not_found when the document is absent.
+  void set_keywords(std::string_view document_id, std::string_view plugin_namespace,
+                    const std::vector<std::string>& tags);
+  // The document's tags in one namespace, sorted bytewise.
+  std::vector<std::string> keywords(std::string_view document_id, std::string_view plugin_namespace) const;
+
+  // lookup_document_ids_by_name_terms: ids of the namespace's documents whose name,
+  // file_name or document_name contains ANY term as a case-insensitive substring
+  // (the seed's `ILIKE '%term%'`; LIKE metacharacters in a term match literally).
+  // Empty terms are ignored; `kb_name` narrows to one KB when given. Sorted by
+  // document_id (bytewise), at most `limit` (<= kMaxLimit).
+  std::vector<std::string> find_by_name_terms(const std::vector<std::string>& terms,
+                                              std::string_view plugin_namespace, size_t limit,
+                                              std::optional<std::string_view> kb_name = std::nullopt) const;
+
+  // resolve_tags_to_document_ids: ids tagged with ANY of `tags` (exact match) in the
+  // namespace, sorted by document_id (bytewise), at most `limit` (<= kMaxLimit).
+  // The caller applies max_scope_documents by asking for one more than the cap.
+  std::vector<std::string> ids_for_tags(const std::vector<std::string>& tags, std::string_view plugin_namespace,
+                                        size_t limit) const;
+
+  // lookup_documents_sync for enrich_file_names: names of the ids that exist.
+  std::map<std::string, DocumentNames> names_for_ids(const std::vector<std::string>& document_ids) const;
+
+  // The collections_used catalog for the scope-aware union: the distinct collections
+  // used at ingest by the documents in `document_ids` OR in a KB of `kb_names` (the
+  // scope's OR semantics), sorted. Both empty = no scope = no union, so {} (G4).
+  std::vector<std::string> collections_used(const std::vector<std::string>& document_ids,
+                                            const std::vector<std::string>& kb_names = {}) const;
+
+  // "sqlite" or "postgresql".
+  virtual std::string_view backend() const = 0;
+
+ protected:
+  // Called with validated input: non-empty ids/namespaces, valid UTF-8 without NUL,
+  // sizes within the bounds above, no empty terms, non-empty lists, limit >= 1.
+  virtual void do_upsert(const DocumentRecord& record) = 0;
+  virtual bool do_remove(std::string_view document_id) = 0;
+  virtual std::optional<DocumentRecord> do_get(std::string_view document_id) const = 0;
+  virtual void do_set_keywords(std::string_view document_id, std::string_view plugin_namespace,
+                               const std::vector<std::string>& tags) = 0;
+  virtual std::vector<std::string> do_keywords(std::string_view document_id,
+                                               std::string_view plugin_namespace) const = 0;
+  virtual std::vector<std::string> do_find_by_name_terms(const std::vector<std::string>& terms,
+                                                         std::string_view plugin_namespace, size_t limit,
+                                                         std::optional<std::string_view> kb_name) const = 0;
+  virtual std::vector<std::string> do_ids_for_tags(const std::vector<std::string>& tags,
+                                                   std::string_view plugin_namespace, size_t limit) const = 0;
+  virtual std::map<std::string, DocumentNames> do_names_for_ids(
+      const std::vector<std::string>& document_ids) const = 0;
+  // Either list may be empty (not both); the result need not be sorted or distinct.
+  virtual std::vector<std::string> do_collections_used(const std::vector<std::string>& document_ids,
+                                                       const std::vector<std::string>& kb_names) const = 0;
+};
+
+// Opens a registry from a URL:
+//   sqlite::memory:            private in-memory database (tests, throwaway runs)
+//   sqlite:PATH, sqlite://PATH file database, created with its schema when absent
+//   postgresql://... postgres://...   a libpq URI
+//   postgres:CONNINFO, postgresql:CONNINFO   a libpq key=value string
+// Anything else is invalid_argument; a server that cannot be reached, unavailable.
+std::unique_ptr<DocumentRegistry> open_registry(std::string_view url);
+
+// `%` + term with `\`, `%` and `_` escaped by `\` + `%`: the pattern for
+// `x LIKE/ILIKE pattern ESCAPE '\'` that matches any x containing term literally.
+std::string like_contains_pattern(std::string_view term);
+
+}  // namespace eagle::registry

@@ -1,0 +1,408 @@
+#include "eagle/registry/sqlite_registry.h"
+
+#include <sqlite3.h>
+
+#include <array>
+#include <nlohmann/json.hpp>
+
+#include "eagle/core/error.h"
+#include "eagle/registry/detail.h"
+
+namespace eagle::registry {
+
+namespace {
+
+// The seed's `documents` and `document_keywords` tables. The *_fold columns hold
+// detail::fold_case of the three names: SQLite's lower() and LIKE fold ASCII only,
+// so the case-insensitive substring match of lookup_document_ids_by_name_terms runs
+// on copies folded in C++ (the same Unicode fold PostgreSQL's ILIKE applies under a
+// UTF-8 locale). collections_used is a JSON array of strings.
+constexpr const char* kSchema = R"sql(
+CREATE TABLE IF NOT EXISTS documents (
+  document_id        TEXT PRIMARY KEY NOT NULL,
+  name               TEXT NOT NULL DEFAULT '',
+  file_name          TEXT NOT NULL DEFAULT '',
+  document_name      TEXT NOT NULL DEFAULT '',
+  kb_name            TEXT NOT NULL DEFAULT '',
+  plugin_namespace   TEXT NOT NULL DEFAULT 'core',
+  source_type        TEXT NOT NULL DEFAULT '',
+  year               INTEGER,
+  source_uri         TEXT NOT NULL DEFAULT '',
+  collections_used   TEXT NOT NULL DEFAULT '[]',
+  created_at         TEXT NOT NULL,
+  name_fold          TEXT NOT NULL DEFAULT '',
+  file_name_fold     TEXT NOT NULL DEFAULT '',
+  document_name_fold TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX IF NOT EXISTS documents_namespace_kb ON documents (plugin_namespace, kb_name);
+CREATE INDEX IF NOT EXISTS documents_kb ON documents (kb_name);
+CREATE TABLE IF NOT EXISTS document_keywords (
+  document_id      TEXT NOT NULL REFERENCES documents (document_id) ON DELETE CASCADE,
+  plugin_namespace TEXT NOT NULL,
+  keyword          TEXT NOT NULL,
+  PRIMARY KEY (document_id, plugin_namespace, keyword)
+);
+CREATE INDEX IF NOT EXISTS document_keywords_tag ON document_keywords (plugin_namespace, keyword);
+)sql";
+
+constexpr int kSchemaVersion = 1;  // PRAGMA user_version
+
+enum Query : size_t {
+  q_upsert,
+  q_remove,
+  q_get,
+  q_exists,
+  q_delete_keywords,
+  q_insert_keyword,
+  q_keywords,
+  q_find_names,
+  q_ids_for_tags,
+  q_names,
+  q_collections,
+  q_count
+};
+
+// List parameters are bound as one JSON array and expanded with json_each, so each
+// statement has a fixed text (prepared once) whatever the list's length.
+constexpr std::array<const char*, q_count> kSql = {
+    // q_upsert: created_at only on first insert (ON CONFLICT leaves it alone).
+    R"sql(INSERT INTO documents (document_id, name, file_name, document_name, kb_name, plugin_namespace,
+            source_type, year, source_uri, collections_used, created_at, name_fold, file_name_fold,
+            document_name_fold)
+          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), ?11, ?12, ?13)
+          ON CONFLICT (document_id) DO UPDATE SET
+            name = excluded.name, file_name = excluded.file_name, document_name = excluded.document_name,
+            kb_name = excluded.kb_name, plugin_namespace = excluded.plugin_namespace,
+            source_type = excluded.source_type, year = excluded.year, source_uri = excluded.source_uri,
+            collections_used = excluded.collections_used, name_fold = excluded.name_fold,
+            file_name_fold = excluded.file_name_fold, document_name_fold = excluded.document_name_fold)sql",
+    // q_remove: document_keywords rows go by ON DELETE CASCADE.
+    "DELETE FROM documents WHERE document_id = ?1",
+    R"sql(SELECT document_id, name, file_name, document_name, kb_name, plugin_namespace, source_type, year,
+                 source_uri, collections_used, created_at
+          FROM documents WHERE document_id = ?1)sql",
+    "SELECT 1 FROM documents WHERE document_id = ?1",
+    "DELETE FROM document_keywords WHERE document_id = ?1 AND plugin_namespace = ?2",
+    "INSERT OR IGNORE INTO document_keywords (document_id, plugin_namespace, keyword) VALUES (?1, ?2, ?3)",
+    "SELECT keyword FROM document_keywords WHERE document_id = ?1 AND plugin_namespace = ?2",
+    // q_find_names: ?1 = JSON array of folded like_contains_pattern()s.
+    R"sql(SELECT d.document_id FROM documents d
+          WHERE d.plugin_namespace = ?2 AND (?3 IS NULL OR d.kb_name = ?3)
+            AND EXISTS (SELECT 1 FROM json_each(?1) t
+                        WHERE d.name_fold LIKE t.value ESCAPE '\'
+                           OR d.file_name_fold LIKE t.value ESCAPE '\'
+                           OR d.document_name_fold LIKE t.value ESCAPE '\')
+          ORDER BY d.document_id LIMIT ?4)sql",
+    R"sql(SELECT DISTINCT document_id FROM document_keywords
+          WHERE plugin_namespace = ?2 AND keyword IN (SELECT value FROM json_each(?1))
+          ORDER BY document_id LIMIT ?3)sql",
+    R"sql(SELECT document_id, file_name, document_name FROM documents
+          WHERE document_id IN (SELECT value FROM json_each(?1)))sql",
+    R"sql(SELECT DISTINCT c.value FROM documents d, json_each(d.collections_used) c
+          WHERE d.document_id IN (SELECT value FROM json_each(?1))
+             OR d.kb_name IN (SELECT value FROM json_each(?2)))sql",
+};
+
+// Busy, locked, I/O and open failures are the database being unavailable; a
+// constraint is a conflict; anything else is a bug or a corrupt file.
+ErrorCode code_for(int rc) {
+  switch (rc & 0xff) {
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+    case SQLITE_CANTOPEN:
+    case SQLITE_IOERR:
+    case SQLITE_FULL:
+    case SQLITE_READONLY:
+    case SQLITE_NOMEM:
+    case SQLITE_PROTOCOL:
+      return ErrorCode::unavailable;
+    case SQLITE_CONSTRAINT: return ErrorCode::conflict;
+    case SQLITE_TOOBIG:
+    case SQLITE_RANGE:
+    case SQLITE_MISMATCH:
+      return ErrorCode::invalid_argument;
+    default: return ErrorCode::internal;
+  }
+}
+
+std::string json_array(const std::vector<std::string>& values) { return nlohmann::json(values).dump(); }
+
+// The connection and its prepared statements (SqliteRegistry::Impl); in the
+// anonymous namespace so the helpers below can name it.
+struct Database {
+  sqlite3* db = nullptr;
+  std::string path;
+  std::array<sqlite3_stmt*, q_count> stmts{};
+
+  Database() = default;
+  Database(const Database&) = delete;
+  Database& operator=(const Database&) = delete;
+  ~Database() {
+    for (auto* s : stmts) sqlite3_finalize(s);
+    sqlite3_close_v2(db);
+  }
+
+  [[noreturn]] void raise(int rc, std::string_view what) const {
+    std::string msg = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+    fail(code_for(rc), "registry (sqlite " + path + "): " + std::string(what) + ": " + msg);
+  }
+
+  void exec(const char* sql, std::string_view what) {
+    char* err = nullptr;
+    int rc = sqlite3_exec(db, sql, nullptr, nullptr, &err);
+    if (rc != SQLITE_OK) {
+      std::string msg = err ? err : sqlite3_errstr(rc);
+      sqlite3_free(err);
+      fail(code_for(rc), "registry (sqlite " + path + "): " + std::string(what) + ": " + msg);
+    }
+  }
+
+  int64_t pragma_int(const char* sql) {
+    sqlite3_stmt* s = nullptr;
+    int rc = sqlite3_prepare_v2(db, sql, -1, &s, nullptr);
+    if (rc != SQLITE_OK) raise(rc, sql);
+    int64_t v = 0;
+    rc = sqlite3_step(s);
+    if (rc == SQLITE_ROW) v = sqlite3_column_int64(s, 0);
+    sqlite3_finalize(s);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) raise(rc, sql);
+    return v;
+  }
+};
+
+// One execution of a prepared statement: binds, steps, reads, and resets the
+// statement (and clears its bindings) when it goes out of scope, even on throw.
+class Cursor {
+ public:
+  Cursor(const Database& impl, sqlite3_stmt* stmt) : impl_(impl), stmt_(stmt) {}
+  ~Cursor() {
+    sqlite3_reset(stmt_);
+    sqlite3_clear_bindings(stmt_);
+  }
+  Cursor(const Cursor&) = delete;
+  Cursor& operator=(const Cursor&) = delete;
+
+  Cursor& bind(int i, std::string_view v) {
+    check(sqlite3_bind_text64(stmt_, i, v.data(), v.size(), SQLITE_TRANSIENT, SQLITE_UTF8));
+    return *this;
+  }
+  Cursor& bind(int i, int64_t v) {
+    check(sqlite3_bind_int64(stmt_, i, v));
+    return *this;
+  }
+  Cursor& bind_null(int i) {
+    check(sqlite3_bind_null(stmt_, i));
+    return *this;
+  }
+  // True while a row is available.
+  bool step() {
+    int rc = sqlite3_step(stmt_);
+    if (rc == SQLITE_ROW) return true;
+    if (rc == SQLITE_DONE) return false;
+    impl_.raise(rc, "statement failed");
+  }
+  void run() {
+    while (step()) {
+    }
+  }
+  std::string text(int col) const {
+    const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, col));
+    return p ? std::string(p, static_cast<size_t>(sqlite3_column_bytes(stmt_, col))) : std::string();
+  }
+  bool is_null(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
+  int64_t int64(int col) const { return sqlite3_column_int64(stmt_, col); }
+
+ private:
+  void check(int rc) const {
+    if (rc != SQLITE_OK) impl_.raise(rc, "bind failed");
+  }
+  const Database& impl_;
+  sqlite3_stmt* stmt_;
+};
+
+// BEGIN IMMEDIATE takes the write lock up front, so a read-then-write transaction
+// cannot fail half-way with SQLITE_BUSY; rolled back unless committed.
+class Transaction {
+ public:
+  explicit Transaction(Database& impl) : impl_(impl) { impl_.exec("BEGIN IMMEDIATE", "begin"); }
+  ~Transaction() {
+    if (!done_) sqlite3_exec(impl_.db, "ROLLBACK", nullptr, nullptr, nullptr);
+  }
+  void commit() {
+    impl_.exec("COMMIT", "commit");
+    done_ = true;
+  }
+
+ private:
+  Database& impl_;
+  bool done_ = false;
+};
+
+}  // namespace
+
+struct SqliteRegistry::Impl : Database {};
+
+SqliteRegistry::SqliteRegistry(const std::string& path) : impl_(std::make_unique<Impl>()) {
+  impl_->path = path;
+  int rc = sqlite3_open_v2(path.c_str(), &impl_->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                           nullptr);
+  if (rc != SQLITE_OK) impl_->raise(rc, "open");
+  sqlite3_extended_result_codes(impl_->db, 1);
+  // Another process (a second engine, an ingest job) may hold the write lock for a
+  // moment; wait for it rather than fail the request.
+  sqlite3_busy_timeout(impl_->db, 5000);
+  impl_->exec("PRAGMA foreign_keys = ON", "enable foreign keys");
+  // WAL: readers never block the writer; ":memory:" stays in its own journal mode.
+  impl_->exec("PRAGMA journal_mode = WAL", "enable WAL");
+  impl_->exec("PRAGMA synchronous = NORMAL", "set synchronous");
+  int64_t version = impl_->pragma_int("PRAGMA user_version");
+  if (version > kSchemaVersion) {
+    fail(ErrorCode::unavailable, "registry (sqlite " + path + "): schema version " + std::to_string(version) +
+                                     " is newer than this build's " + std::to_string(kSchemaVersion));
+  }
+  {
+    Transaction tx(*impl_);
+    impl_->exec(kSchema, "create schema");
+    impl_->exec(("PRAGMA user_version = " + std::to_string(kSchemaVersion)).c_str(), "set schema version");
+    tx.commit();
+  }
+  for (size_t i = 0; i < q_count; ++i) {
+    rc = sqlite3_prepare_v3(impl_->db, kSql[i], -1, SQLITE_PREPARE_PERSISTENT, &impl_->stmts[i], nullptr);
+    if (rc != SQLITE_OK) impl_->raise(rc, "prepare");
+  }
+}
+
+SqliteRegistry::~SqliteRegistry() = default;
+
+void SqliteRegistry::do_upsert(const DocumentRecord& r) {
+  std::lock_guard lock(mutex_);
+  Cursor c(*impl_, impl_->stmts[q_upsert]);
+  c.bind(1, r.document_id).bind(2, r.name).bind(3, r.file_name).bind(4, r.document_name);
+  c.bind(5, r.kb_name).bind(6, r.plugin_namespace).bind(7, r.source_type);
+  if (r.year) {
+    c.bind(8, *r.year);
+  } else {
+    c.bind_null(8);
+  }
+  c.bind(9, r.source_uri).bind(10, json_array(r.collections_used));
+  c.bind(11, detail::fold_case(r.name)).bind(12, detail::fold_case(r.file_name));
+  c.bind(13, detail::fold_case(r.document_name));
+  c.run();
+}
+
+bool SqliteRegistry::do_remove(std::string_view document_id) {
+  std::lock_guard lock(mutex_);
+  Cursor c(*impl_, impl_->stmts[q_remove]);
+  c.bind(1, document_id).run();
+  return sqlite3_changes(impl_->db) > 0;
+}
+
+std::optional<DocumentRecord> SqliteRegistry::do_get(std::string_view document_id) const {
+  std::lock_guard lock(mutex_);
+  Cursor c(*impl_, impl_->stmts[q_get]);
+  c.bind(1, document_id);
+  if (!c.step()) return std::nullopt;
+  DocumentRecord r;
+  r.document_id = c.text(0);
+  r.name = c.text(1);
+  r.file_name = c.text(2);
+  r.document_name = c.text(3);
+  r.kb_name = c.text(4);
+  r.plugin_namespace = c.text(5);
+  r.source_type = c.text(6);
+  if (!c.is_null(7)) r.year = c.int64(7);
+  r.source_uri = c.text(8);
+  try {
+    r.collections_used = nlohmann::json::parse(c.text(9)).get<std::vector<std::string>>();
+  } catch (const nlohmann::json::exception& e) {
+    fail(ErrorCode::internal, "registry (sqlite " + impl_->path + "): collections_used of '" + r.document_id +
+                                  "' is not a JSON array of strings: " + e.what());
+  }
+  r.created_at = c.text(10);
+  return r;
+}
+
+void SqliteRegistry::do_set_keywords(std::string_view document_id, std::string_view plugin_namespace,
+                                     const std::vector<std::string>& tags) {
+  std::lock_guard lock(mutex_);
+  Transaction tx(*impl_);
+  {
+    Cursor c(*impl_, impl_->stmts[q_exists]);
+    if (!c.bind(1, document_id).step()) {
+      fail(ErrorCode::not_found, "registry: no document '" + std::string(document_id) + "' to tag");
+    }
+  }
+  {
+    Cursor c(*impl_, impl_->stmts[q_delete_keywords]);
+    c.bind(1, document_id).bind(2, plugin_namespace).run();
+  }
+  for (const auto& tag : tags) {
+    Cursor c(*impl_, impl_->stmts[q_insert_keyword]);
+    c.bind(1, document_id).bind(2, plugin_namespace).bind(3, tag).run();
+  }
+  tx.commit();
+}
+
+std::vector<std::string> SqliteRegistry::do_keywords(std::string_view document_id,
+                                                     std::string_view plugin_namespace) const {
+  std::lock_guard lock(mutex_);
+  Cursor c(*impl_, impl_->stmts[q_keywords]);
+  c.bind(1, document_id).bind(2, plugin_namespace);
+  std::vector<std::string> out;
+  while (c.step()) out.push_back(c.text(0));
+  return out;
+}
+
+std::vector<std::string> SqliteRegistry::do_find_by_name_terms(const std::vector<std::string>& terms,
+                                                               std::string_view plugin_namespace, size_t limit,
+                                                               std::optional<std::string_view> kb_name) const {
+  std::vector<std::string> patterns;
+  patterns.reserve(terms.size());
+  // Folding after escaping is safe: the escape and metacharacters are ASCII
+  // punctuation, which fold_case leaves alone.
+  for (const auto& t : terms) patterns.push_back(detail::fold_case(like_contains_pattern(t)));
+  std::lock_guard lock(mutex_);
+  Cursor c(*impl_, impl_->stmts[q_find_names]);
+  c.bind(1, json_array(patterns)).bind(2, plugin_namespace);
+  if (kb_name) {
+    c.bind(3, *kb_name);
+  } else {
+    c.bind_null(3);
+  }
+  c.bind(4, static_cast<int64_t>(limit));
+  std::vector<std::string> out;
+  while (c.step()) out.push_back(c.text(0));
+  return out;
+}
+
+std::vector<std::string> SqliteRegistry::do_ids_for_tags(const std::vector<std::string>& tags,
+                                                         std::string_view plugin_namespace, size_t limit) const {
+  std::lock_guard lock(mutex_);
+  Cursor c(*impl_, impl_->stmts[q_ids_for_tags]);
+  c.bind(1, json_array(tags)).bind(2, plugin_namespace).bind(3, static_cast<int64_t>(limit));
+  std::vector<std::string> out;
+  while (c.step()) out.push_back(c.text(0));
+  return out;
+}
+
+std::map<std::string, DocumentNames> SqliteRegistry::do_names_for_ids(
+    const std::vector<std::string>& document_ids) const {
+  std::lock_guard lock(mutex_);
+  Cursor c(*impl_, impl_->stmts[q_names]);
+  c.bind(1, json_array(document_ids));
+  std::map<std::string, DocumentNames> out;
+  while (c.step()) out[c.text(0)] = DocumentNames{c.text(1), c.text(2)};
+  return out;
+}
+
+std::vector<std::string> SqliteRegistry::do_collections_used(const std::vector<std::string>& document_ids,
+                                                             const std::vector<std::string>& kb_names) const {
+  std::lock_guard lock(mutex_);
+  Cursor c(*impl_, impl_->stmts[q_collections]);
+  c.bind(1, json_array(document_ids)).bind(2, json_array(kb_names));
+  std::vector<std::string> out;
+  while (c.step()) out.push_back(c.text(0));
+  return out;
+}
+
+}  // namespace eagle::registry

@@ -1,0 +1,46 @@
+#pragma once
+// The embedded registry backend (the default): one SQLite file, or ":memory:".
+// The schema is created when absent; WAL journal so readers in other processes do
+// not block the writer; every statement prepared once and bound; one connection
+// behind a mutex, so an instance is safe to share between threads.
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "eagle/registry/registry.h"
+
+namespace eagle::registry {
+
+class SqliteRegistry final : public DocumentRegistry {
+ public:
+  // `path` is a file path or ":memory:". unavailable when the file cannot be
+  // opened or its schema created.
+  explicit SqliteRegistry(const std::string& path);
+  ~SqliteRegistry() override;
+
+  std::string_view backend() const override { return "sqlite"; }
+
+ protected:
+  void do_upsert(const DocumentRecord& record) override;
+  bool do_remove(std::string_view document_id) override;
+  std::optional<DocumentRecord> do_get(std::string_view document_id) const override;
+  void do_set_keywords(std::string_view document_id, std::string_view plugin_namespace,
+                       const std::vector<std::string>& tags) override;
+  std::vector<std::string> do_keywords(std::string_view document_id,
+                                       std::string_view plugin_namespace) const override;
+  std::vector<std::string> do_find_by_name_terms(const std::vector<std::string>& terms,
+                                                 std::string_view plugin_namespace, size_t limit,
+                                                 std::optional<std::string_view> kb_name) const override;
+  std::vector<std::string> do_ids_for_tags(const std::vector<std::string>& tags, std::string_view plugin_namespace,
+                                           size_t limit) const override;
+  std::map<std::string, DocumentNames> do_names_for_ids(const std::vector<std::string>& document_ids) const override;
+  std::vector<std::string> do_collections_used(const std::vector<std::string>& document_ids,
+                                               const std::vector<std::string>& kb_names) const override;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  mutable std::mutex mutex_;
+};
+
+}  // namespace eagle::registry

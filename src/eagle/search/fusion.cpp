@@ -1,0 +1,183 @@
+#include "eagle/search/fusion.h"
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace eagle::search {
+namespace {
+
+std::string dedup_key(const ScoredHit& h) {
+  if (!h.id.empty()) return "id:" + h.id;
+  if (auto s = h.source_chunk_id(); !s.empty()) return "sc:" + s;
+  return "dp:" + h.document_id() + "\x1f" + h.path();
+}
+
+// G32 key: the same chunk indexed in two collections shares these, not its node id.
+std::string cross_key(const ScoredHit& h) {
+  if (auto s = h.source_chunk_id(); !s.empty()) return "sc:" + s;
+  if (!h.document_id().empty() || !h.path().empty()) return "dp:" + h.document_id() + "\x1f" + h.path();
+  return "";  // nothing to match on: never collapsed
+}
+
+std::string lower(const std::string& s) {
+  std::string o = s;
+  for (auto& c : o) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return o;
+}
+
+}  // namespace
+
+void sort_hits(HitList& hits) {
+  std::stable_sort(hits.begin(), hits.end(), [](const ScoredHit& a, const ScoredHit& b) {
+    return a.score != b.score ? a.score > b.score : a.id < b.id;
+  });
+}
+
+HitList merge_rrf(const std::vector<HitList>& lists, int k, bool explain) {
+  std::vector<const HitList*> non_empty;
+  for (const auto& l : lists)
+    if (!l.empty()) non_empty.push_back(&l);  // G8: empty lists contribute no phantom ranks
+  if (non_empty.empty()) return {};
+  if (non_empty.size() == 1) return *non_empty[0];  // single list: pass-through
+  std::unordered_map<std::string, size_t> pos;
+  HitList out;
+  for (size_t li = 0; li < non_empty.size(); ++li) {
+    const auto& l = *non_empty[li];
+    for (size_t r = 0; r < l.size(); ++r) {
+      const double contrib = 1.0 / (k + static_cast<double>(r + 1));
+      const auto key = dedup_key(l[r]);
+      auto it = pos.find(key);
+      if (it == pos.end()) {
+        it = pos.emplace(key, out.size()).first;
+        out.push_back(l[r]);
+        out.back().score = 0;
+      } else if (explain) {
+        // Keep the legs the hit had in the other list too.
+        for (auto& [leg, v] : l[r].explain.legs.items()) out[it->second].explain.legs[leg] = v;
+      }
+      out[it->second].score += contrib;
+      if (explain) out[it->second].explain.legs["rrf"][l[r].collection + "#" + std::to_string(li)] = {
+          {"rank", r + 1}, {"contribution", contrib}};
+    }
+  }
+  sort_hits(out);
+  return out;
+}
+
+HitList dedupe_cross_collection(HitList merged, int succeeded_plans, Telemetry* telemetry) {
+  if (succeeded_plans <= 1) return merged;
+  std::unordered_set<std::string> seen;
+  HitList out;
+  size_t removed = 0;
+  for (auto& h : merged) {
+    const auto key = cross_key(h);
+    if (!key.empty() && !seen.insert(key).second) {
+      ++removed;  // a better-ranked copy is already kept
+      continue;
+    }
+    out.push_back(std::move(h));
+  }
+  if (removed && telemetry) telemetry->audit("rrf_dedupe", {{"removed", removed}, {"kept", out.size()}});
+  return out;
+}
+
+HitList inject_supplement_candidates(HitList merged, const HitList& supplement, size_t min_new, double boost) {
+  std::unordered_set<std::string> present;
+  for (const auto& h : merged) present.insert(dedup_key(h));
+  HitList injected;
+  for (const auto& s : supplement) {
+    if (injected.size() >= min_new) break;
+    if (present.count(dedup_key(s))) continue;
+    ScoredHit h = s;
+    h.score += boost;
+    h.explain.note("injected", {{"boost", boost}, {"supplement_score", s.score}});
+    present.insert(dedup_key(h));
+    injected.push_back(std::move(h));
+  }
+  injected.insert(injected.end(), std::make_move_iterator(merged.begin()), std::make_move_iterator(merged.end()));
+  return injected;
+}
+
+std::vector<std::string> sparse_terms_of(const std::string& query, const std::vector<std::string>& extra) {
+  std::vector<std::string> terms;
+  std::set<std::string> seen;
+  auto add = [&](std::string t) {
+    if (!t.empty() && seen.insert(t).second) terms.push_back(std::move(t));
+  };
+  const std::string q = lower(query);
+  size_t i = 0;
+  while (i < q.size()) {
+    if (!std::isalnum(static_cast<unsigned char>(q[i]))) {
+      ++i;
+      continue;
+    }
+    size_t j = i;
+    while (j < q.size() && (std::isalnum(static_cast<unsigned char>(q[j])) ||
+                            (q[j] == '-' && j + 1 < q.size() && std::isalnum(static_cast<unsigned char>(q[j + 1])))))
+      ++j;
+    add(q.substr(i, j - i));
+    i = j;
+  }
+  for (const auto& e : extra) add(lower(e));
+  return terms;
+}
+
+double sparse_score(const std::string& query, const std::string& text, const std::vector<std::string>& extra) {
+  const auto terms = sparse_terms_of(query, extra);
+  if (terms.empty()) return 0.0;
+  const std::string t = lower(text);
+  size_t hits = 0;
+  for (const auto& term : terms) hits += t.find(term) != std::string::npos;
+  return static_cast<double>(hits) / static_cast<double>(terms.size());
+}
+
+HitList alpha_hybrid(HitList dense, const std::string& query, const std::vector<std::string>& extra, double alpha) {
+  for (auto& h : dense) {
+    const double d = std::clamp((h.score + 1.0) / 2.0, 0.0, 1.0);  // cosine -> [0, 1]
+    const double s = sparse_score(query, h.text, extra);
+    h.explain.note("alpha_hybrid", {{"dense01", d}, {"sparse", s}, {"alpha", alpha}});
+    h.score = alpha * d + (1.0 - alpha) * s;
+  }
+  sort_hits(dense);
+  return dense;
+}
+
+HitList fuse_hybrid(const HitList& dense, const HitList& lexical, const HybridOptions& o, bool explain) {
+  if (dense.empty()) return lexical;
+  if (lexical.empty()) return dense;
+  if (o.fusion == HybridFusion::rrf) return merge_rrf({dense, lexical}, o.rrf_k, explain);
+  auto minmax = [](const HitList& l) {
+    double lo = l.front().score, hi = l.front().score;
+    for (const auto& h : l) lo = std::min(lo, h.score), hi = std::max(hi, h.score);
+    return std::pair{lo, hi};
+  };
+  auto [dlo, dhi] = minmax(dense);
+  auto [llo, lhi] = minmax(lexical);
+  auto norm = [](double v, double lo, double hi) { return hi > lo ? (v - lo) / (hi - lo) : 1.0; };
+  std::unordered_map<std::string, size_t> pos;
+  HitList out;
+  auto add = [&](const HitList& l, double w, double lo, double hi) {
+    for (const auto& h : l) {
+      auto key = dedup_key(h);
+      auto it = pos.find(key);
+      if (it == pos.end()) {
+        it = pos.emplace(key, out.size()).first;
+        out.push_back(h);
+        out.back().score = 0;
+      } else if (explain) {
+        for (auto& [leg, v] : h.explain.legs.items()) out[it->second].explain.legs[leg] = v;
+      }
+      out[it->second].score += w * norm(h.score, lo, hi);
+    }
+  };
+  add(dense, o.dense_weight, dlo, dhi);
+  add(lexical, 1.0 - o.dense_weight, llo, lhi);
+  sort_hits(out);
+  return out;
+}
+
+}  // namespace eagle::search

@@ -1,0 +1,130 @@
+#pragma once
+// HookBus: the seed's hook points and their modes.
+//   FIRST     - subscribers in priority order; the first non-empty result wins.
+//   ALL       - every subscriber runs; one that throws is logged, audited and skipped.
+//   TRANSFORM - the value is chained through every subscriber.
+// Subscribers register with a priority (lower runs first) and a plugin namespace and
+// see only requests of their namespace ("*" sees all). Domain logic (biomed) enters
+// the engine only through these subscriptions.
+#include <any>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "eagle/search/telemetry.h"
+#include "eagle/search/types.h"
+
+namespace eagle::search {
+
+enum class HookPoint {
+  // query
+  QUERY_ASSEMBLE, CLASSIFY_QUERY, QUERY_DENSE_EXPAND, RERANK, RETRIEVE_SUPPLEMENT, RRF_POST_MERGE,
+  RERANK_MERGED, RETRIEVE_VISUAL_FILTER,
+  // ingest
+  PARSE, CHUNK, CLASSIFY_CHUNK, EMBED_TEXT, INGEST_ROUTE_SELECTORS, UPSERT_VECTORS,
+};
+enum class HookMode { first, all, transform };
+HookMode hook_mode(HookPoint p);
+const char* hook_name(HookPoint p);
+
+// Per-request state every hook of one request shares (e.g. the retrieval intent that
+// QUERY_DENSE_EXPAND stashes once and later hooks read).
+struct HookContext {
+  std::string plugin_namespace = "core";
+  const RetrievalRequest* request = nullptr;
+  std::map<std::string, std::any> extra;
+  Telemetry* telemetry = nullptr;  // audit events go here when set
+  template <typename T>
+  const T* get(const std::string& key) const {
+    auto it = extra.find(key);
+    return it == extra.end() ? nullptr : std::any_cast<T>(&it->second);
+  }
+};
+
+// The signature of each hook point's subscribers.
+template <HookPoint P> struct HookSig;
+template <> struct HookSig<HookPoint::QUERY_ASSEMBLE> { using Fn = std::function<std::optional<std::string>(HookContext&, const std::string& query)>; };
+template <> struct HookSig<HookPoint::CLASSIFY_QUERY> { using Fn = std::function<std::optional<RouteDecision>(HookContext&, const RetrievalRequest&)>; };
+template <> struct HookSig<HookPoint::QUERY_DENSE_EXPAND> { using Fn = std::function<std::optional<ExpandedQuery>(HookContext&, const std::string& query, const std::optional<std::string>& encoder)>; };
+template <> struct HookSig<HookPoint::RERANK> { using Fn = std::function<std::optional<HitList>(HookContext&, const std::string& query, const CollectionQueryPlan&, const HitList&)>; };
+template <> struct HookSig<HookPoint::RETRIEVE_SUPPLEMENT> { using Fn = std::function<std::optional<HitList>(HookContext&, const std::string& query)>; };
+template <> struct HookSig<HookPoint::RRF_POST_MERGE> { using Fn = std::function<std::optional<HitList>(HookContext&, const std::string& query, const HitList& merged, const HitList& supplement)>; };
+template <> struct HookSig<HookPoint::RERANK_MERGED> { using Fn = std::function<std::optional<HitList>(HookContext&, const std::string& query, const HitList& merged)>; };
+template <> struct HookSig<HookPoint::RETRIEVE_VISUAL_FILTER> { using Fn = std::function<std::optional<HitList>(HookContext&, const std::string& query, const HitList& hits)>; };
+template <> struct HookSig<HookPoint::PARSE> { using Fn = std::function<std::optional<nlohmann::json>(HookContext&, const nlohmann::json& doc)>; };
+template <> struct HookSig<HookPoint::CHUNK> { using Fn = std::function<std::optional<nlohmann::json>(HookContext&, const nlohmann::json& chunks)>; };
+template <> struct HookSig<HookPoint::CLASSIFY_CHUNK> { using Fn = std::function<std::optional<nlohmann::json>(HookContext&, const nlohmann::json& chunk)>; };
+template <> struct HookSig<HookPoint::EMBED_TEXT> { using Fn = std::function<std::optional<std::vector<std::vector<float>>>(HookContext&, const std::vector<std::string>& texts, const std::string& encoder)>; };
+template <> struct HookSig<HookPoint::INGEST_ROUTE_SELECTORS> { using Fn = std::function<std::optional<nlohmann::json>(HookContext&, const nlohmann::json& doc)>; };
+template <> struct HookSig<HookPoint::UPSERT_VECTORS> { using Fn = std::function<std::optional<nlohmann::json>(HookContext&, const nlohmann::json& rows)>; };
+
+class HookBus {
+ public:
+  template <HookPoint P>
+  void subscribe(std::string plugin_namespace, int priority, typename HookSig<P>::Fn fn, std::string name = "") {
+    auto& subs = subs_[P];
+    subs.push_back({std::move(plugin_namespace), priority, std::move(name), std::any(std::move(fn)), seq_++});
+    std::stable_sort(subs.begin(), subs.end(), [](const Sub& a, const Sub& b) {
+      return a.priority != b.priority ? a.priority < b.priority : a.seq < b.seq;
+    });
+  }
+
+  bool has_subscribers(HookPoint p, const std::string& ns) const;
+
+  // FIRST: the first non-empty result in priority order.
+  template <HookPoint P, typename... Args>
+  auto first(HookContext& ctx, Args&&... args) const
+      -> decltype(std::declval<typename HookSig<P>::Fn>()(ctx, args...)) {
+    static_assert(P != HookPoint::QUERY_ASSEMBLE && P != HookPoint::RETRIEVE_SUPPLEMENT);
+    for (const auto& s : subscribers(P, ctx.plugin_namespace)) {
+      const auto& fn = std::any_cast<const typename HookSig<P>::Fn&>(s->fn);
+      auto r = fn(ctx, args...);
+      if (r) return r;
+    }
+    return std::nullopt;
+  }
+
+  // ALL: every subscriber; failures are audited (hook_failed) and skipped.
+  template <HookPoint P, typename... Args>
+  auto all(HookContext& ctx, Args&&... args) const {
+    using R = typename decltype(std::declval<typename HookSig<P>::Fn>()(ctx, args...))::value_type;
+    std::vector<R> out;
+    for (const auto& s : subscribers(P, ctx.plugin_namespace)) {
+      const auto& fn = std::any_cast<const typename HookSig<P>::Fn&>(s->fn);
+      try {
+        if (auto r = fn(ctx, args...)) out.push_back(std::move(*r));
+      } catch (const std::exception& e) {
+        audit_failure(ctx, P, *s, e.what());
+      }
+    }
+    return out;
+  }
+
+  // TRANSFORM: value chained through every subscriber (an empty result keeps it).
+  template <HookPoint P, typename V>
+  V transform(HookContext& ctx, V value) const {
+    for (const auto& s : subscribers(P, ctx.plugin_namespace)) {
+      const auto& fn = std::any_cast<const typename HookSig<P>::Fn&>(s->fn);
+      if (auto r = fn(ctx, value)) value = std::move(*r);
+    }
+    return value;
+  }
+
+ private:
+  struct Sub {
+    std::string ns;
+    int priority;
+    std::string name;
+    std::any fn;
+    uint64_t seq;
+  };
+  std::vector<const Sub*> subscribers(HookPoint p, const std::string& ns) const;
+  static void audit_failure(HookContext& ctx, HookPoint p, const Sub& s, const std::string& what);
+  std::map<HookPoint, std::vector<Sub>> subs_;
+  uint64_t seq_ = 0;
+};
+
+}  // namespace eagle::search

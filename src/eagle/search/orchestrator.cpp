@@ -1,0 +1,366 @@
+#include "eagle/search/orchestrator.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <unordered_set>
+
+#include "eagle/core/error.h"
+
+namespace eagle::search {
+using nlohmann::json;
+
+namespace {
+
+double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+std::string next_query_id() {
+  static std::atomic<uint64_t> n{0};
+  return "q" + std::to_string(++n);
+}
+
+const std::set<std::string> kFacetFields = {"source_type", "year", "chunk_type", "parent_section", "type"};
+
+std::string and_join(const std::vector<std::string>& parts) {
+  std::string out;
+  for (const auto& p : parts) {
+    if (p.empty()) continue;
+    out += (out.empty() ? "(" : " and (") + p + ")";
+  }
+  return out;
+}
+
+}  // namespace
+
+ScoredHit hit_from_record(const store::Record& r, const CollectionSchema& schema, const std::string& collection,
+                          double score) {
+  ScoredHit h;
+  h.id = r.id;
+  h.collection = collection;
+  h.score = score;
+  h.text = r.text;
+  for (size_t i = 0; i < schema.fields.size() && i < r.values.size(); ++i)
+    if (!is_null(r.values[i])) h.metadata[schema.fields[i].name] = value_to_json(r.values[i]);
+  h.is_image = h.metadata.value("type", std::string()) == "tile" || h.metadata.value("type", std::string()) == "image";
+  return h;
+}
+
+json RouteDecision::to_json() const {
+  json p = json::array();
+  for (const auto& x : plans)
+    p.push_back({{"collection", x.collection}, {"encoder", x.encoder}, {"top_k", x.top_k}, {"hybrid", x.hybrid},
+                 {"filter", x.filter}});
+  return {{"plans", p}, {"hints", hints}, {"source", source}};
+}
+
+RouteMode parse_route_mode(const std::string& s) {
+  if (s == "text") return RouteMode::text;
+  if (s == "visual") return RouteMode::visual;
+  if (s == "hybrid") return RouteMode::hybrid;
+  fail(ErrorCode::invalid_argument, "route_mode must be text, visual or hybrid, got '" + s + "'");
+}
+
+Orchestrator::Orchestrator(CollectionProvider collections, encode::EncoderRegistry& encoders, HookBus& bus,
+                           PipelineConfig config, std::shared_ptr<TelemetrySink> sink, DocumentCatalog* documents)
+    : collections_(std::move(collections)),
+      encoders_(encoders),
+      bus_(bus),
+      config_(std::move(config)),
+      sink_(std::move(sink)),
+      documents_(documents) {}
+
+// G4: the core text collection only, plus the core visual collection when the route
+// mode is hybrid/visual or an image is given; never a specialised collection.
+RouteDecision Orchestrator::default_route(const RetrievalRequest& req) const {
+  RouteDecision d;
+  d.source = "core_default";
+  if (req.route_mode != RouteMode::visual) {
+    CollectionQueryPlan p;
+    p.collection = config_.core_text_collection;
+    p.encoder = config_.core_text_encoder;
+    p.top_k = config_.recall_top_k;
+    p.hybrid = config_.hybrid_text_collections.count(p.collection) > 0;
+    d.plans.push_back(p);
+  }
+  if (req.route_mode != RouteMode::text || req.has_image) {
+    CollectionQueryPlan p;
+    p.collection = config_.core_visual_collection;
+    p.encoder = config_.core_visual_encoder;
+    p.top_k = config_.recall_top_k;
+    d.plans.push_back(p);
+  }
+  return d;
+}
+
+// Rerank policy resolution: configured policy for the namespace; else DOMAIN when a
+// RERANK_MERGED subscriber serves the namespace; else GENERAL when a general
+// reranker is configured; else NONE.
+RerankPolicy Orchestrator::resolve_rerank_policy(const std::string& ns) const {
+  if (auto it = config_.rerank_policy.find(ns); it != config_.rerank_policy.end()) return it->second;
+  if (bus_.has_subscribers(HookPoint::RERANK_MERGED, ns)) return RerankPolicy::domain;
+  if (!config_.general_reranker.empty()) return RerankPolicy::general;
+  return RerankPolicy::none;
+}
+
+Orchestrator::Scope Orchestrator::build_scope(const RetrievalRequest& req, HookContext& ctx, Telemetry& tel) const {
+  Scope s;
+  std::vector<std::string> parts;
+  // Values are always bound as template parameters, never spliced into the text.
+  if (!req.kb_name.empty()) {
+    parts.push_back("kb_name == {kb}");
+    s.params["kb"] = req.kb_name;
+  }
+  const auto& sf = req.scope_filter;
+  if (!sf.empty()) {
+    std::vector<std::string> ids = sf.document_ids;
+    if (!sf.tags.empty()) {
+      if (!documents_) fail(ErrorCode::invalid_argument, "scope_filter.tags needs a document registry");
+      auto tagged = documents_->ids_for_tags(sf.tags, ctx.plugin_namespace, config_.max_scope_documents + 1);
+      ids.insert(ids.end(), tagged.begin(), tagged.end());
+    }
+    std::unordered_set<std::string> seen;
+    std::vector<std::string> uniq;
+    for (auto& id : ids)
+      if (seen.insert(id).second) uniq.push_back(id);
+    if (uniq.size() > config_.max_scope_documents) {
+      // The cap is reported, not silent (the seed's tail documents were dropped unseen).
+      tel.audit("scope_capped", {{"resolved", uniq.size()}, {"cap", config_.max_scope_documents}});
+      uniq.resize(config_.max_scope_documents);
+      s.capped = true;
+    }
+    s.document_ids = uniq;
+    std::vector<std::string> ors;
+    if (!sf.kb_names.empty()) {
+      ors.push_back("kb_name in {scope_kbs}");
+      s.params["scope_kbs"] = sf.kb_names;
+    }
+    if (!uniq.empty()) {
+      ors.push_back("document_id in {scope_docs}");
+      s.params["scope_docs"] = uniq;
+    }
+    if (ors.empty()) ors.push_back("false");  // tags that resolve to nothing match nothing
+    std::string un;
+    for (const auto& o : ors) un += (un.empty() ? "" : " or ") + o;
+    parts.push_back(un);
+  }
+  for (const auto& [field, value] : req.facets) {
+    if (!kFacetFields.count(field))
+      fail(ErrorCode::invalid_argument, "unknown facet '" + field +
+                                            "' (facets: source_type, year, chunk_type, parent_section, type)");
+    const std::string param = "facet_" + field;
+    parts.push_back(field + (value.is_array() ? " in {" : " == {") + param + "}");
+    s.params[param] = value;
+  }
+  s.expr = and_join(parts);
+  return s;
+}
+
+HitList Orchestrator::run_plan(const CollectionQueryPlan& plan, const std::string& query, const Scope& scope,
+                               const RetrievalRequest& req, HookContext& ctx) const {
+  store::Collection* coll = collections_(plan.collection);
+  if (!coll) fail(ErrorCode::not_found, "collection '" + plan.collection + "' does not exist");
+  auto expanded = bus_.first<HookPoint::QUERY_DENSE_EXPAND>(ctx, query, std::optional<std::string>(plan.encoder));
+  ExpandedQuery exp = expanded ? *expanded : ExpandedQuery{query, {}, nullptr};
+  store::TemplateParams params = scope.params;
+  for (const auto& [k, v] : plan.filter_params.items()) params[k] = v;
+  const std::string filter = and_join({scope.expr, plan.filter});
+  auto& encoder = encoders_.encoder(plan.encoder);
+  auto vec = encoder.encode({exp.dense_query}, encode::EncodeMode::query).at(0);
+  const auto& schema = coll->schema();
+  HitList dense;
+  int rank = 0;
+  for (const auto& h : coll->search_vector(vec, plan.top_k, filter, params)) {
+    auto rec = coll->get(h.id);
+    if (!rec) continue;
+    auto hit = hit_from_record(*rec, schema, plan.collection, h.score);
+    if (req.explain) hit.explain.leg("dense:" + plan.collection, ++rank, h.score);
+    dense.push_back(std::move(hit));
+  }
+  HitList hits = dense;
+  const bool hybrid = plan.hybrid || config_.hybrid_text_collections.count(plan.collection);
+  if (hybrid) {
+    if (config_.hybrid_mode == HybridMode::alpha) {
+      hits = alpha_hybrid(std::move(dense), query, exp.sparse_terms, config_.hybrid_alpha);
+    } else {
+      // The lexical leg sees the raw query plus the plan's sparse terms, never the
+      // dense-only entity suffix.
+      std::string lexical_query = query;
+      for (const auto& t : exp.sparse_terms) lexical_query += " " + t;
+      HitList lexical;
+      rank = 0;
+      for (const auto& h : coll->search_text(lexical_query, plan.top_k, filter, params)) {
+        auto rec = coll->get(h.id);
+        if (!rec) continue;
+        auto hit = hit_from_record(*rec, schema, plan.collection, h.score);
+        if (req.explain) hit.explain.leg("bm25:" + plan.collection, ++rank, h.score);
+        lexical.push_back(std::move(hit));
+      }
+      hits = fuse_hybrid(dense, lexical, config_.hybrid, req.explain);
+    }
+  }
+  if (auto reranked = bus_.first<HookPoint::RERANK>(ctx, query, plan, hits)) hits = std::move(*reranked);
+  return hits;
+}
+
+HitList Orchestrator::expand(HitList hits, const RouteDecision& route, const RetrievalRequest& req,
+                             const Scope& scope, Telemetry& tel) const {
+  std::unordered_set<std::string> present;
+  for (const auto& h : hits) present.insert(h.collection + "\x1f" + h.id);
+  size_t added = 0;
+  HitList out;
+  const bool parent_doc = config_.parent_doc_retrieval && route.hints.value("parent_doc_retrieval", true);
+  for (auto& h : hits) {
+    out.push_back(h);
+    store::Collection* coll = collections_(h.collection);
+    if (!coll) continue;
+    auto add = [&](const store::Record& r, const char* why) {
+      if (added >= config_.max_expansion) return;
+      if (!present.insert(h.collection + "\x1f" + r.id).second) return;
+      auto child = hit_from_record(r, coll->schema(), h.collection, h.score);  // inherits the parent's score
+      if (req.explain) child.explain.note(why, {{"parent", h.id}});
+      out.push_back(std::move(child));
+      ++added;
+    };
+    // Graph expansion: one hop along connect_to (plain ids or {target, ...}).
+    if (config_.graph_expansion && h.metadata.contains("connect_to") && h.metadata["connect_to"].is_array()) {
+      for (const auto& edge : h.metadata["connect_to"]) {
+        std::string target = edge.is_string() ? edge.get<std::string>()
+                                              : (edge.is_object() ? edge.value("target", std::string()) : "");
+        if (target.empty()) continue;
+        if (auto r = coll->get(target)) add(*r, "graph_expansion");  // absent targets are skipped
+      }
+    }
+    // Parent-document retrieval: a section summary drills down to its chunks.
+    if (parent_doc && h.metadata.value("type", std::string()) == "section_summary" && !h.path().empty()) {
+      store::TemplateParams p = scope.params;
+      std::string prefix;
+      for (char c : h.path()) {  // the path is a literal prefix: escape like metacharacters
+        if (c == '%' || c == '_' || c == '\\') prefix.push_back('\\');
+        prefix.push_back(c);
+      }
+      p["drill_prefix"] = prefix + "%";
+      p["drill_doc"] = h.document_id();
+      const std::string f = and_join({scope.expr, "path like {drill_prefix} and type != \"section_summary\" and document_id == {drill_doc}"});
+      for (const auto& r : coll->fetch(f, p, config_.max_expansion)) add(r, "parent_doc_drilldown");
+    }
+  }
+  if (added) tel.event("expansion", {{"added", added}});
+  return out;
+}
+
+RetrievalResponse Orchestrator::retrieve(const RetrievalRequest& req) const {
+  if (req.query.empty() || req.query.size() > kMaxQueryBytes)
+    fail(ErrorCode::invalid_argument, "query must be 1.." + std::to_string(kMaxQueryBytes) + " bytes");
+  if (req.top_k == 0 || req.top_k > kMaxFinalTopK)
+    fail(ErrorCode::invalid_argument, "top_k must be in [1, " + std::to_string(kMaxFinalTopK) + "]");
+  Telemetry tel(sink_, next_query_id());
+  HookContext ctx;
+  ctx.plugin_namespace = req.plugin_namespace;
+  ctx.request = &req;
+  ctx.telemetry = &tel;
+  RetrievalResponse resp;
+
+  // QUERY_ASSEMBLE (ALL): each subscriber may rewrite the query; failures are skipped.
+  std::string query = req.query;
+  for (auto& q : bus_.all<HookPoint::QUERY_ASSEMBLE>(ctx, query)) query = std::move(q);
+
+  // CLASSIFY_QUERY (FIRST), else the core default (G4).
+  auto classified = bus_.first<HookPoint::CLASSIFY_QUERY>(ctx, req);
+  RouteDecision route = classified ? *classified : default_route(req);
+  Scope scope = build_scope(req, ctx, tel);
+  // Scope-aware catalog union: collections the scoped documents used at ingest.
+  if (documents_ && (!req.scope_filter.empty())) {
+    for (const auto& c : documents_->collections_used(req.scope_filter.kb_names, scope.document_ids, ctx.plugin_namespace)) {
+      bool have = std::any_of(route.plans.begin(), route.plans.end(), [&](auto& p) { return p.collection == c; });
+      if (have) continue;
+      CollectionQueryPlan p;
+      p.collection = c;
+      auto enc = config_.collection_encoders.find(c);
+      p.encoder = enc != config_.collection_encoders.end() ? enc->second : config_.core_text_encoder;
+      p.top_k = config_.recall_top_k;
+      p.hybrid = config_.hybrid_text_collections.count(c) > 0;
+      route.plans.push_back(p);
+      route.hints["scope_union"].push_back(c);
+    }
+  }
+  tel.event("route", route.to_json());
+
+  // QUERY_DENSE_EXPAND once without an encoder: the global intent pass.
+  if (auto global = bus_.first<HookPoint::QUERY_DENSE_EXPAND>(ctx, query, std::optional<std::string>()))
+    ctx.extra["expanded_query"] = *global;
+
+  std::vector<HitList> lists;
+  int succeeded = 0;
+  for (const auto& plan : route.plans) {
+    auto t0 = std::chrono::steady_clock::now();
+    try {
+      auto hits = run_plan(plan, query, scope, req, ctx);
+      ++succeeded;
+      tel.event("recall", {{"collection", plan.collection}, {"encoder", plan.encoder}, {"count", hits.size()},
+                           {"ms", ms_since(t0)}});
+      lists.push_back(std::move(hits));
+    } catch (const std::exception& e) {
+      // Best effort: a failing plan is skipped and audited, never fatal.
+      spdlog::warn("plan {} / {} failed: {}", plan.collection, plan.encoder, e.what());
+      tel.audit("plan_failed", {{"collection", plan.collection}, {"encoder", plan.encoder}, {"error", e.what()}});
+      lists.emplace_back();
+    }
+  }
+
+  HitList supplement;
+  for (auto& s : bus_.all<HookPoint::RETRIEVE_SUPPLEMENT>(ctx, query))
+    supplement.insert(supplement.end(), s.begin(), s.end());
+
+  auto t_fuse = std::chrono::steady_clock::now();
+  HitList merged = merge_rrf(lists, config_.rrf_k, req.explain);
+  merged = dedupe_cross_collection(std::move(merged), succeeded, &tel);
+  if (auto post = bus_.first<HookPoint::RRF_POST_MERGE>(ctx, query, merged, supplement)) merged = std::move(*post);
+  // Legacy `scope: [document_id]`: a post-filter.
+  if (!req.legacy_scope.empty()) {
+    std::unordered_set<std::string> allowed(req.legacy_scope.begin(), req.legacy_scope.end());
+    std::erase_if(merged, [&](const ScoredHit& h) { return !allowed.count(h.document_id()); });
+  }
+  merged = expand(std::move(merged), route, req, scope, tel);
+  tel.event("fusion", {{"lists", lists.size()}, {"succeeded", succeeded}, {"merged", merged.size()},
+                       {"supplement", supplement.size()}, {"ms", ms_since(t_fuse)}});
+
+  // RERANK_MERGED per the rerank policy.
+  const auto policy = resolve_rerank_policy(ctx.plugin_namespace);
+  if (policy == RerankPolicy::domain) {
+    if (auto r = bus_.first<HookPoint::RERANK_MERGED>(ctx, query, merged)) merged = std::move(*r);
+    tel.audit("rerank_t2_domain", {{"candidates", merged.size()}});
+  } else if (policy == RerankPolicy::general && encoders_.has_reranker(config_.general_reranker)) {
+    std::vector<std::string> texts;
+    for (const auto& h : merged) texts.push_back(h.text);
+    try {
+      auto scores = encoders_.reranker(config_.general_reranker).score(query, texts);
+      for (size_t i = 0; i < merged.size() && i < scores.size(); ++i) {
+        if (req.explain) merged[i].explain.leg("rerank_general", static_cast<int>(i + 1), scores[i]);
+        merged[i].score = scores[i];
+      }
+      sort_hits(merged);
+      tel.audit("rerank_t2_general", {{"candidates", merged.size()}, {"reranker", config_.general_reranker}});
+    } catch (const std::exception& e) {
+      tel.audit("rerank_t2_passthrough", {{"reason", std::string("general reranker failed: ") + e.what()}});
+    }
+  } else {
+    tel.audit("rerank_t2_passthrough", {{"candidates", merged.size()}});
+  }
+  if (merged.size() > req.top_k) merged.resize(req.top_k);
+  if (!req.explain)
+    for (auto& h : merged) h.explain = Explain{};
+  resp.hits = std::move(merged);
+  resp.route = std::move(route);
+  resp.metadata["scope_capped"] = scope.capped;
+  resp.metadata["rerank_policy"] = policy == RerankPolicy::domain ? "domain" : policy == RerankPolicy::general ? "general" : "none";
+  resp.metadata["took_ms"] = tel.elapsed_ms();
+  resp.metadata["audits"] = tel.audits();
+  tel.event("done", {{"hits", resp.hits.size()}, {"total_ms", tel.elapsed_ms()}});
+  return resp;
+}
+
+}  // namespace eagle::search

@@ -1,0 +1,106 @@
+#pragma once
+// RetrieverOrchestrator (seed: retriever_orchestrator.py): per query, QUERY_ASSEMBLE
+// -> CLASSIFY_QUERY (or the core default route, G4) -> scope union -> per plan:
+// QUERY_DENSE_EXPAND -> encode -> dense ANN with the plan's filters (+ the lexical leg
+// when hybrid) -> fuse -> RERANK; then RETRIEVE_SUPPLEMENT -> merge_rrf ->
+// dedupe_cross_collection (G32) -> RRF_POST_MERGE -> graph and parent-document
+// expansion -> RERANK_MERGED per the rerank policy -> final_top_k. A plan that throws
+// is skipped with a warning and a plan_failed audit; the query still answers.
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "eagle/encode/encoder.h"
+#include "eagle/search/fusion.h"
+#include "eagle/search/hookbus.h"
+#include "eagle/search/telemetry.h"
+#include "eagle/search/types.h"
+#include "eagle/store/collection.h"
+
+namespace eagle::search {
+
+// What the pipeline needs from the document registry (SQLite/PostgreSQL backends
+// implement it): tags -> document ids (namespace-scoped) and the catalog of
+// collections the scoped documents used at ingest.
+class DocumentCatalog {
+ public:
+  virtual ~DocumentCatalog() = default;
+  virtual std::vector<std::string> ids_for_tags(const std::vector<std::string>& tags, const std::string& ns,
+                                                size_t limit) = 0;
+  virtual std::vector<std::string> collections_used(const std::vector<std::string>& kb_names,
+                                                    const std::vector<std::string>& document_ids,
+                                                    const std::string& ns) = 0;
+};
+
+enum class RerankPolicy { domain, general, none };
+enum class HybridMode { true_hybrid, alpha };
+
+struct PipelineConfig {
+  std::string core_text_collection = "eagle_text";
+  std::string core_text_encoder = "glove";        // the embedded default text encoder
+  std::string core_visual_collection = "eagle_visual";
+  std::string core_visual_encoder = "qwen3-vl";
+  size_t recall_top_k = 20;
+  int rrf_k = 60;
+  size_t final_top_k = 5;
+  std::set<std::string> hybrid_text_collections = {"eagle_text"};
+  HybridMode hybrid_mode = HybridMode::true_hybrid;
+  double hybrid_alpha = 0.6;
+  HybridOptions hybrid;
+  size_t max_scope_documents = 500;
+  bool parent_doc_retrieval = true;
+  bool graph_expansion = true;
+  size_t max_expansion = 50;  // expanded nodes per query (graph + drill-down)
+  std::map<std::string, RerankPolicy> rerank_policy;  // per namespace; unset -> resolved
+  std::string general_reranker;                       // registry label; empty = none
+  std::map<std::string, std::string> collection_encoders;  // for scope-union plans
+};
+
+using CollectionProvider = std::function<store::Collection*(const std::string& name)>;
+
+class Orchestrator {
+ public:
+  Orchestrator(CollectionProvider collections, encode::EncoderRegistry& encoders, HookBus& bus,
+               PipelineConfig config, std::shared_ptr<TelemetrySink> sink = nullptr,
+               DocumentCatalog* documents = nullptr);
+
+  RetrievalResponse retrieve(const RetrievalRequest& request) const;
+
+  // Exposed for tests: the core default route (G4) and the resolved rerank policy.
+  RouteDecision default_route(const RetrievalRequest& request) const;
+  RerankPolicy resolve_rerank_policy(const std::string& ns) const;
+  const PipelineConfig& config() const { return config_; }
+
+ private:
+  struct Scope {
+    std::string expr;  // "(kb_name in {scope_kbs} or document_id in {scope_docs})" with bound params
+    store::TemplateParams params;
+    std::vector<std::string> document_ids;
+    bool capped = false;
+  };
+  Scope build_scope(const RetrievalRequest& req, HookContext& ctx, Telemetry& tel) const;
+  HitList run_plan(const CollectionQueryPlan& plan, const std::string& query, const Scope& scope,
+                   const RetrievalRequest& req, HookContext& ctx) const;
+  HitList expand(HitList hits, const RouteDecision& route, const RetrievalRequest& req, const Scope& scope,
+                 Telemetry& tel) const;
+
+  CollectionProvider collections_;
+  encode::EncoderRegistry& encoders_;
+  HookBus& bus_;
+  PipelineConfig config_;
+  std::shared_ptr<TelemetrySink> sink_;
+  DocumentCatalog* documents_;
+};
+
+// A collection row as a pipeline hit (text, metadata from the scalar fields).
+ScoredHit hit_from_record(const store::Record& r, const CollectionSchema& schema, const std::string& collection,
+                          double score);
+
+// Bounds on requests (SPEC security rule).
+inline constexpr size_t kMaxFinalTopK = 1000;
+inline constexpr size_t kMaxQueryBytes = 16384;
+
+}  // namespace eagle::search

@@ -1,0 +1,87 @@
+#pragma once
+// The query pipeline's small explicit types (ARCHITECTURE.md): a ScoredHit with its
+// Explain, a CollectionQueryPlan, a RouteDecision, an ExpandedQuery.
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace eagle::search {
+
+// Per-hit explanation: rank and score in every leg the hit went through.
+struct Explain {
+  nlohmann::json legs = nlohmann::json::object();  // {"dense": {rank, score}, "bm25": {...}, "rrf": {...}, ...}
+  void leg(const std::string& name, int rank, double score) { legs[name] = {{"rank", rank}, {"score", score}}; }
+  void note(const std::string& name, const nlohmann::json& v) { legs[name] = v; }
+};
+
+struct ScoredHit {
+  std::string id;          // node id (the collection row's id)
+  std::string collection;  // where it came from
+  double score = 0;
+  std::string text;
+  nlohmann::json metadata = nlohmann::json::object();  // scalar fields of the row
+  Explain explain;
+  bool is_image = false;
+
+  // The seed's dedupe keys.
+  std::string source_chunk_id() const { return metadata.value("source_chunk_id", std::string()); }
+  std::string document_id() const { return metadata.value("document_id", std::string()); }
+  std::string path() const { return metadata.value("path", std::string()); }
+};
+
+using HitList = std::vector<ScoredHit>;
+
+struct CollectionQueryPlan {
+  std::string collection;
+  std::string encoder;       // encoder label (registry)
+  size_t top_k = 20;         // recall depth of this plan
+  bool hybrid = false;       // run the lexical leg and fuse
+  std::string filter;        // extra Milvus-grammar filter for this plan (AND-ed with scope)
+  nlohmann::json filter_params = nlohmann::json::object();
+};
+
+struct RouteDecision {
+  std::vector<CollectionQueryPlan> plans;
+  nlohmann::json hints = nlohmann::json::object();  // e.g. {"parent_doc_retrieval": false}
+  std::string source = "core_default";              // who decided: classifier name or core_default (G4)
+  nlohmann::json to_json() const;
+};
+
+struct ExpandedQuery {
+  std::string dense_query;
+  std::vector<std::string> sparse_terms;
+  nlohmann::json intent;  // opaque to core; stashed for later hooks
+};
+
+enum class RouteMode { text, visual, hybrid };
+RouteMode parse_route_mode(const std::string& s);
+
+struct ScopeFilter {
+  std::vector<std::string> kb_names, document_ids, tags;
+  bool empty() const { return kb_names.empty() && document_ids.empty() && tags.empty(); }
+};
+
+// What a caller asks (CLI, HTTP, MCP all build one of these).
+struct RetrievalRequest {
+  std::string query;
+  size_t top_k = 5;  // final_top_k
+  std::string kb_name;
+  ScopeFilter scope_filter;
+  std::vector<std::string> legacy_scope;  // document ids, post-filter
+  std::map<std::string, nlohmann::json> facets;  // source_type, year, chunk_type, parent_section, type
+  RouteMode route_mode = RouteMode::text;
+  bool has_image = false;
+  std::string plugin_namespace = "core";
+  bool explain = false;
+};
+
+struct RetrievalResponse {
+  HitList hits;
+  RouteDecision route;
+  nlohmann::json metadata = nlohmann::json::object();  // scope cap, timings, rerank decision
+};
+
+}  // namespace eagle::search

@@ -1,0 +1,168 @@
+// Core fusion primitives and the HookBus, each test named for the seed's rule.
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+
+#include "eagle/search/fusion.h"
+#include "eagle/search/hookbus.h"
+
+using namespace eagle::search;
+
+namespace {
+ScoredHit hit(std::string id, double score, std::string coll = "c", std::string scid = "", std::string doc = "",
+              std::string path = "") {
+  ScoredHit h;
+  h.id = std::move(id);
+  h.score = score;
+  h.collection = std::move(coll);
+  if (!scid.empty()) h.metadata["source_chunk_id"] = scid;
+  if (!doc.empty()) h.metadata["document_id"] = doc;
+  if (!path.empty()) h.metadata["path"] = path;
+  return h;
+}
+std::vector<std::string> ids(const HitList& l) {
+  std::vector<std::string> out;
+  for (const auto& h : l) out.push_back(h.id);
+  return out;
+}
+}  // namespace
+
+TEST(MergeRrf, ScoresAreSumsOfReciprocalRanksWithK60) {
+  HitList a = {hit("x", 0.9), hit("y", 0.8)};
+  HitList b = {hit("y", 12.0), hit("z", 11.0)};
+  auto m = merge_rrf({a, b}, 60);
+  ASSERT_EQ(ids(m), (std::vector<std::string>{"y", "x", "z"}));
+  EXPECT_DOUBLE_EQ(m[0].score, 1.0 / 62 + 1.0 / 61);
+  EXPECT_DOUBLE_EQ(m[1].score, 1.0 / 61);
+  EXPECT_DOUBLE_EQ(m[2].score, 1.0 / 62);
+}
+
+TEST(MergeRrf, G8EmptyListsContributeNothingAndASingleListPassesThrough) {
+  HitList a = {hit("x", 0.9), hit("y", 0.8)};
+  auto m = merge_rrf({HitList{}, a, HitList{}}, 60);
+  ASSERT_EQ(m.size(), 2u);
+  EXPECT_DOUBLE_EQ(m[0].score, 0.9);  // unchanged: no fusion math on one list
+  EXPECT_TRUE(merge_rrf({HitList{}, HitList{}}).empty());
+}
+
+TEST(DedupeCrossCollection, G32CollapsesBySourceChunkIdThenDocumentPathKeepingTheBetterRank) {
+  HitList merged = {hit("a1", 3, "text", "chunk-1"), hit("b1", 2, "biomed", "chunk-1"),
+                    hit("a2", 1.5, "text", "", "doc", "p/1"), hit("b2", 1, "biomed", "", "doc", "p/1"),
+                    hit("a3", 0.5, "text")};
+  MemorySink* sink = new MemorySink;
+  std::shared_ptr<TelemetrySink> owner(sink);
+  Telemetry tel(owner, "q");
+  auto out = dedupe_cross_collection(merged, 2, &tel);
+  EXPECT_EQ(ids(out), (std::vector<std::string>{"a1", "a2", "a3"}));
+  ASSERT_EQ(tel.audits().size(), 1u);
+  EXPECT_EQ(tel.audits()[0]["audit"], "rrf_dedupe");
+  EXPECT_EQ(tel.audits()[0]["removed"], 2);
+  // One plan succeeded: nothing to dedupe across.
+  EXPECT_EQ(dedupe_cross_collection(merged, 1, nullptr).size(), 5u);
+}
+
+TEST(InjectSupplementCandidates, AddsAtMostMinNewUnseenHitsOnTopWithBoost) {
+  HitList merged = {hit("m1", 0.03), hit("m2", 0.02)};
+  HitList supp = {hit("m1", 5), hit("s1", 4), hit("s2", 3), hit("s3", 2)};
+  auto out = inject_supplement_candidates(merged, supp, 2, 100.0);
+  EXPECT_EQ(ids(out), (std::vector<std::string>{"s1", "s2", "m1", "m2"}));
+  EXPECT_DOUBLE_EQ(out[0].score, 104.0);
+  EXPECT_DOUBLE_EQ(out[1].score, 103.0);
+}
+
+TEST(SparseScore, FractionOfQueryTermsAndExtraTermsFoundInText) {
+  EXPECT_EQ(sparse_terms_of("PD-1 blockade, PD-1!", {"Nivolumab"}),
+            (std::vector<std::string>{"pd-1", "blockade", "nivolumab"}));
+  EXPECT_DOUBLE_EQ(sparse_score("PD-1 blockade", "Anti-PD-1 therapy", {}), 0.5);
+  EXPECT_DOUBLE_EQ(sparse_score("PD-1 blockade", "pd-1 blockade", {"nivolumab"}), 2.0 / 3);
+  EXPECT_DOUBLE_EQ(sparse_score("", "", {}), 0.0);
+}
+
+TEST(AlphaHybrid, SeedParityFormula) {
+  HitList dense = {hit("a", 0.8), hit("b", 0.6)};
+  dense[0].text = "nothing relevant";
+  dense[1].text = "egfr mutation";
+  auto out = alpha_hybrid(dense, "EGFR mutation", {}, 0.6);
+  // a: 0.6 * 0.9 + 0.4 * 0 = 0.54; b: 0.6 * 0.8 + 0.4 * 1 = 0.88
+  EXPECT_EQ(out[0].id, "b");
+  EXPECT_DOUBLE_EQ(out[0].score, 0.6 * 0.8 + 0.4);
+  EXPECT_DOUBLE_EQ(out[1].score, 0.6 * 0.9);
+}
+
+TEST(FuseHybrid, WeightedMinMaxAndRrf) {
+  HitList dense = {hit("a", 0.9), hit("b", 0.5)};
+  HitList lex = {hit("b", 20), hit("c", 10)};
+  HybridOptions o;
+  o.dense_weight = 0.4;
+  auto w = fuse_hybrid(dense, lex, o, false);
+  // min-max: a = 0.4 * 1, b = 0.4 * 0 + 0.6 * 1, c = 0.6 * 0
+  ASSERT_EQ(ids(w), (std::vector<std::string>{"b", "a", "c"}));
+  EXPECT_DOUBLE_EQ(w[0].score, 0.6);
+  EXPECT_DOUBLE_EQ(w[1].score, 0.4);
+  o.fusion = HybridFusion::rrf;
+  auto r = fuse_hybrid(dense, lex, o, false);
+  EXPECT_EQ(r[0].id, "b");
+  EXPECT_EQ(fuse_hybrid({}, lex, o, false).size(), 2u);
+}
+
+TEST(HookBus, FirstReturnsTheFirstNonEmptyResultInPriorityOrder) {
+  HookBus bus;
+  std::vector<std::string> calls;
+  bus.subscribe<HookPoint::RERANK_MERGED>("biomed", 20, [&](HookContext&, const std::string&, const HitList&) {
+    calls.push_back("late");
+    return std::optional<HitList>(HitList{hit("late", 1)});
+  });
+  bus.subscribe<HookPoint::RERANK_MERGED>("biomed", 10, [&](HookContext&, const std::string&, const HitList&) {
+    calls.push_back("abstain");
+    return std::optional<HitList>();
+  });
+  HookContext ctx;
+  ctx.plugin_namespace = "biomed";
+  auto r = bus.first<HookPoint::RERANK_MERGED>(ctx, std::string("q"), HitList{});
+  ASSERT_TRUE(r);
+  EXPECT_EQ((*r)[0].id, "late");
+  EXPECT_EQ(calls, (std::vector<std::string>{"abstain", "late"}));
+  // Namespace filter: core requests do not see biomed subscribers.
+  HookContext core;
+  EXPECT_FALSE(bus.first<HookPoint::RERANK_MERGED>(core, std::string("q"), HitList{}));
+  EXPECT_FALSE(bus.has_subscribers(HookPoint::RERANK_MERGED, "core"));
+}
+
+TEST(HookBus, AllRunsEverySubscriberAndAuditsAndSkipsOneThatThrows) {
+  HookBus bus;
+  bus.subscribe<HookPoint::RETRIEVE_SUPPLEMENT>("*", 1, [](HookContext&, const std::string&) -> std::optional<HitList> {
+    throw std::runtime_error("registry down");
+  }, "broken");
+  bus.subscribe<HookPoint::RETRIEVE_SUPPLEMENT>("*", 2, [](HookContext&, const std::string&) {
+    return std::optional<HitList>(HitList{hit("s", 1)});
+  });
+  auto sink = std::make_shared<MemorySink>();
+  Telemetry tel(sink, "q");
+  HookContext ctx;
+  ctx.telemetry = &tel;
+  auto all = bus.all<HookPoint::RETRIEVE_SUPPLEMENT>(ctx, std::string("q"));
+  ASSERT_EQ(all.size(), 1u);
+  ASSERT_EQ(tel.audits().size(), 1u);
+  EXPECT_EQ(tel.audits()[0]["audit"], "hook_failed");
+  EXPECT_EQ(tel.audits()[0]["subscriber"], "broken");
+}
+
+TEST(HookBus, TransformChainsTheValue) {
+  HookBus bus;
+  bus.subscribe<HookPoint::CHUNK>("*", 2, [](HookContext&, const nlohmann::json& v) {
+    auto o = v;
+    o.push_back("second");
+    return std::optional<nlohmann::json>(o);
+  });
+  bus.subscribe<HookPoint::CHUNK>("*", 1, [](HookContext&, const nlohmann::json& v) {
+    auto o = v;
+    o.push_back("first");
+    return std::optional<nlohmann::json>(o);
+  });
+  HookContext ctx;
+  auto out = bus.transform<HookPoint::CHUNK>(ctx, nlohmann::json::array());
+  EXPECT_EQ(out, nlohmann::json({"first", "second"}));
+  EXPECT_EQ(hook_mode(HookPoint::CHUNK), HookMode::transform);
+  EXPECT_EQ(hook_mode(HookPoint::QUERY_ASSEMBLE), HookMode::all);
+  EXPECT_EQ(hook_mode(HookPoint::CLASSIFY_QUERY), HookMode::first);
+}

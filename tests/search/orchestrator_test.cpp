@@ -1,0 +1,340 @@
+// The RetrieverOrchestrator's rules (G4 default route, failure isolation, RRF over
+// plans, scope union and cap, injection-safe values, graph expansion, parent-document
+// drill-down, rerank policy resolution, explain, telemetry) over real in-memory
+// collections and a deterministic test encoder.
+#include "eagle/search/orchestrator.h"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <map>
+
+#include "eagle/core/error.h"
+
+using namespace eagle;
+using namespace eagle::search;
+using nlohmann::json;
+
+namespace {
+
+// Bag-of-words hashed into 32 dims: texts sharing words are close.
+class HashEncoder : public encode::Encoder {
+ public:
+  explicit HashEncoder(std::string label) {
+    info_.label = std::move(label);
+    info_.dim = 32;
+  }
+  const encode::EncoderInfo& info() const override { return info_; }
+  std::vector<encode::Embedding> encode(const std::vector<std::string>& in, encode::EncodeMode) override {
+    if (fail_) throw Error(ErrorCode::unavailable, "encoder offline");
+    std::vector<encode::Embedding> out;
+    for (const auto& t : in) {
+      encode::Embedding v(32, 0.01f);
+      std::string w;
+      for (char c : t + " ") {
+        if (std::isalnum(static_cast<unsigned char>(c))) {
+          w += static_cast<char>(std::tolower(c));
+        } else if (!w.empty()) {
+          v[std::hash<std::string>{}(w) % 32] += 1.0f;
+          w.clear();
+        }
+      }
+      out.push_back(v);
+    }
+    return out;
+  }
+  bool fail_ = false;
+
+ private:
+  encode::EncoderInfo info_;
+};
+
+struct Fixture {
+  std::map<std::string, std::unique_ptr<store::Collection>> colls;
+  encode::EncoderRegistry reg;
+  HashEncoder* enc = nullptr;
+  HookBus bus;
+  std::shared_ptr<MemorySink> sink = std::make_shared<MemorySink>();
+
+  Fixture() {
+    auto e = std::make_unique<HashEncoder>("glove");
+    enc = e.get();
+    reg.add(std::move(e));
+    reg.add(std::make_unique<HashEncoder>("pubmedbert"));
+    make("eagle_text");
+    make("eagle_text_biomed");
+  }
+  store::Collection& make(const std::string& name) {
+    auto s = chunk_schema(name, 32);
+    s.vector.index = VectorIndexKind::flat;
+    colls[name] = store::Collection::in_memory(s);
+    return *colls[name];
+  }
+  void add(const std::string& coll, const json& fields) {
+    auto& c = *colls.at(coll);
+    json j = fields;
+    j["vector"] = enc->encode({fields.value("text", std::string())}, encode::EncodeMode::document)[0];
+    c.insert({store::record_from_json(j, c.schema())});
+  }
+  Orchestrator orch(PipelineConfig cfg = {}, DocumentCatalog* docs = nullptr) {
+    return Orchestrator([this](const std::string& n) -> store::Collection* {
+      auto it = colls.find(n);
+      return it == colls.end() ? nullptr : it->second.get();
+    }, reg, bus, cfg, sink, docs);
+  }
+  std::vector<std::string> audits() const {
+    std::vector<std::string> out;
+    for (const auto& e : sink->events)
+      if (e.contains("audit")) out.push_back(e["audit"]);
+    return out;
+  }
+};
+
+std::vector<std::string> ids(const HitList& l) {
+  std::vector<std::string> out;
+  for (const auto& h : l) out.push_back(h.id);
+  return out;
+}
+
+RetrievalRequest request(std::string q, size_t k = 5) {
+  RetrievalRequest r;
+  r.query = std::move(q);
+  r.top_k = k;
+  return r;
+}
+
+}  // namespace
+
+TEST(Orchestrator, G4DefaultRouteIsTheCoreTextCollectionOnly) {
+  Fixture f;
+  auto o = f.orch();
+  auto d = o.default_route(request("egfr"));
+  ASSERT_EQ(d.plans.size(), 1u);
+  EXPECT_EQ(d.plans[0].collection, "eagle_text");
+  EXPECT_TRUE(d.plans[0].hybrid);
+  auto hybrid = request("egfr");
+  hybrid.route_mode = RouteMode::hybrid;
+  auto dh = o.default_route(hybrid);
+  ASSERT_EQ(dh.plans.size(), 2u);
+  EXPECT_EQ(dh.plans[1].collection, "eagle_visual");
+  auto img = request("egfr");
+  img.has_image = true;
+  EXPECT_EQ(o.default_route(img).plans.size(), 2u);
+  // Never a specialised collection: eagle_text_biomed holds the only match, unused.
+  f.add("eagle_text_biomed", {{"id", "b1"}, {"text", "osimertinib egfr"}});
+  f.add("eagle_text", {{"id", "t1"}, {"text", "unrelated words"}});
+  auto resp = o.retrieve(request("osimertinib egfr"));
+  for (const auto& h : resp.hits) EXPECT_EQ(h.collection, "eagle_text");
+  EXPECT_EQ(resp.route.source, "core_default");
+}
+
+TEST(Orchestrator, HybridFindsExactTermsAndExplainCarriesEveryLeg) {
+  Fixture f;
+  f.add("eagle_text", {{"id", "t1"}, {"text", "savolitinib plus osimertinib in MET amplified NSCLC"}, {"kb_name", "onc"}});
+  f.add("eagle_text", {{"id", "t2"}, {"text", "adalimumab label warnings"}, {"kb_name", "ra"}});
+  f.add("eagle_text", {{"id", "t3"}, {"text", "metformin and diabetes"}, {"kb_name", "endo"}});
+  auto o = f.orch();
+  auto req = request("savolitinib osimertinib");
+  req.explain = true;
+  auto resp = o.retrieve(req);
+  ASSERT_FALSE(resp.hits.empty());
+  EXPECT_EQ(resp.hits[0].id, "t1");
+  EXPECT_TRUE(resp.hits[0].explain.legs.contains("dense:eagle_text"));
+  EXPECT_TRUE(resp.hits[0].explain.legs.contains("bm25:eagle_text"));
+  // Explain off: no legs.
+  EXPECT_TRUE(o.retrieve(request("savolitinib")).hits[0].explain.legs.empty());
+  // Telemetry: route, recall, fusion, done events.
+  std::set<std::string> events;
+  for (const auto& e : f.sink->events) events.insert(e["event"]);
+  for (const char* ev : {"route", "recall", "fusion", "done"}) EXPECT_TRUE(events.count(ev)) << ev;
+}
+
+TEST(Orchestrator, AFailingPlanIsSkippedAndAuditedAndTheQueryStillAnswers) {
+  Fixture f;
+  f.add("eagle_text", {{"id", "t1"}, {"text", "egfr mutation"}});
+  f.bus.subscribe<HookPoint::CLASSIFY_QUERY>("biomed", 0, [](HookContext&, const RetrievalRequest&) {
+    RouteDecision d;
+    d.source = "test";
+    d.plans.push_back({"eagle_text", "glove", 10, false, "", json::object()});
+    d.plans.push_back({"no_such_collection", "glove", 10, false, "", json::object()});
+    d.plans.push_back({"eagle_text_biomed", "missing-encoder", 10, false, "", json::object()});
+    return std::optional<RouteDecision>(d);
+  });
+  auto o = f.orch();
+  auto req = request("egfr");
+  req.plugin_namespace = "biomed";
+  auto resp = o.retrieve(req);
+  EXPECT_EQ(ids(resp.hits), (std::vector<std::string>{"t1"}));
+  auto a = f.audits();
+  EXPECT_EQ(std::count(a.begin(), a.end(), "plan_failed"), 2);
+}
+
+TEST(Orchestrator, RrfMergesPlansAndDedupesTheSameChunkAcrossCollections) {
+  Fixture f;
+  f.add("eagle_text", {{"id", "t1"}, {"text", "egfr inhibitor"}, {"source_chunk_id", "c1"}});
+  f.add("eagle_text_biomed", {{"id", "b1"}, {"text", "egfr inhibitor"}, {"source_chunk_id", "c1"}});
+  f.add("eagle_text_biomed", {{"id", "b2"}, {"text", "egfr resistance"}, {"source_chunk_id", "c2"}});
+  f.bus.subscribe<HookPoint::CLASSIFY_QUERY>("biomed", 0, [](HookContext&, const RetrievalRequest&) {
+    RouteDecision d;
+    d.plans.push_back({"eagle_text", "glove", 10, false, "", json::object()});
+    d.plans.push_back({"eagle_text_biomed", "pubmedbert", 10, false, "", json::object()});
+    return std::optional<RouteDecision>(d);
+  });
+  auto req = request("egfr inhibitor");
+  req.plugin_namespace = "biomed";
+  auto resp = f.orch().retrieve(req);
+  auto got = ids(resp.hits);
+  EXPECT_EQ(std::count(got.begin(), got.end(), "b1") + std::count(got.begin(), got.end(), "t1"), 1);
+  auto a = f.audits();
+  EXPECT_NE(std::find(a.begin(), a.end(), "rrf_dedupe"), a.end());
+}
+
+TEST(Orchestrator, ScopeUnionIsPushedDownAndInjectionShapedValuesAreLiterals) {
+  Fixture f;
+  f.add("eagle_text", {{"id", "a"}, {"text", "egfr"}, {"kb_name", "onc"}, {"document_id", "d1"}});
+  f.add("eagle_text", {{"id", "b"}, {"text", "egfr"}, {"kb_name", "ra"}, {"document_id", "d2"}});
+  f.add("eagle_text", {{"id", "c"}, {"text", "egfr"}, {"kb_name", "endo"}, {"document_id", "d3"}, {"year", 2020}});
+  auto o = f.orch();
+  auto req = request("egfr", 10);
+  req.scope_filter.kb_names = {"onc"};
+  req.scope_filter.document_ids = {"d3"};
+  auto got = ids(o.retrieve(req).hits);
+  std::sort(got.begin(), got.end());
+  EXPECT_EQ(got, (std::vector<std::string>{"a", "c"}));  // (kb in [onc] or doc in [d3])
+  req.facets["year"] = 2020;                                // AND facets
+  EXPECT_EQ(ids(o.retrieve(req).hits), (std::vector<std::string>{"c"}));
+  auto evil = request("egfr", 10);
+  evil.kb_name = "a\" or kb_name != \"";
+  EXPECT_TRUE(o.retrieve(evil).hits.empty());
+  auto bad = request("egfr");
+  bad.facets["colour"] = "red";
+  EXPECT_THROW(o.retrieve(bad), Error);
+  auto legacy = request("egfr", 10);
+  legacy.legacy_scope = {"d2"};
+  EXPECT_EQ(ids(o.retrieve(legacy).hits), (std::vector<std::string>{"b"}));
+}
+
+namespace {
+class FakeCatalog : public DocumentCatalog {
+ public:
+  std::vector<std::string> ids_for_tags(const std::vector<std::string>&, const std::string& ns, size_t limit) override {
+    std::vector<std::string> out;
+    for (size_t i = 0; i < 600 && out.size() < limit; ++i) out.push_back("doc" + std::to_string(i));
+    last_ns = ns;
+    return out;
+  }
+  std::vector<std::string> collections_used(const std::vector<std::string>&, const std::vector<std::string>&,
+                                            const std::string&) override {
+    return {"eagle_text", "eagle_text_biomed"};
+  }
+  std::string last_ns;
+};
+}  // namespace
+
+TEST(Orchestrator, TagsResolveThroughTheRegistryCappedAtMaxScopeDocumentsAndCatalogUnionAddsPlans) {
+  Fixture f;
+  f.add("eagle_text", {{"id", "a"}, {"text", "egfr"}, {"document_id", "doc3"}});
+  f.add("eagle_text_biomed", {{"id", "b"}, {"text", "egfr"}, {"document_id", "doc4"}});
+  f.add("eagle_text", {{"id", "z"}, {"text", "egfr"}, {"document_id", "doc599"}});  // beyond the cap
+  FakeCatalog cat;
+  auto o = f.orch({}, &cat);
+  auto req = request("egfr", 10);
+  req.scope_filter.tags = {"oncology"};
+  req.plugin_namespace = "biomed";
+  auto resp = o.retrieve(req);
+  EXPECT_EQ(cat.last_ns, "biomed");
+  EXPECT_TRUE(resp.metadata["scope_capped"].get<bool>());
+  auto got = ids(resp.hits);
+  std::sort(got.begin(), got.end());
+  EXPECT_EQ(got, (std::vector<std::string>{"a", "b"}));  // b via the catalog union plan
+  EXPECT_EQ(resp.route.plans.size(), 2u);
+  auto a = f.audits();
+  EXPECT_NE(std::find(a.begin(), a.end(), "scope_capped"), a.end());
+}
+
+TEST(Orchestrator, GraphExpansionFollowsConnectToOneHopInheritingTheScore) {
+  Fixture f;
+  f.add("eagle_text", {{"id", "p"}, {"text", "egfr results"},
+                       {"connect_to", json::array({"tbl", {{"target", "fig"}, {"relation", "figure"}}, "gone"})}});
+  f.add("eagle_text", {{"id", "tbl"}, {"text", "table of numbers"}, {"connect_to", json::array({"deep"})}});
+  f.add("eagle_text", {{"id", "fig"}, {"text", "figure caption"}});
+  f.add("eagle_text", {{"id", "deep"}, {"text", "two hops away"}});
+  PipelineConfig cfg;
+  cfg.hybrid_text_collections.clear();
+  cfg.recall_top_k = 1;
+  auto resp = f.orch(cfg).retrieve(request("egfr results", 10));
+  auto got = ids(resp.hits);
+  EXPECT_EQ(got[0], "p");
+  EXPECT_NE(std::find(got.begin(), got.end(), "tbl"), got.end());
+  EXPECT_NE(std::find(got.begin(), got.end(), "fig"), got.end());
+  EXPECT_EQ(std::find(got.begin(), got.end(), "deep"), got.end());  // one hop only
+  for (const auto& h : resp.hits) EXPECT_DOUBLE_EQ(h.score, resp.hits[0].score);  // inherited
+}
+
+TEST(Orchestrator, ParentDocumentRetrievalDrillsDownByPathUnlessTheRouteDisablesIt) {
+  Fixture f;
+  f.add("eagle_text", {{"id", "s"}, {"text", "summary of results section"}, {"type", "section_summary"},
+                       {"path", "paper/Results"}, {"document_id", "d"}});
+  f.add("eagle_text", {{"id", "c1"}, {"text", "first chunk"}, {"type", "text"}, {"path", "paper/Results/Efficacy"},
+                       {"document_id", "d"}});
+  f.add("eagle_text", {{"id", "c2"}, {"text", "other"}, {"type", "text"}, {"path", "paper/Methods"}, {"document_id", "d"}});
+  f.add("eagle_text", {{"id", "c3"}, {"text", "other doc"}, {"type", "text"}, {"path", "paper/Results/X"},
+                       {"document_id", "e"}});
+  PipelineConfig cfg;
+  cfg.hybrid_text_collections.clear();
+  cfg.recall_top_k = 1;
+  auto got = ids(f.orch(cfg).retrieve(request("summary of results section", 10)).hits);
+  EXPECT_EQ(got, (std::vector<std::string>{"s", "c1"}));
+  f.bus.subscribe<HookPoint::CLASSIFY_QUERY>("biomed", 0, [](HookContext&, const RetrievalRequest&) {
+    RouteDecision d;
+    d.plans.push_back({"eagle_text", "glove", 1, false, "", json::object()});
+    d.hints["parent_doc_retrieval"] = false;
+    return std::optional<RouteDecision>(d);
+  });
+  auto req = request("summary of results section", 10);
+  req.plugin_namespace = "biomed";
+  EXPECT_EQ(ids(f.orch(cfg).retrieve(req).hits), (std::vector<std::string>{"s"}));
+}
+
+TEST(Orchestrator, RerankPolicyResolutionAndSupplementInjectionThroughHooks) {
+  Fixture f;
+  f.add("eagle_text", {{"id", "t1"}, {"text", "egfr"}});
+  f.add("eagle_text", {{"id", "t2"}, {"text", "egfr egfr"}});
+  auto o = f.orch();
+  EXPECT_EQ(o.resolve_rerank_policy("core"), RerankPolicy::none);
+  f.bus.subscribe<HookPoint::RETRIEVE_SUPPLEMENT>("biomed", 0, [](HookContext&, const std::string&) {
+    ScoredHit s;
+    s.id = "supp";
+    s.collection = "eagle_text";
+    s.score = 1.0;
+    return std::optional<HitList>(HitList{s});
+  });
+  f.bus.subscribe<HookPoint::RRF_POST_MERGE>("biomed", 0, [](HookContext&, const std::string&, const HitList& m,
+                                                            const HitList& s) {
+    return std::optional<HitList>(inject_supplement_candidates(m, s, 2));
+  });
+  f.bus.subscribe<HookPoint::RERANK_MERGED>("biomed", 0, [](HookContext&, const std::string&, const HitList& m) {
+    HitList r(m.rbegin(), m.rend());  // a visible reordering
+    return std::optional<HitList>(r);
+  });
+  EXPECT_EQ(o.resolve_rerank_policy("biomed"), RerankPolicy::domain);
+  auto req = request("egfr", 10);
+  req.plugin_namespace = "biomed";
+  auto resp = o.retrieve(req);
+  EXPECT_EQ(resp.hits.back().id, "supp");  // injected on top, then reversed by the domain rerank
+  EXPECT_EQ(resp.metadata["rerank_policy"], "domain");
+  auto a = f.audits();
+  EXPECT_NE(std::find(a.begin(), a.end(), "rerank_t2_domain"), a.end());
+  PipelineConfig cfg;
+  cfg.rerank_policy["biomed"] = RerankPolicy::none;
+  EXPECT_EQ(f.orch(cfg).resolve_rerank_policy("biomed"), RerankPolicy::none);
+}
+
+TEST(Orchestrator, RequestBoundsAreEnforced) {
+  Fixture f;
+  auto o = f.orch();
+  EXPECT_THROW(o.retrieve(request("")), Error);
+  EXPECT_THROW(o.retrieve(request("x", 0)), Error);
+  EXPECT_THROW(o.retrieve(request("x", kMaxFinalTopK + 1)), Error);
+  EXPECT_THROW(o.retrieve(request(std::string(kMaxQueryBytes + 1, 'a'))), Error);
+}
