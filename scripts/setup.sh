@@ -7,7 +7,7 @@ PACKAGES=(
   build-essential g++ cmake ninja-build pkg-config
   libxapian-dev libstemmer-dev libutf8proc-dev
   libyaml-cpp-dev nlohmann-json3-dev libsimdjson-dev libspdlog-dev libcli11-dev
-  libsqlite3-dev zlib1g-dev
+  libsqlite3-dev zlib1g-dev libpq-dev postgresql
   googletest libgtest-dev libgmock-dev libbenchmark-dev
   libhnswlib-dev libopenblas-dev
   clang libclang-rt-14-dev

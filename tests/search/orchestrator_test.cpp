@@ -338,3 +338,31 @@ TEST(Orchestrator, RequestBoundsAreEnforced) {
   EXPECT_THROW(o.retrieve(request("x", kMaxFinalTopK + 1)), Error);
   EXPECT_THROW(o.retrieve(request(std::string(kMaxQueryBytes + 1, 'a'))), Error);
 }
+
+#include "eagle/registry/registry.h"
+#include "eagle/search/registry_catalog.h"
+
+TEST(Orchestrator, ScopeTagsResolveThroughTheSqliteRegistry) {
+  Fixture f;
+  f.add("eagle_text", {{"id", "a"}, {"text", "egfr"}, {"document_id", "doc-a"}});
+  f.add("eagle_text", {{"id", "b"}, {"text", "egfr"}, {"document_id", "doc-b"}});
+  f.add("eagle_text_biomed", {{"id", "c"}, {"text", "egfr"}, {"document_id", "doc-a"}});
+  auto reg = registry::open_registry("sqlite::memory:");
+  registry::DocumentRecord d;
+  d.document_id = "doc-a";
+  d.name = "Tagrisso label";
+  d.plugin_namespace = "biomed";
+  d.collections_used = {"eagle_text", "eagle_text_biomed"};
+  reg->upsert(d);
+  reg->set_keywords("doc-a", "biomed", {"oncology"});
+  RegistryCatalog cat(*reg);
+  auto o = f.orch({}, &cat);
+  auto req = request("egfr", 10);
+  req.plugin_namespace = "biomed";
+  req.scope_filter.tags = {"oncology"};
+  auto got = ids(o.retrieve(req).hits);
+  std::sort(got.begin(), got.end());
+  EXPECT_EQ(got, (std::vector<std::string>{"a", "c"}));  // doc-b is out of scope; c via the catalog union
+  req.plugin_namespace = "core";  // tags are namespace-scoped: nothing resolves
+  EXPECT_TRUE(o.retrieve(req).hits.empty());
+}

@@ -91,6 +91,35 @@ TEST(SimdKernels, Fp16DistancesMatchScalar) {
   }
 }
 
+TEST(SimdKernels, Int8DistancesMatchScalar) {
+  const auto& ref = simd::kernels(Isa::scalar);
+  std::mt19937_64 rng(3);
+  std::uniform_int_distribution<int> code(-127, 127);
+  for (Isa isa : levels()) {
+    const auto& k = simd::kernels(isa);
+    for (size_t n : kDims) {
+      auto q = testing::uniform(n + 1, 1, 5 + n, -1.0f, 1.0f);
+      std::vector<int8_t> c(n + 1);
+      for (auto& x : c) x = static_cast<int8_t>(code(rng));
+      const float scale = 0.0037f;
+      double dot = 0, l2 = 0;
+      for (size_t i = 0; i < n; ++i) {
+        dot += static_cast<double>(q[i + 1]) * c[i + 1];
+        const double d = q[i + 1] - static_cast<double>(scale) * c[i + 1];
+        l2 += d * d;
+      }
+      SCOPED_TRACE(std::string(simd::isa_name(isa)));
+      expect_close(k.dot_i8(q.data() + 1, c.data() + 1, scale, n), ref.dot_i8(q.data() + 1, c.data() + 1, scale, n),
+                   "dot_i8", n);
+      expect_close(k.l2sq_i8(q.data() + 1, c.data() + 1, scale, n),
+                   ref.l2sq_i8(q.data() + 1, c.data() + 1, scale, n), "l2_i8", n);
+      expect_close(k.dot_i8(q.data() + 1, c.data() + 1, scale, n), static_cast<float>(scale * dot), "dot_i8 vs double",
+                   n);
+      expect_close(k.l2sq_i8(q.data() + 1, c.data() + 1, scale, n), static_cast<float>(l2), "l2_i8 vs double", n);
+    }
+  }
+}
+
 TEST(SimdKernels, HalfToFloatIsExactForEveryBitPattern) {
   std::vector<uint16_t> all(65536);
   for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<uint16_t>(i);

@@ -95,6 +95,62 @@ std::vector<ConfigOption> make_options() {
   o.push_back({"glove.file", "converted word-vector file of the default `glove` encoder (made on first use)",
                [](Config& c, const std::string& v) { c.glove_file = v; },
                [](const Config& c) { return c.glove_file; }});
+  using P = Config::Pipeline;
+  auto count_opt = [&](const char* key, const char* doc, size_t P::*field, size_t max) {
+    o.push_back({key, doc, [=](Config& c, const std::string& v) { c.pipeline.*field = to_count(key, v, max); },
+                 [=](const Config& c) { return std::to_string(c.pipeline.*field); }});
+  };
+  count_opt("pipeline.recall_top_k", "hits recalled per collection plan (the seed's collection_recall_top_k)",
+            &P::recall_top_k, kMaxTopK);
+  count_opt("pipeline.final_top_k", "hits returned by the pipeline (final_top_k)", &P::final_top_k, 1000);
+  count_opt("pipeline.max_scope_documents", "cap on documents a scope_filter resolves to", &P::max_scope_documents,
+            100000);
+  o.push_back({"pipeline.text_encoder", "encoder label of the core text collection",
+               [](Config& c, const std::string& v) { c.pipeline.text_encoder = v; },
+               [](const Config& c) { return c.pipeline.text_encoder; }});
+  o.push_back({"pipeline.rrf_k", "RRF constant k in 1 / (k + rank)",
+               [](Config& c, const std::string& v) { c.pipeline.rrf_k = static_cast<int>(to_count("pipeline.rrf_k", v, 100000)); },
+               [](const Config& c) { return std::to_string(c.pipeline.rrf_k); }});
+  o.push_back({"pipeline.hybrid_fusion", "true hybrid fusion of dense and BM25: weighted (min-max) or rrf",
+               [](Config& c, const std::string& v) {
+                 if (v != "weighted" && v != "rrf")
+                   fail(ErrorCode::invalid_argument, "pipeline.hybrid_fusion: expected weighted or rrf, got '" + v + "'");
+                 c.pipeline.hybrid_fusion = v;
+               },
+               [](const Config& c) { return c.pipeline.hybrid_fusion; }});
+  o.push_back({"pipeline.dense_weight", "weighted fusion: w * dense + (1 - w) * bm25 after min-max, w in [0, 1]",
+               [](Config& c, const std::string& v) {
+                 double d = to_double("pipeline.dense_weight", v);
+                 if (d < 0 || d > 1) fail(ErrorCode::invalid_argument, "pipeline.dense_weight must be in [0, 1]");
+                 c.pipeline.dense_weight = d;
+               },
+               [](const Config& c) { return fmt(c.pipeline.dense_weight); }});
+  o.push_back({"pipeline.adaptive_fusion", "scale the dense weight per query by the legs' top-10 agreement",
+               [](Config& c, const std::string& v) { c.pipeline.adaptive_fusion = to_bool("pipeline.adaptive_fusion", v); },
+               [](const Config& c) { return std::string(c.pipeline.adaptive_fusion ? "true" : "false"); }});
+  o.push_back({"pipeline.agreement_min", "adaptive fusion: below this top-10 agreement the dense leg is ignored",
+               [](Config& c, const std::string& v) {
+                 double d = to_double("pipeline.agreement_min", v);
+                 if (d < 0 || d > 1) fail(ErrorCode::invalid_argument, "pipeline.agreement_min must be in [0, 1]");
+                 c.pipeline.agreement_min = d;
+               },
+               [](const Config& c) { return fmt(c.pipeline.agreement_min); }});
+  o.push_back({"pipeline.hybrid_alpha", "the seed's alpha hybrid: alpha * dense + (1 - alpha) * overlap",
+               [](Config& c, const std::string& v) {
+                 double d = to_double("pipeline.hybrid_alpha", v);
+                 if (d < 0 || d > 1) fail(ErrorCode::invalid_argument, "pipeline.hybrid_alpha must be in [0, 1]");
+                 c.pipeline.hybrid_alpha = d;
+               },
+               [](const Config& c) { return fmt(c.pipeline.hybrid_alpha); }});
+  o.push_back({"pipeline.parent_doc_retrieval", "drill down from section summaries to their chunks",
+               [](Config& c, const std::string& v) { c.pipeline.parent_doc_retrieval = to_bool("pipeline.parent_doc_retrieval", v); },
+               [](const Config& c) { return std::string(c.pipeline.parent_doc_retrieval ? "true" : "false"); }});
+  o.push_back({"pipeline.graph_expansion", "follow connect_to one hop from each hit",
+               [](Config& c, const std::string& v) { c.pipeline.graph_expansion = to_bool("pipeline.graph_expansion", v); },
+               [](const Config& c) { return std::string(c.pipeline.graph_expansion ? "true" : "false"); }});
+  o.push_back({"pipeline.telemetry_file", "append per-query JSONL telemetry events here (empty: off)",
+               [](Config& c, const std::string& v) { c.pipeline.telemetry_file = v; },
+               [](const Config& c) { return c.pipeline.telemetry_file; }});
   return o;
 }
 

@@ -30,6 +30,22 @@ struct Config {
   // converted once to `glove_file`.
   std::string glove_json = EAGLE_DEFAULT_GLOVE_JSON;
   std::string glove_file = "eagle-assets/glove100.eaglewv";
+  // Query pipeline (seed: router.*).
+  struct Pipeline {
+    std::string text_encoder = "glove";
+    size_t recall_top_k = 20;       // per-plan recall (collection_recall_top_k)
+    size_t final_top_k = 5;
+    int rrf_k = 60;
+    std::string hybrid_fusion = "weighted";  // weighted | rrf
+    double dense_weight = 0.1;               // weighted fusion: share of the dense leg (tuned on SciFact train)
+    bool adaptive_fusion = false;            // scale dense_weight by top-10 agreement
+    double agreement_min = 0.0;              // adaptive: ignore the dense leg below this agreement
+    double hybrid_alpha = 0.6;               // the seed's alpha hybrid
+    size_t max_scope_documents = 500;
+    bool parent_doc_retrieval = true;
+    bool graph_expansion = true;
+    std::string telemetry_file;              // JSONL sink; empty = none
+  } pipeline;
 };
 
 struct ConfigOption {

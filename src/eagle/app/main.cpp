@@ -5,6 +5,7 @@
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 
 #include "eagle/app/config.h"
@@ -17,6 +18,7 @@
 #include "eagle/eval/lexical_run.h"
 #include "eagle/eval/metrics.h"
 #include "eagle/ingest/corpus_reader.h"
+#include "eagle/search/orchestrator.h"
 #include "eagle/store/text_store.h"
 
 namespace fs = std::filesystem;
@@ -156,10 +158,126 @@ std::vector<eagle::Document> load_beir_corpus(const fs::path& dir) {
   return std::move(r.documents);
 }
 
+eagle::encode::EncoderRegistry build_registry(const eagle::app::Config& cfg);
+
+eagle::search::PipelineConfig pipeline_config(const eagle::app::Config& cfg) {
+  eagle::search::PipelineConfig p;
+  p.core_text_encoder = cfg.pipeline.text_encoder;
+  p.recall_top_k = cfg.pipeline.recall_top_k;
+  p.final_top_k = cfg.pipeline.final_top_k;
+  p.rrf_k = cfg.pipeline.rrf_k;
+  p.hybrid.fusion = cfg.pipeline.hybrid_fusion == "rrf" ? eagle::search::HybridFusion::rrf
+                                                        : eagle::search::HybridFusion::weighted;
+  p.hybrid.rrf_k = cfg.pipeline.rrf_k;
+  p.hybrid.dense_weight = cfg.pipeline.dense_weight;
+  p.hybrid.adaptive = cfg.pipeline.adaptive_fusion;
+  p.hybrid.agreement_min = cfg.pipeline.agreement_min;
+  p.hybrid_alpha = cfg.pipeline.hybrid_alpha;
+  p.max_scope_documents = cfg.pipeline.max_scope_documents;
+  p.parent_doc_retrieval = cfg.pipeline.parent_doc_retrieval;
+  p.graph_expansion = cfg.pipeline.graph_expansion;
+  return p;
+}
+
+// A BEIR corpus as the core text collection: title + text indexed by BM25, the
+// encoder's document vectors in a flat (exact) index, document_id = the corpus id.
+std::unique_ptr<eagle::store::Collection> beir_collection(const std::vector<eagle::Document>& docs,
+                                                          eagle::encode::Encoder& encoder,
+                                                          const eagle::app::Config& cfg) {
+  auto schema = eagle::chunk_schema("eagle_text", encoder.info().dim, encoder.info().metric);
+  schema.vector.index = eagle::VectorIndexKind::flat;
+  eagle::store::CollectionOptions opts;
+  opts.bm25 = cfg.bm25;
+  opts.analyzer = cfg.analyzer;
+  auto coll = eagle::store::Collection::in_memory(schema, opts);
+  const size_t doc_field = *schema.field_index("document_id");
+  eagle::app::Progress progress("embedding");
+  const size_t batch = 256;
+  for (size_t start = 0; start < docs.size(); start += batch) {
+    std::vector<std::string> texts;
+    const size_t end = std::min(docs.size(), start + batch);
+    for (size_t i = start; i < end; ++i) texts.push_back(docs[i].indexed_text());
+    auto vecs = encoder.encode(texts, eagle::encode::EncodeMode::document);
+    std::vector<eagle::store::Record> recs;
+    for (size_t i = start; i < end; ++i) {
+      eagle::store::Record r;
+      r.id = docs[i].id;
+      r.text = texts[i - start];
+      r.vector = std::move(vecs[i - start]);
+      r.values.assign(schema.fields.size(), std::monostate{});
+      r.values[doc_field] = docs[i].id;
+      recs.push_back(std::move(r));
+    }
+    coll->insert(std::move(recs));
+    progress.update(end, docs.size(), "docs");
+  }
+  progress.finish();
+  return coll;
+}
+
+void write_eval_outputs(const eagle::eval::Run& run, const eagle::eval::Qrels& qrels, const std::string& run_file,
+                        const std::string& per_query, const std::string& tag) {
+  if (!run_file.empty()) {
+    std::ofstream out(run_file);
+    if (!out) eagle::fail(ErrorCode::unavailable, "cannot write run file " + run_file);
+    eagle::eval::write_trec_run(out, run, tag);
+  }
+  auto report = eagle::eval::evaluate(qrels, run);
+  if (!per_query.empty()) {
+    std::ofstream out(per_query);
+    if (!out) eagle::fail(ErrorCode::unavailable, "cannot write " + per_query);
+    eagle::eval::write_per_query_csv(out, report);
+  }
+  std::ostringstream s;
+  eagle::eval::write_summary(s, report);
+  std::fputs(s.str().c_str(), stdout);
+}
+
+// dense / alpha-hybrid / hybrid / pipeline: the orchestrated query path over the
+// corpus as the core text collection.
+int cmd_eval_pipeline(const eagle::app::Config& cfg, const std::string& beir, const std::string& split,
+                      const std::string& retriever, const std::string& run_file, const std::string& per_query,
+                      const std::string& tag, size_t depth, const std::string& ns) {
+  auto set = eagle::eval::load_beir(beir, split);
+  auto docs = load_beir_corpus(beir);
+  auto registry = build_registry(cfg);
+  auto t0 = std::chrono::steady_clock::now();
+  auto coll = beir_collection(docs, registry.encoder(cfg.pipeline.text_encoder), cfg);
+  const double build_s = seconds_since(t0);
+  auto pc = pipeline_config(cfg);
+  pc.recall_top_k = depth;
+  if (retriever == "dense") pc.hybrid_text_collections.clear();
+  if (retriever == "alpha-hybrid") pc.hybrid_mode = eagle::search::HybridMode::alpha;
+  eagle::search::HookBus bus;  // plugins register here (none in this build)
+  std::shared_ptr<eagle::search::TelemetrySink> sink;
+  if (!cfg.pipeline.telemetry_file.empty()) sink = std::make_shared<eagle::search::JsonlFileSink>(cfg.pipeline.telemetry_file);
+  eagle::search::Orchestrator orch([&](const std::string& n) { return n == "eagle_text" ? coll.get() : nullptr; },
+                                   registry, bus, pc, sink);
+  t0 = std::chrono::steady_clock::now();
+  eagle::eval::Run run;
+  eagle::app::Progress progress("queries");
+  size_t done = 0;
+  for (const auto& q : set.queries) {
+    eagle::search::RetrievalRequest req;
+    req.query = q.text;
+    req.top_k = depth;
+    req.plugin_namespace = ns;
+    auto& entries = run[q.id];
+    for (const auto& h : orch.retrieve(req).hits) entries.push_back({h.id, eagle::eval::round_score_for_run(h.score)});
+    progress.update(++done, set.queries.size(), "queries");
+  }
+  progress.finish();
+  std::printf("dataset %s  split %s  retriever %s  encoder %s  docs %zu  queries %zu  index %.2f s  search %.2f s\n",
+              beir.c_str(), split.c_str(), retriever.c_str(), cfg.pipeline.text_encoder.c_str(), docs.size(),
+              set.queries.size(), build_s, seconds_since(t0));
+  write_eval_outputs(run, set.qrels, run_file, per_query, tag);
+  return 0;
+}
+
 int cmd_eval(const GlobalFlags& g, const std::string& beir, const std::string& split,
              const std::string& retriever, const std::string& run_file, const std::string& per_query,
              const std::string& tag, size_t depth, const std::string& algorithm,
-             const std::string& score_run) {
+             const std::string& score_run, const std::string& ns) {
   auto cfg = resolve_config(g);
   if (!score_run.empty()) {
     // Score an existing run file (any system's) with the same metrics.
@@ -176,10 +294,12 @@ int cmd_eval(const GlobalFlags& g, const std::string& beir, const std::string& s
     std::fputs(s.str().c_str(), stdout);
     return 0;
   }
-  if (retriever != "bm25")
+  static const std::set<std::string> kRetrievers = {"bm25", "dense", "alpha-hybrid", "hybrid", "pipeline"};
+  if (!kRetrievers.count(retriever))
     eagle::fail(ErrorCode::invalid_argument,
-                "retriever '" + retriever + "' is not available yet; this build supports: bm25");
+                "unknown retriever '" + retriever + "': expected bm25, dense, alpha-hybrid, hybrid or pipeline");
   if (depth == 0) depth = cfg.run_depth;
+  if (retriever != "bm25") return cmd_eval_pipeline(cfg, beir, split, retriever, run_file, per_query, tag, depth, ns);
   auto algo = algorithm.empty() ? cfg.topk_algorithm : eagle::index::parse_topk_algorithm(algorithm);
   auto set = eagle::eval::load_beir(beir, split);
   auto docs = load_beir_corpus(beir);
@@ -365,11 +485,16 @@ int main(int argc, char** argv) {
   search->add_flag("--json", as_json, "print one JSON object instead of a table");
 
   auto* eval = app.add_subcommand("eval", "evaluate a retriever on a BEIR folder; writes a TREC run");
-  std::string beir, split = "test", retriever = "bm25", run_file, per_query, tag = "eagle", algorithm, score_run;
+  std::string beir, split = "test", retriever = "bm25", run_file, per_query, tag = "eagle", algorithm, score_run,
+      eval_ns = "core";
   size_t depth = 0;
   eval->add_option("--beir", beir, "BEIR folder: corpus.jsonl, queries.jsonl, qrels/SPLIT.tsv")->required();
   eval->add_option("--split", split, "qrels split name")->capture_default_str();
-  eval->add_option("--retriever", retriever, "bm25")->capture_default_str();
+  eval->add_option("--retriever", retriever,
+                   "bm25 (lexical index), dense (encoder only), alpha-hybrid (the seed's alpha * dense + (1 - alpha) * "
+                   "overlap over dense candidates), hybrid (dense + BM25 fused) or pipeline (the full orchestrated path)")
+      ->capture_default_str();
+  eval->add_option("--namespace", eval_ns, "plugin namespace of pipeline requests")->capture_default_str();
   eval->add_option("--run", run_file, "write the TREC run (qid Q0 docid rank score tag) here");
   eval->add_option("--per-query", per_query, "write per-query metrics as CSV here");
   eval->add_option("--tag", tag, "run tag (last column of the run file)")->capture_default_str();
@@ -415,7 +540,7 @@ int main(int argc, char** argv) {
     }
     if (*ingest) return cmd_ingest(g, inputs, format, skip_bad);
     if (*search) return cmd_search(g, words, k, as_json);
-    if (*eval) return cmd_eval(g, beir, split, retriever, run_file, per_query, tag, depth, algorithm, score_run);
+    if (*eval) return cmd_eval(g, beir, split, retriever, run_file, per_query, tag, depth, algorithm, score_run, eval_ns);
     if (*bench) return cmd_bench(g, bbeir, bsplit, repeat);
     if (*compounds) return cmd_compounds(smiles_csv, cname, csmiles, csmarts, ck);
     if (*encoders_cmd) return cmd_encoders(g, enc_label, enc_texts, enc_query);

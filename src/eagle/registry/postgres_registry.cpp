@@ -86,7 +86,8 @@ SELECT DISTINCT c FROM documents d CROSS JOIN LATERAL unnest(d.collections_used)
 WHERE d.document_id = ANY ($1::text[]) OR d.kb_name = ANY ($2::text[]))sql";
 
 constexpr const char* kExistsForUpdate = "SELECT 1 FROM documents WHERE document_id = $1 FOR UPDATE";
-constexpr const char* kDeleteKeywords = "DELETE FROM document_keywords WHERE document_id = $1 AND plugin_namespace = $2";
+constexpr const char* kDeleteKeywords =
+    "DELETE FROM document_keywords WHERE document_id = $1 AND plugin_namespace = $2";
 constexpr const char* kInsertKeywords = R"sql(
 INSERT INTO document_keywords (document_id, plugin_namespace, keyword)
 SELECT $1, $2, k FROM unnest($3::text[]) AS k ON CONFLICT DO NOTHING)sql";
@@ -158,7 +159,8 @@ struct PostgresRegistry::Impl {
   void ensure_ready() {
     if (PQstatus(conn) != CONNECTION_OK) {
       PQreset(conn);
-      if (PQstatus(conn) != CONNECTION_OK) raise(ErrorCode::unavailable, "reconnect", trimmed(PQerrorMessage(conn)));
+      if (PQstatus(conn) != CONNECTION_OK)
+        raise(ErrorCode::unavailable, "reconnect", trimmed(PQerrorMessage(conn)));
     }
     if (PQtransactionStatus(conn) == PQTRANS_INERROR) PQclear(PQexec(conn, "ROLLBACK"));
   }
@@ -176,8 +178,9 @@ struct PostgresRegistry::Impl {
     values.reserve(params.size());
     for (const auto& p : params) values.push_back(p ? p->c_str() : nullptr);
     // Text-format parameters, types inferred from the statement's casts.
-    Result res(PQexecParams(conn, sql, static_cast<int>(values.size()), nullptr, values.data(), nullptr, nullptr, 0),
-               &PQclear);
+    Result res(
+        PQexecParams(conn, sql, static_cast<int>(values.size()), nullptr, values.data(), nullptr, nullptr, 0),
+        &PQclear);
     ExecStatusType st = res ? PQresultStatus(res.get()) : PGRES_FATAL_ERROR;
     if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) raise_result(res.get(), what);
     return res;
@@ -209,15 +212,17 @@ std::vector<std::string> column(const PGresult* res, int col) {
   return out;
 }
 
-std::string str(std::string_view v) { return std::string(v); }
+std::string str(std::string_view v) {
+  return std::string(v);
+}
 
 }  // namespace
 
 PostgresRegistry::PostgresRegistry(const std::string& conninfo, const std::string& schema)
     : impl_(std::make_unique<Impl>()) {
   if (!schema.empty() && !valid_schema_name(schema)) {
-    fail(ErrorCode::invalid_argument,
-         "registry (postgresql): schema '" + schema + "' must be 1-63 of [a-z0-9_], not starting with a digit");
+    fail(ErrorCode::invalid_argument, "registry (postgresql): schema '" + schema +
+                                          "' must be 1-63 of [a-z0-9_], not starting with a digit");
   }
   // Keywords after "dbname" override what its expanded conninfo says: we always
   // talk UTF-8 and, with a schema, pin search_path; before it, defaults the
@@ -236,6 +241,10 @@ PostgresRegistry::PostgresRegistry(const std::string& conninfo, const std::strin
   if (PQstatus(impl_->conn) != CONNECTION_OK) {
     impl_->raise(ErrorCode::unavailable, "connect", trimmed(PQerrorMessage(impl_->conn)));
   }
+  // libpq prints server NOTICEs to stderr by default; "relation already exists,
+  // skipping" on every start is noise, and errors arrive as results anyway.
+  PQsetNoticeProcessor(
+      impl_->conn, [](void*, const char*) {}, nullptr);
   if (!schema.empty()) {
     // An identifier cannot be a bound parameter; the name is validated above and
     // quoted by libpq besides.
@@ -260,8 +269,8 @@ void PostgresRegistry::do_upsert(const DocumentRecord& r) {
   impl_->ensure_ready();
   Param year = r.year ? Param(std::to_string(*r.year)) : std::nullopt;
   impl_->run(kUpsert,
-             {r.document_id, r.name, r.file_name, r.document_name, r.kb_name, r.plugin_namespace, r.source_type,
-              year, r.source_uri, pg_text_array(r.collections_used)},
+             {r.document_id, r.name, r.file_name, r.document_name, r.kb_name, r.plugin_namespace,
+              r.source_type, year, r.source_uri, pg_text_array(r.collections_used)},
              "upsert");
 }
 
@@ -318,7 +327,8 @@ void PostgresRegistry::do_set_keywords(std::string_view document_id, std::string
     }
     impl_->run(kDeleteKeywords, {str(document_id), str(plugin_namespace)}, "set_keywords");
     if (!tags.empty()) {
-      impl_->run(kInsertKeywords, {str(document_id), str(plugin_namespace), pg_text_array(tags)}, "set_keywords");
+      impl_->run(kInsertKeywords, {str(document_id), str(plugin_namespace), pg_text_array(tags)},
+                 "set_keywords");
     }
     impl_->command("COMMIT", "commit");
   } catch (...) {
@@ -337,26 +347,28 @@ std::vector<std::string> PostgresRegistry::do_keywords(std::string_view document
   return column(res.get(), 0);
 }
 
-std::vector<std::string> PostgresRegistry::do_find_by_name_terms(const std::vector<std::string>& terms,
-                                                                 std::string_view plugin_namespace, size_t limit,
-                                                                 std::optional<std::string_view> kb_name) const {
+std::vector<std::string> PostgresRegistry::do_find_by_name_terms(
+    const std::vector<std::string>& terms, std::string_view plugin_namespace, size_t limit,
+    std::optional<std::string_view> kb_name) const {
   std::vector<std::string> patterns;
   patterns.reserve(terms.size());
   for (const auto& t : terms) patterns.push_back(like_contains_pattern(t));
   std::lock_guard lock(mutex_);
   impl_->ensure_ready();
   Param kb = kb_name ? Param(std::string(*kb_name)) : std::nullopt;
-  auto res = impl_->run(kFindNames, {pg_text_array(patterns), str(plugin_namespace), kb, std::to_string(limit)},
-                        "find_by_name_terms");
+  auto res =
+      impl_->run(kFindNames, {pg_text_array(patterns), str(plugin_namespace), kb, std::to_string(limit)},
+                 "find_by_name_terms");
   return column(res.get(), 0);
 }
 
 std::vector<std::string> PostgresRegistry::do_ids_for_tags(const std::vector<std::string>& tags,
-                                                           std::string_view plugin_namespace, size_t limit) const {
+                                                           std::string_view plugin_namespace,
+                                                           size_t limit) const {
   std::lock_guard lock(mutex_);
   impl_->ensure_ready();
-  auto res =
-      impl_->run(kIdsForTags, {pg_text_array(tags), str(plugin_namespace), std::to_string(limit)}, "ids_for_tags");
+  auto res = impl_->run(kIdsForTags, {pg_text_array(tags), str(plugin_namespace), std::to_string(limit)},
+                        "ids_for_tags");
   return column(res.get(), 0);
 }
 
@@ -372,11 +384,12 @@ std::map<std::string, DocumentNames> PostgresRegistry::do_names_for_ids(
   return out;
 }
 
-std::vector<std::string> PostgresRegistry::do_collections_used(const std::vector<std::string>& document_ids,
-                                                               const std::vector<std::string>& kb_names) const {
+std::vector<std::string> PostgresRegistry::do_collections_used(
+    const std::vector<std::string>& document_ids, const std::vector<std::string>& kb_names) const {
   std::lock_guard lock(mutex_);
   impl_->ensure_ready();
-  auto res = impl_->run(kCollections, {pg_text_array(document_ids), pg_text_array(kb_names)}, "collections_used");
+  auto res =
+      impl_->run(kCollections, {pg_text_array(document_ids), pg_text_array(kb_names)}, "collections_used");
   return column(res.get(), 0);
 }
 

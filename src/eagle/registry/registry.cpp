@@ -13,7 +13,9 @@ namespace eagle::registry {
 
 namespace {
 
-[[noreturn]] void invalid(const std::string& message) { fail(ErrorCode::invalid_argument, "registry: " + message); }
+[[noreturn]] void invalid(const std::string& message) {
+  fail(ErrorCode::invalid_argument, "registry: " + message);
+}
 
 // Both backends must see the same strings: PostgreSQL refuses NUL bytes and
 // invalid UTF-8 in text, so SQLite must not silently accept them either.
@@ -46,7 +48,8 @@ void check_non_empty(std::string_view value, std::string_view what) {
 // A list of keys: at most `max` of them, each a valid key.
 void check_list(const std::vector<std::string>& values, size_t max, std::string_view what) {
   if (values.size() > max) {
-    invalid(std::string(what) + ": " + std::to_string(values.size()) + " given, at most " + std::to_string(max));
+    invalid(std::string(what) + ": " + std::to_string(values.size()) + " given, at most " +
+            std::to_string(max));
   }
   for (const auto& v : values) check_key(v, what);
 }
@@ -55,7 +58,9 @@ void check_limit(size_t limit) {
   if (limit > kMaxLimit) invalid("limit " + std::to_string(limit) + " exceeds " + std::to_string(kMaxLimit));
 }
 
-bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
+bool starts_with(std::string_view s, std::string_view prefix) {
+  return s.substr(0, prefix.size()) == prefix;
+}
 
 }  // namespace
 
@@ -163,7 +168,8 @@ std::vector<std::string> DocumentRegistry::find_by_name_terms(const std::vector<
 }
 
 std::vector<std::string> DocumentRegistry::ids_for_tags(const std::vector<std::string>& tags,
-                                                        std::string_view plugin_namespace, size_t limit) const {
+                                                        std::string_view plugin_namespace,
+                                                        size_t limit) const {
   check_limit(limit);
   check_list(tags, kMaxTerms, "tags");
   check_non_empty(plugin_namespace, "plugin_namespace");

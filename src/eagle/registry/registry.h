@@ -92,8 +92,8 @@ class DocumentRegistry {
   // resolve_tags_to_document_ids: ids tagged with ANY of `tags` (exact match) in the
   // namespace, sorted by document_id (bytewise), at most `limit` (<= kMaxLimit).
   // The caller applies max_scope_documents by asking for one more than the cap.
-  std::vector<std::string> ids_for_tags(const std::vector<std::string>& tags, std::string_view plugin_namespace,
-                                        size_t limit) const;
+  std::vector<std::string> ids_for_tags(const std::vector<std::string>& tags,
+                                        std::string_view plugin_namespace, size_t limit) const;
 
   // lookup_documents_sync for enrich_file_names: names of the ids that exist.
   std::map<std::string, DocumentNames> names_for_ids(const std::vector<std::string>& document_ids) const;

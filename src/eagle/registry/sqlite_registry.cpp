@@ -114,18 +114,18 @@ ErrorCode code_for(int rc) {
     case SQLITE_FULL:
     case SQLITE_READONLY:
     case SQLITE_NOMEM:
-    case SQLITE_PROTOCOL:
-      return ErrorCode::unavailable;
+    case SQLITE_PROTOCOL: return ErrorCode::unavailable;
     case SQLITE_CONSTRAINT: return ErrorCode::conflict;
     case SQLITE_TOOBIG:
     case SQLITE_RANGE:
-    case SQLITE_MISMATCH:
-      return ErrorCode::invalid_argument;
+    case SQLITE_MISMATCH: return ErrorCode::invalid_argument;
     default: return ErrorCode::internal;
   }
 }
 
-std::string json_array(const std::vector<std::string>& values) { return nlohmann::json(values).dump(); }
+std::string json_array(const std::vector<std::string>& values) {
+  return nlohmann::json(values).dump();
+}
 
 // The connection and its prepared statements (SqliteRegistry::Impl); in the
 // anonymous namespace so the helpers below can name it.
@@ -244,8 +244,8 @@ struct SqliteRegistry::Impl : Database {};
 
 SqliteRegistry::SqliteRegistry(const std::string& path) : impl_(std::make_unique<Impl>()) {
   impl_->path = path;
-  int rc = sqlite3_open_v2(path.c_str(), &impl_->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-                           nullptr);
+  int rc = sqlite3_open_v2(path.c_str(), &impl_->db,
+                           SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
   if (rc != SQLITE_OK) impl_->raise(rc, "open");
   sqlite3_extended_result_codes(impl_->db, 1);
   // Another process (a second engine, an ingest job) may hold the write lock for a
@@ -353,9 +353,9 @@ std::vector<std::string> SqliteRegistry::do_keywords(std::string_view document_i
   return out;
 }
 
-std::vector<std::string> SqliteRegistry::do_find_by_name_terms(const std::vector<std::string>& terms,
-                                                               std::string_view plugin_namespace, size_t limit,
-                                                               std::optional<std::string_view> kb_name) const {
+std::vector<std::string> SqliteRegistry::do_find_by_name_terms(
+    const std::vector<std::string>& terms, std::string_view plugin_namespace, size_t limit,
+    std::optional<std::string_view> kb_name) const {
   std::vector<std::string> patterns;
   patterns.reserve(terms.size());
   // Folding after escaping is safe: the escape and metacharacters are ASCII
@@ -376,7 +376,8 @@ std::vector<std::string> SqliteRegistry::do_find_by_name_terms(const std::vector
 }
 
 std::vector<std::string> SqliteRegistry::do_ids_for_tags(const std::vector<std::string>& tags,
-                                                         std::string_view plugin_namespace, size_t limit) const {
+                                                         std::string_view plugin_namespace,
+                                                         size_t limit) const {
   std::lock_guard lock(mutex_);
   Cursor c(*impl_, impl_->stmts[q_ids_for_tags]);
   c.bind(1, json_array(tags)).bind(2, plugin_namespace).bind(3, static_cast<int64_t>(limit));

@@ -31,9 +31,10 @@ class SqliteRegistry final : public DocumentRegistry {
   std::vector<std::string> do_find_by_name_terms(const std::vector<std::string>& terms,
                                                  std::string_view plugin_namespace, size_t limit,
                                                  std::optional<std::string_view> kb_name) const override;
-  std::vector<std::string> do_ids_for_tags(const std::vector<std::string>& tags, std::string_view plugin_namespace,
-                                           size_t limit) const override;
-  std::map<std::string, DocumentNames> do_names_for_ids(const std::vector<std::string>& document_ids) const override;
+  std::vector<std::string> do_ids_for_tags(const std::vector<std::string>& tags,
+                                           std::string_view plugin_namespace, size_t limit) const override;
+  std::map<std::string, DocumentNames> do_names_for_ids(
+      const std::vector<std::string>& document_ids) const override;
   std::vector<std::string> do_collections_used(const std::vector<std::string>& document_ids,
                                                const std::vector<std::string>& kb_names) const override;
 

@@ -1,6 +1,7 @@
 #include "eagle/search/fusion.h"
 
 #include <algorithm>
+#include <initializer_list>
 #include <cctype>
 #include <map>
 #include <set>
@@ -19,7 +20,9 @@ std::string dedup_key(const ScoredHit& h) {
 // G32 key: the same chunk indexed in two collections shares these, not its node id.
 std::string cross_key(const ScoredHit& h) {
   if (auto s = h.source_chunk_id(); !s.empty()) return "sc:" + s;
-  if (!h.document_id().empty() || !h.path().empty()) return "dp:" + h.document_id() + "\x1f" + h.path();
+  // (document_id, path) identifies a chunk only when both are known: two chunks of
+  // one document without paths are not the same chunk.
+  if (!h.document_id().empty() && !h.path().empty()) return "dp:" + h.document_id() + "\x1f" + h.path();
   return "";  // nothing to match on: never collapsed
 }
 
@@ -174,8 +177,18 @@ HitList fuse_hybrid(const HitList& dense, const HitList& lexical, const HybridOp
       out[it->second].score += w * norm(h.score, lo, hi);
     }
   };
-  add(dense, o.dense_weight, dlo, dhi);
-  add(lexical, 1.0 - o.dense_weight, llo, lhi);
+  double w = o.dense_weight;
+  if (o.adaptive) {
+    std::unordered_set<std::string> top;
+    const size_t depth = std::min({o.agreement_depth, dense.size(), lexical.size()});
+    for (size_t i = 0; i < depth; ++i) top.insert(dedup_key(lexical[i]));
+    size_t common = 0;
+    for (size_t i = 0; i < depth; ++i) common += top.count(dedup_key(dense[i]));
+    const double agreement = depth ? static_cast<double>(common) / depth : 0.0;
+    w = agreement < o.agreement_min ? 0.0 : w * agreement;
+  }
+  add(dense, w, dlo, dhi);
+  add(lexical, 1.0 - w, llo, lhi);
   sort_hits(out);
   return out;
 }

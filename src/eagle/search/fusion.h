@@ -39,6 +39,12 @@ struct HybridOptions {
   HybridFusion fusion = HybridFusion::weighted;
   int rrf_k = 60;
   double dense_weight = 0.3;  // weighted: w * minmax(dense) + (1 - w) * minmax(bm25)
+  // Scales the dense weight per query by how much the two legs' top `agreement_depth`
+  // hits overlap: a dense leg that disagrees with BM25 everywhere is mostly noise
+  // (a weak static encoder on keyword-heavy questions), one that agrees refines it.
+  bool adaptive = false;
+  size_t agreement_depth = 10;
+  double agreement_min = 0.0;  // below this overlap the dense leg is ignored for the query
 };
 HitList fuse_hybrid(const HitList& dense, const HitList& lexical, const HybridOptions& opts, bool explain);
 

@@ -142,7 +142,11 @@ Orchestrator::Scope Orchestrator::build_scope(const RetrievalRequest& req, HookC
       ors.push_back("document_id in {scope_docs}");
       s.params["scope_docs"] = uniq;
     }
-    if (ors.empty()) ors.push_back("false");  // tags that resolve to nothing match nothing
+    if (ors.empty()) {
+      // Tags that resolve to no document match nothing (ids are never empty).
+      ors.push_back("id == {scope_none}");
+      s.params["scope_none"] = "";
+    }
     std::string un;
     for (const auto& o : ors) un += (un.empty() ? "" : " or ") + o;
     parts.push_back(un);

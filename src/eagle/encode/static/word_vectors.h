@@ -51,7 +51,10 @@ class WordVectors {
 };
 
 struct StaticEncoderOptions {
-  double sif_a = 1e-3;  // SIF smoothing: weight = a / (a + p(w))
+  // SIF smoothing: weight = a / (a + p(w)). The paper's 1e-3 suits sentence similarity;
+  // retrieval on SciFact train and BioASQ dev wants rarer words to dominate more
+  // (dense nDCG@10 0.259 -> 0.333 and 0.223 -> 0.297 at 1e-5).
+  double sif_a = 1e-5;
 };
 
 // Word splitting shared by the encoder and its tests: NFKC + case fold, runs of

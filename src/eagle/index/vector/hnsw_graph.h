@@ -13,11 +13,13 @@
 #include "eagle/core/schema.h"
 #include "eagle/index/vector/simd.h"
 
-namespace eagle::index {
-enum class VectorStorage : uint8_t;
-}
-
 namespace eagle::index::detail {
+
+// The per-ISA translation units instantiate many large templates, and GCC's unit
+// growth limit then stops inlining small helpers; a helper whose only effect is a
+// prefetch is "pure" to GCC, so an out-of-line call to it is deleted outright. Hot
+// helpers are therefore forced inline.
+#define EAGLE_HOT_INLINE inline __attribute__((always_inline))
 
 inline constexpr uint32_t kNoNode = 0xffffffffu;
 // The beam keeps "already expanded" in the top bit of a node id (ids are < 2^31).
@@ -25,40 +27,75 @@ inline constexpr uint32_t kExpandedBit = 0x80000000u;
 inline constexpr int kMaxLevel = 31;
 inline constexpr uint32_t kMaxM = 128;  // so a layer-0 list (2M ids) fits a stack buffer
 
-// One node of layer 0 is one block: [vector, padded to a multiple of 8 components]
-// [u32 count][2M u32 neighbour ids]. The vector and the list the search reads next
-// share cache lines, as in hnswlib. Upper layers (about 1/M of the nodes) keep
-// [count][M ids] per level in `upper`, found through `upper_offset`.
+// How a node's vector is held in its block (VectorStorage's values).
+enum : uint8_t { kStoreF32 = 0, kStoreF16 = 1, kStoreSq8 = 2 };
+
+// Memory that grows without copying: an anonymous mapping extended with mremap. Pages
+// never written are never resident, and the start is page (so cache line) aligned.
+class MappedBuffer {
+ public:
+  MappedBuffer() = default;
+  MappedBuffer(const MappedBuffer&) = delete;
+  MappedBuffer& operator=(const MappedBuffer&) = delete;
+  ~MappedBuffer();
+  // Makes at least `bytes` addressable (new bytes are zero); may move the data.
+  void grow(size_t bytes);
+  uint8_t* data() const { return data_; }
+  size_t capacity() const { return bytes_; }
+
+ private:
+  uint8_t* data_ = nullptr;
+  size_t bytes_ = 0;
+};
+
+// One node of layer 0 is one block of node_bytes (a multiple of 64, so blocks start
+// on cache lines): [vector as searched: vec_bytes][u32 count][2M u32 neighbour ids].
+// The vector is fp32, fp16, or (sq8) int8 codes followed by their fp32 scale. A
+// neighbour's distance therefore reads ceil(vec_bytes / 64) lines (2 for sq8 at 100
+// dimensions), and its list shares the block. sq8 also keeps an fp16 copy of every
+// vector in `rerank` (exact scans, re-ranking the beam, neighbour selection). Upper
+// layers (about 1/M of the nodes) keep [count][M ids] per level in `upper`, found
+// through `upper_offset`.
 struct HnswGraph {
   uint32_t dim = 0;
-  uint32_t padded_dim = 0;
+  uint32_t padded_dim = 0;  // multiple of 8; padding components are zero
   Metric metric = Metric::cosine;
-  bool f16 = false;  // vectors stored as IEEE binary16 (else fp32)
+  uint8_t store = kStoreF32;
   uint32_t m = 16;
   uint32_t m0 = 32;
   uint32_t ef_construction = 256;
   size_t vec_bytes = 0;
   size_t node_bytes = 0;
+  // sq8: the search re-ranks the best max(k, rerank_depth) of the beam with the fp16
+  // copy (0: the whole beam).
+  uint32_t rerank_depth = 0;
 
-  uint8_t* level0 = nullptr;  // malloc/realloc'd: growing a large block is an mremap, not a copy
-  size_t capacity = 0;        // nodes
-  size_t size = 0;            // nodes (including ones being inserted by add_batch)
+  MappedBuffer nodes;
+  MappedBuffer rerank;  // sq8 only: padded_dim fp16 per node
+  size_t capacity = 0;  // nodes
+  size_t size = 0;      // nodes (including ones being inserted by add_batch)
   std::vector<uint8_t> levels;
   std::vector<uint32_t> upper_offset;  // in u32 words; kNoNode for level-0-only nodes
   std::vector<uint32_t> upper;
   uint32_t entry = kNoNode;
   int max_level = -1;
 
-  const uint8_t* vec(uint32_t i) const { return level0 + static_cast<size_t>(i) * node_bytes; }
-  uint8_t* vec(uint32_t i) { return level0 + static_cast<size_t>(i) * node_bytes; }
-  const uint32_t* links(uint32_t i, int level) const {
+  __attribute__((always_inline)) const uint8_t* vec(uint32_t i) const { return nodes.data() + static_cast<size_t>(i) * node_bytes; }
+  __attribute__((always_inline)) uint8_t* vec(uint32_t i) { return nodes.data() + static_cast<size_t>(i) * node_bytes; }
+  __attribute__((always_inline)) const uint16_t* rerank_vec(uint32_t i) const {
+    return reinterpret_cast<const uint16_t*>(rerank.data()) + static_cast<size_t>(i) * padded_dim;
+  }
+  __attribute__((always_inline)) uint16_t* rerank_vec(uint32_t i) {
+    return reinterpret_cast<uint16_t*>(rerank.data()) + static_cast<size_t>(i) * padded_dim;
+  }
+  __attribute__((always_inline)) const uint32_t* links(uint32_t i, int level) const {
     if (level == 0) return reinterpret_cast<const uint32_t*>(vec(i) + vec_bytes);
     return upper.data() + upper_offset[i] + static_cast<size_t>(level - 1) * (m + 1);
   }
-  uint32_t* links(uint32_t i, int level) {
+  __attribute__((always_inline)) uint32_t* links(uint32_t i, int level) {
     return const_cast<uint32_t*>(static_cast<const HnswGraph*>(this)->links(i, level));
   }
-  uint32_t capacity_at(int level) const { return level == 0 ? m0 : m; }
+  __attribute__((always_inline)) uint32_t capacity_at(int level) const { return level == 0 ? m0 : m; }
 };
 
 struct Cand {
@@ -137,6 +174,7 @@ struct HnswCore {
   void (*insert)(HnswGraph& g, uint32_t id, HnswScratch& s, BuildSync* sync);
   // Distance from a padded query to a stored node.
   float (*distance)(const HnswGraph& g, const float* q, uint32_t id);
+
 };
 
 const HnswCore& hnsw_core(simd::Isa isa);

@@ -24,26 +24,36 @@ struct HnswScratch;
 struct HnswCore;
 }  // namespace detail
 
-// How HNSW stores vectors. fp16 halves the bytes the search touches; its rounding
-// (relative 2^-11 per component) moves cosine scores by ~1e-4. Cosine vectors are unit
-// length so fp16 cannot overflow there; IP and L2 default to fp32.
-enum class VectorStorage : uint8_t { f32 = 0, f16 = 1 };
+// How HNSW stores vectors (docs/vector.md). The graph walk is bound by memory
+// latency, so fewer bytes per visited vector means more queries per second:
+//   f32: exact.
+//   f16: half the bytes; rounding (2^-11 relative) moves scores by ~1e-4.
+//   sq8: the walk reads int8 codes with one scale per vector (a quarter of fp32); an
+//        fp16 copy re-ranks the beam, selects neighbours and serves exact scans, so
+//        results and scores have fp16 precision. The default for cosine, whose unit
+//        vectors fit fp16; IP and L2 (any magnitude) default to f32.
+enum class VectorStorage : uint8_t { f32 = 0, f16 = 1, sq8 = 2 };
+std::string_view storage_name(VectorStorage s);
 
 // The filtered-search planner. With s = allowed/size and ef0 = max(ef, k), the graph
 // search needs a beam of ef0 / s to meet ~ef0 allowed rows. The planner scans the
 // allowed rows exactly (recall 1) when
 //   allowed <= exact_min_rows, or ef0 / s > max_beam, or allowed <= beam * exact_rows_per_beam
-// (an exact distance over a listed row costs ~1/exact_rows_per_beam of a beam slot of
-// graph search, which computes ~2M random-access distances per expanded node).
+// (on GloVe-100, 340k rows, one exact distance over a listed row took ~22 ns and one
+// beam slot of filtered graph search ~730 ns: a ratio of ~33; the exact scan also has
+// recall 1, so ties go to it).
 struct FilterPlannerParams {
   size_t exact_min_rows = 2000;
-  double exact_rows_per_beam = 24;
+  double exact_rows_per_beam = 32;
   size_t max_beam = 4096;
 };
 
 struct HnswOptions {
-  // Unset: f16 for cosine, f32 for IP and L2.
+  // Unset: sq8 for cosine, f32 for IP and L2.
   std::optional<VectorStorage> storage;
+  // sq8: re-rank the best max(k, rerank_depth) of the beam with the fp16 copy (0: the
+  // whole beam). On GloVe-100 a depth of 20 already gives the recall of the whole beam.
+  uint32_t rerank_depth = 32;
   FilterPlannerParams planner;
   uint64_t seed = 0x5eed;  // level generator
   // Unset: simd::active_isa().
@@ -89,6 +99,8 @@ class HnswIndex final : public VectorIndex {
   VectorStorage storage() const { return storage_; }
   const FilterPlannerParams& planner() const { return opts_.planner; }
   void set_planner(const FilterPlannerParams& p) { opts_.planner = p; }
+  // sq8 re-ranking depth (HnswOptions::rerank_depth); not safe during searches.
+  void set_rerank_depth(uint32_t depth);
   int max_level() const;
   // Mean layer-0 out-degree (graph statistics for tests and benchmarks).
   double mean_degree() const;
@@ -96,8 +108,8 @@ class HnswIndex final : public VectorIndex {
  private:
   class ScratchLease;
   void validate_and_prepare(const float* vec, float* out) const;
-  void write_node(uint32_t id, const float* prepared);
   int draw_level();
+  void encode_node(uint32_t id, const float* prepared);
   void append_levels(size_t count);
   void ensure_capacity(size_t nodes);
 

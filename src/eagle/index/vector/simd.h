@@ -27,6 +27,9 @@ struct Kernels {
   // q is fp32, v is IEEE binary16 bits.
   float (*dot_f16)(const float* q, const uint16_t* v, size_t n);
   float (*l2sq_f16)(const float* q, const uint16_t* v, size_t n);
+  // q is fp32, c int8 codes of a vector scale * c: scale * dot(q, c), |q - scale * c|^2.
+  float (*dot_i8)(const float* q, const int8_t* c, float scale, size_t n);
+  float (*l2sq_i8)(const float* q, const int8_t* c, float scale, size_t n);
   // Round-to-nearest-even, identical bits on every level.
   void (*f32_to_f16)(const float* in, uint16_t* out, size_t n);
   void (*f16_to_f32)(const uint16_t* in, float* out, size_t n);
