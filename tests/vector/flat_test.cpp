@@ -47,11 +47,12 @@ TEST_P(FlatMetricTest, EqualsBruteForceWithAndWithoutAllowedSets) {
         VectorSearchParams p;
         p.k = k;
         SCOPED_TRACE("dim " + std::to_string(dim) + " k " + std::to_string(k));
-        expect_same_hits(flat.search(qv, p), testing::brute_topk(metric, data, dim, qv, k), metric, data, dim, qv);
-        expect_same_hits(flat.search(qv, p, &sparse), testing::brute_topk(metric, data, dim, qv, k, &sparse), metric,
-                         data, dim, qv);
-        expect_same_hits(flat.search(qv, p, &dense), testing::brute_topk(metric, data, dim, qv, k, &dense), metric,
-                         data, dim, qv);
+        expect_same_hits(flat.search(qv, p), testing::brute_topk(metric, data, dim, qv, k), metric, data, dim,
+                         qv);
+        expect_same_hits(flat.search(qv, p, &sparse), testing::brute_topk(metric, data, dim, qv, k, &sparse),
+                         metric, data, dim, qv);
+        expect_same_hits(flat.search(qv, p, &dense), testing::brute_topk(metric, data, dim, qv, k, &dense),
+                         metric, data, dim, qv);
         for (const auto& h : flat.search(qv, p, &sparse)) EXPECT_TRUE(sparse.test(h.row));
       }
     }
@@ -75,7 +76,8 @@ TEST_P(FlatMetricTest, BatchSearchEqualsSingleSearches) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(AllMetrics, FlatMetricTest, ::testing::Values(Metric::cosine, Metric::ip, Metric::l2),
+INSTANTIATE_TEST_SUITE_P(AllMetrics, FlatMetricTest,
+                         ::testing::Values(Metric::cosine, Metric::ip, Metric::l2),
                          [](const auto& info) { return std::string(metric_name(info.param)); });
 
 TEST(FlatIndex, TiesAreOrderedByRow) {
@@ -147,7 +149,8 @@ TEST(FlatIndex, SaveLoadRoundTrip) {
   EXPECT_EQ(loaded->metric(), Metric::l2);
   VectorSearchParams p;
   p.k = 7;
-  for (size_t q = 0; q < 10; ++q) EXPECT_EQ(loaded->search(data.data() + q * dim, p), flat.search(data.data() + q * dim, p));
+  for (size_t q = 0; q < 10; ++q)
+    EXPECT_EQ(loaded->search(data.data() + q * dim, p), flat.search(data.data() + q * dim, p));
 }
 
 }  // namespace

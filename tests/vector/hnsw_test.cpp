@@ -34,11 +34,13 @@ const Built& built(Metric metric) {
   if (it != cache.end()) return it->second;
   Built b;
   b.data = testing::clustered(kRows, kDim, 80, 11);
-  b.queries = testing::clustered(kQueries, kDim, 80, 11 + 1000);  // other points, same centres? no: new centres
+  b.queries =
+      testing::clustered(kQueries, kDim, 80, 11 + 1000);  // other points, same centres? no: new centres
   // Queries near the data: perturbed data points.
   auto noise = testing::uniform(kQueries, kDim, 12, -0.2f, 0.2f);
   for (size_t q = 0; q < kQueries; ++q)
-    for (size_t d = 0; d < kDim; ++d) b.queries[q * kDim + d] = b.data[(q * 97) * kDim + d] + noise[q * kDim + d];
+    for (size_t d = 0; d < kDim; ++d)
+      b.queries[q * kDim + d] = b.data[(q * 97) * kDim + d] + noise[q * kDim + d];
   b.flat = std::make_unique<FlatIndex>(kDim, metric);
   b.flat->add_batch(0, kRows, b.data.data());
   b.hnsw = std::make_unique<HnswIndex>(testing::schema(kDim, metric, VectorIndexKind::hnsw));
@@ -68,7 +70,8 @@ TEST_P(HnswMetricTest, RecallAgainstFlat) {
   const double r = mean_recall(*b.hnsw, *b.flat, b.queries, p);
   EXPECT_GE(r, 0.9) << "recall@10 at the default ef";
   p.ef = 256;
-  EXPECT_GE(mean_recall(*b.hnsw, *b.flat, b.queries, p), std::max(r, 0.97)) << "a wider beam does not lose recall";
+  EXPECT_GE(mean_recall(*b.hnsw, *b.flat, b.queries, p), std::max(r, 0.97))
+      << "a wider beam does not lose recall";
 }
 
 TEST_P(HnswMetricTest, ResultsAreSortedWithSensibleScores) {
@@ -100,7 +103,8 @@ TEST_P(HnswMetricTest, FilteredRecallAtEverySelectivity) {
       auto hits = b.hnsw->search(qv, p, &allowed);
       auto truth = b.flat->search(qv, p, &allowed);
       EXPECT_EQ(hits.size(), truth.size());
-      for (const auto& h : hits) ASSERT_TRUE(allowed.test(h.row)) << "disallowed row returned at pass " << pass;
+      for (const auto& h : hits)
+        ASSERT_TRUE(allowed.test(h.row)) << "disallowed row returned at pass " << pass;
       sum += testing::recall(hits, truth);
     }
     EXPECT_GE(sum / kQueries, 0.95) << "pass rate " << pass << " plan "
@@ -108,14 +112,15 @@ TEST_P(HnswMetricTest, FilteredRecallAtEverySelectivity) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(AllMetrics, HnswMetricTest, ::testing::Values(Metric::cosine, Metric::ip, Metric::l2),
+INSTANTIATE_TEST_SUITE_P(AllMetrics, HnswMetricTest,
+                         ::testing::Values(Metric::cosine, Metric::ip, Metric::l2),
                          [](const auto& info) { return std::string(metric_name(info.param)); });
 
 TEST(HnswFiltered, GraphPathKeepsRecallWhenForced) {
   const auto& b = built(Metric::cosine);
   VectorSearchParams p;
   p.k = 10;
-  for (double pass : {0.05, 0.1, 0.5}) {
+  for (double pass : {0.01, 0.05, 0.1, 0.3, 0.5, 0.9}) {
     const Bitset allowed = testing::random_allowed(kRows, pass, 77);
     SearchPlan plan;
     plan.kind = SearchPlan::Kind::filtered_graph;
@@ -154,7 +159,7 @@ TEST(HnswFiltered, ExactPlanEqualsFlatOnFp32Storage) {
 TEST(HnswFiltered, DeletedRowsAreNeverReturned) {
   const auto& b = built(Metric::cosine);
   Bitset allowed(kRows, true);
-  for (size_t r = 0; r < kRows; r += 3) allowed.reset(r);  // a third of the rows deleted
+  for (size_t r = 0; r < kRows; r += 3) allowed.reset(r);       // a third of the rows deleted
   for (size_t q = 0; q < kQueries; ++q) allowed.reset(q * 97);  // and every query's source point
   VectorSearchParams p;
   p.k = 10;
@@ -170,7 +175,8 @@ TEST(HnswFiltered, DeletedRowsAreNeverReturned) {
   // A bitset sized before later adds: rows past its end count as not allowed.
   Bitset short_set(kRows / 2, true);
   for (size_t q = 0; q < 10; ++q)
-    for (const auto& h : b.hnsw->search(b.queries.data() + q * kDim, p, &short_set)) EXPECT_LT(h.row, kRows / 2);
+    for (const auto& h : b.hnsw->search(b.queries.data() + q * kDim, p, &short_set))
+      EXPECT_LT(h.row, kRows / 2);
   Bitset none(kRows);
   EXPECT_TRUE(b.hnsw->search(b.queries.data(), p, &none).empty());
 }
@@ -252,8 +258,9 @@ TEST(HnswIndex, MultiThreadedBuildIsAValidGraph) {
 }
 
 TEST(HnswIndex, SaveLoadRoundTripGivesIdenticalResults) {
-  for (auto [metric, storage] : {std::pair{Metric::cosine, VectorStorage::sq8}, std::pair{Metric::ip, VectorStorage::f16},
-                                 std::pair{Metric::l2, VectorStorage::f32}, std::pair{Metric::l2, VectorStorage::sq8}}) {
+  for (auto [metric, storage] :
+       {std::pair{Metric::cosine, VectorStorage::sq8}, std::pair{Metric::ip, VectorStorage::f16},
+        std::pair{Metric::l2, VectorStorage::f32}, std::pair{Metric::l2, VectorStorage::sq8}}) {
     SCOPED_TRACE(std::string(metric_name(metric)) + " " + std::string(storage_name(storage)));
     const size_t n = 3000, dim = 20;
     auto data = testing::clustered(n, dim, 30, 41);

@@ -1,5 +1,7 @@
 // Every SIMD level of the distance kernels against the scalar level, on odd lengths
 // and unaligned pointers; the fp16 conversions bit for bit.
+#include "eagle/index/vector/simd.h"
+
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -8,7 +10,6 @@
 #include <random>
 #include <vector>
 
-#include "eagle/index/vector/simd.h"
 #include "vector_test_util.h"
 
 namespace eagle::index {
@@ -84,9 +85,10 @@ TEST(SimdKernels, Fp16DistancesMatchScalar) {
       std::vector<uint16_t> v(n + 1);
       ref.f32_to_f16(vf.data(), v.data(), n + 1);
       SCOPED_TRACE(std::string(simd::isa_name(isa)));
-      expect_close(k.dot_f16(q.data() + 1, v.data() + 1, n), ref.dot_f16(q.data() + 1, v.data() + 1, n), "dot16", n);
-      expect_close(k.l2sq_f16(q.data() + 1, v.data() + 1, n), ref.l2sq_f16(q.data() + 1, v.data() + 1, n), "l2_16",
-                   n);
+      expect_close(k.dot_f16(q.data() + 1, v.data() + 1, n), ref.dot_f16(q.data() + 1, v.data() + 1, n),
+                   "dot16", n);
+      expect_close(k.l2sq_f16(q.data() + 1, v.data() + 1, n), ref.l2sq_f16(q.data() + 1, v.data() + 1, n),
+                   "l2_16", n);
     }
   }
 }
@@ -109,13 +111,14 @@ TEST(SimdKernels, Int8DistancesMatchScalar) {
         l2 += d * d;
       }
       SCOPED_TRACE(std::string(simd::isa_name(isa)));
-      expect_close(k.dot_i8(q.data() + 1, c.data() + 1, scale, n), ref.dot_i8(q.data() + 1, c.data() + 1, scale, n),
-                   "dot_i8", n);
+      expect_close(k.dot_i8(q.data() + 1, c.data() + 1, scale, n),
+                   ref.dot_i8(q.data() + 1, c.data() + 1, scale, n), "dot_i8", n);
       expect_close(k.l2sq_i8(q.data() + 1, c.data() + 1, scale, n),
                    ref.l2sq_i8(q.data() + 1, c.data() + 1, scale, n), "l2_i8", n);
-      expect_close(k.dot_i8(q.data() + 1, c.data() + 1, scale, n), static_cast<float>(scale * dot), "dot_i8 vs double",
+      expect_close(k.dot_i8(q.data() + 1, c.data() + 1, scale, n), static_cast<float>(scale * dot),
+                   "dot_i8 vs double", n);
+      expect_close(k.l2sq_i8(q.data() + 1, c.data() + 1, scale, n), static_cast<float>(l2), "l2_i8 vs double",
                    n);
-      expect_close(k.l2sq_i8(q.data() + 1, c.data() + 1, scale, n), static_cast<float>(l2), "l2_i8 vs double", n);
     }
   }
 }
@@ -162,8 +165,9 @@ TEST(SimdKernels, FloatToHalfRoundsLikeTheHardware) {
     in.push_back((a + b) / 2);
     in.push_back(-(a + b) / 2);
   }
-  for (float f : {0.0f, -0.0f, 65504.0f, 65519.0f, 65520.0f, 1e9f, -1e9f, std::numeric_limits<float>::infinity(),
-                  -std::numeric_limits<float>::infinity(), std::numeric_limits<float>::denorm_min()})
+  for (float f :
+       {0.0f, -0.0f, 65504.0f, 65519.0f, 65520.0f, 1e9f, -1e9f, std::numeric_limits<float>::infinity(),
+        -std::numeric_limits<float>::infinity(), std::numeric_limits<float>::denorm_min()})
     in.push_back(f);
   for (Isa isa : levels()) {
     std::vector<uint16_t> out(in.size());

@@ -14,7 +14,8 @@ namespace eagle::index::testing {
 
 // Gaussian clusters: what embeddings look like, and a data set HNSW can reach high
 // recall on (uniform noise in many dimensions is not).
-inline std::vector<float> clustered(size_t n, size_t dim, size_t clusters, uint64_t seed, float spread = 0.35f) {
+inline std::vector<float> clustered(size_t n, size_t dim, size_t clusters, uint64_t seed,
+                                    float spread = 0.35f) {
   std::mt19937_64 rng(seed);
   std::normal_distribution<float> g(0.0f, 1.0f);
   std::vector<float> centres(clusters * dim);
@@ -59,12 +60,14 @@ inline std::vector<VectorHit> brute_topk(Metric m, const std::vector<float>& dat
   std::vector<std::pair<double, uint32_t>> all;
   const size_t n = data.size() / dim;
   for (size_t r = 0; r < n; ++r)
-    if (!allowed || allowed->test(r)) all.push_back({brute_score(m, q, data.data() + r * dim, dim), static_cast<uint32_t>(r)});
+    if (!allowed || allowed->test(r))
+      all.push_back({brute_score(m, q, data.data() + r * dim, dim), static_cast<uint32_t>(r)});
   std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) {
     return a.first > b.first || (a.first == b.first && a.second < b.second);
   });
   std::vector<VectorHit> out;
-  for (size_t i = 0; i < std::min(k, all.size()); ++i) out.push_back({all[i].second, static_cast<float>(all[i].first)});
+  for (size_t i = 0; i < std::min(k, all.size()); ++i)
+    out.push_back({all[i].second, static_cast<float>(all[i].first)});
   return out;
 }
 

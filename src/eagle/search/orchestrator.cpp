@@ -25,6 +25,20 @@ std::string next_query_id() {
 
 const std::set<std::string> kFacetFields = {"source_type", "year", "chunk_type", "parent_section", "type"};
 
+// Accumulates time spent in the encoder and in index searches, so the pipeline's own
+// overhead (total minus these) can be reported.
+void stage_ms(HookContext& ctx, const char* key, std::chrono::steady_clock::time_point t0) {
+  auto it = ctx.extra.find(key);
+  const double add = ms_since(t0);
+  if (it == ctx.extra.end()) ctx.extra[key] = add;
+  else it->second = std::any_cast<double>(it->second) + add;
+}
+
+double stage_total(const HookContext& ctx, const char* key) {
+  const double* v = ctx.get<double>(key);
+  return v ? *v : 0.0;
+}
+
 std::string and_join(const std::vector<std::string>& parts) {
   std::string out;
   for (const auto& p : parts) {
@@ -173,15 +187,19 @@ HitList Orchestrator::run_plan(const CollectionQueryPlan& plan, const std::strin
   for (const auto& [k, v] : plan.filter_params.items()) params[k] = v;
   const std::string filter = and_join({scope.expr, plan.filter});
   auto& encoder = encoders_.encoder(plan.encoder);
+  auto t_enc = std::chrono::steady_clock::now();
   auto vec = encoder.encode({exp.dense_query}, encode::EncodeMode::query).at(0);
+  stage_ms(ctx, "encode_ms", t_enc);
   const auto& schema = coll->schema();
   HitList dense;
   int rank = 0;
-  for (const auto& h : coll->search_vector(vec, plan.top_k, filter, params)) {
-    auto rec = coll->get(h.id);
-    if (!rec) continue;
-    auto hit = hit_from_record(*rec, schema, plan.collection, h.score);
-    if (req.explain) hit.explain.leg("dense:" + plan.collection, ++rank, h.score);
+  auto t_search = std::chrono::steady_clock::now();
+  auto vector_hits = coll->search_vector(vec, plan.top_k, filter, params);
+  stage_ms(ctx, "search_ms", t_search);
+  auto vector_records = coll->records(vector_hits);
+  for (size_t i = 0; i < vector_hits.size(); ++i) {
+    auto hit = hit_from_record(vector_records[i], schema, plan.collection, vector_hits[i].score);
+    if (req.explain) hit.explain.leg("dense:" + plan.collection, ++rank, vector_hits[i].score);
     dense.push_back(std::move(hit));
   }
   HitList hits = dense;
@@ -196,11 +214,13 @@ HitList Orchestrator::run_plan(const CollectionQueryPlan& plan, const std::strin
       for (const auto& t : exp.sparse_terms) lexical_query += " " + t;
       HitList lexical;
       rank = 0;
-      for (const auto& h : coll->search_text(lexical_query, plan.top_k, filter, params)) {
-        auto rec = coll->get(h.id);
-        if (!rec) continue;
-        auto hit = hit_from_record(*rec, schema, plan.collection, h.score);
-        if (req.explain) hit.explain.leg("bm25:" + plan.collection, ++rank, h.score);
+      auto t_lex = std::chrono::steady_clock::now();
+      auto text_hits = coll->search_text(lexical_query, plan.top_k, filter, params);
+      stage_ms(ctx, "search_ms", t_lex);
+      auto text_records = coll->records(text_hits);
+      for (size_t i = 0; i < text_hits.size(); ++i) {
+        auto hit = hit_from_record(text_records[i], schema, plan.collection, text_hits[i].score);
+        if (req.explain) hit.explain.leg("bm25:" + plan.collection, ++rank, text_hits[i].score);
         lexical.push_back(std::move(hit));
       }
       hits = fuse_hybrid(dense, lexical, config_.hybrid, req.explain);
@@ -212,26 +232,36 @@ HitList Orchestrator::run_plan(const CollectionQueryPlan& plan, const std::strin
 
 HitList Orchestrator::expand(HitList hits, const RouteDecision& route, const RetrievalRequest& req,
                              const Scope& scope, Telemetry& tel) const {
-  std::unordered_set<std::string> present;
-  for (const auto& h : hits) present.insert(h.collection + "\x1f" + h.id);
   size_t added = 0;
   HitList out;
   const bool parent_doc = config_.parent_doc_retrieval && route.hints.value("parent_doc_retrieval", true);
+  auto needs_expansion = [&](const ScoredHit& h) {
+    return (config_.graph_expansion && h.metadata.contains("connect_to")) ||
+           (parent_doc && h.metadata.value("type", std::string()) == "section_summary");
+  };
+  if (std::none_of(hits.begin(), hits.end(), needs_expansion)) return hits;  // the common case
+  std::unordered_set<std::string> present;
+  for (const auto& h : hits) present.insert(h.collection + "\x1f" + h.id);
   for (auto& h : hits) {
-    out.push_back(h);
-    store::Collection* coll = collections_(h.collection);
+    const bool has_edges = config_.graph_expansion && h.metadata.contains("connect_to");
+    const bool is_summary = parent_doc && h.metadata.value("type", std::string()) == "section_summary";
+    out.push_back(std::move(h));
+    if (!has_edges && !is_summary) continue;  // the common case: nothing to expand
+    // A copy: `out` grows below, which would invalidate a reference into it.
+    const ScoredHit parent = out.back();
+    store::Collection* coll = collections_(parent.collection);
     if (!coll) continue;
     auto add = [&](const store::Record& r, const char* why) {
       if (added >= config_.max_expansion) return;
-      if (!present.insert(h.collection + "\x1f" + r.id).second) return;
-      auto child = hit_from_record(r, coll->schema(), h.collection, h.score);  // inherits the parent's score
-      if (req.explain) child.explain.note(why, {{"parent", h.id}});
+      if (!present.insert(parent.collection + "\x1f" + r.id).second) return;
+      auto child = hit_from_record(r, coll->schema(), parent.collection, parent.score);  // inherits the parent's score
+      if (req.explain) child.explain.note(why, {{"parent", parent.id}});
       out.push_back(std::move(child));
       ++added;
     };
     // Graph expansion: one hop along connect_to (plain ids or {target, ...}).
-    if (config_.graph_expansion && h.metadata.contains("connect_to") && h.metadata["connect_to"].is_array()) {
-      for (const auto& edge : h.metadata["connect_to"]) {
+    if (has_edges && parent.metadata["connect_to"].is_array()) {
+      for (const auto& edge : parent.metadata["connect_to"]) {
         std::string target = edge.is_string() ? edge.get<std::string>()
                                               : (edge.is_object() ? edge.value("target", std::string()) : "");
         if (target.empty()) continue;
@@ -239,15 +269,15 @@ HitList Orchestrator::expand(HitList hits, const RouteDecision& route, const Ret
       }
     }
     // Parent-document retrieval: a section summary drills down to its chunks.
-    if (parent_doc && h.metadata.value("type", std::string()) == "section_summary" && !h.path().empty()) {
+    if (is_summary && !parent.path().empty()) {
       store::TemplateParams p = scope.params;
       std::string prefix;
-      for (char c : h.path()) {  // the path is a literal prefix: escape like metacharacters
+      for (char c : parent.path()) {  // the path is a literal prefix: escape like metacharacters
         if (c == '%' || c == '_' || c == '\\') prefix.push_back('\\');
         prefix.push_back(c);
       }
       p["drill_prefix"] = prefix + "%";
-      p["drill_doc"] = h.document_id();
+      p["drill_doc"] = parent.document_id();
       const std::string f = and_join({scope.expr, "path like {drill_prefix} and type != \"section_summary\" and document_id == {drill_doc}"});
       for (const auto& r : coll->fetch(f, p, config_.max_expansion)) add(r, "parent_doc_drilldown");
     }
@@ -291,7 +321,7 @@ RetrievalResponse Orchestrator::retrieve(const RetrievalRequest& req) const {
       route.hints["scope_union"].push_back(c);
     }
   }
-  tel.event("route", route.to_json());
+  if (tel.enabled()) tel.event("route", route.to_json());
 
   // QUERY_DENSE_EXPAND once without an encoder: the global intent pass.
   if (auto global = bus_.first<HookPoint::QUERY_DENSE_EXPAND>(ctx, query, std::optional<std::string>()))
@@ -304,8 +334,9 @@ RetrievalResponse Orchestrator::retrieve(const RetrievalRequest& req) const {
     try {
       auto hits = run_plan(plan, query, scope, req, ctx);
       ++succeeded;
-      tel.event("recall", {{"collection", plan.collection}, {"encoder", plan.encoder}, {"count", hits.size()},
-                           {"ms", ms_since(t0)}});
+      if (tel.enabled())
+        tel.event("recall", {{"collection", plan.collection}, {"encoder", plan.encoder}, {"count", hits.size()},
+                             {"ms", ms_since(t0)}});
       lists.push_back(std::move(hits));
     } catch (const std::exception& e) {
       // Best effort: a failing plan is skipped and audited, never fatal.
@@ -329,8 +360,9 @@ RetrievalResponse Orchestrator::retrieve(const RetrievalRequest& req) const {
     std::erase_if(merged, [&](const ScoredHit& h) { return !allowed.count(h.document_id()); });
   }
   merged = expand(std::move(merged), route, req, scope, tel);
-  tel.event("fusion", {{"lists", lists.size()}, {"succeeded", succeeded}, {"merged", merged.size()},
-                       {"supplement", supplement.size()}, {"ms", ms_since(t_fuse)}});
+  if (tel.enabled())
+    tel.event("fusion", {{"lists", lists.size()}, {"succeeded", succeeded}, {"merged", merged.size()},
+                         {"supplement", supplement.size()}, {"ms", ms_since(t_fuse)}});
 
   // RERANK_MERGED per the rerank policy.
   const auto policy = resolve_rerank_policy(ctx.plugin_namespace);
@@ -362,8 +394,10 @@ RetrievalResponse Orchestrator::retrieve(const RetrievalRequest& req) const {
   resp.metadata["scope_capped"] = scope.capped;
   resp.metadata["rerank_policy"] = policy == RerankPolicy::domain ? "domain" : policy == RerankPolicy::general ? "general" : "none";
   resp.metadata["took_ms"] = tel.elapsed_ms();
+  resp.metadata["encode_ms"] = stage_total(ctx, "encode_ms");
+  resp.metadata["search_ms"] = stage_total(ctx, "search_ms");
   resp.metadata["audits"] = tel.audits();
-  tel.event("done", {{"hits", resp.hits.size()}, {"total_ms", tel.elapsed_ms()}});
+  if (tel.enabled()) tel.event("done", {{"hits", resp.hits.size()}, {"total_ms", tel.elapsed_ms()}});
   return resp;
 }
 

@@ -22,6 +22,7 @@ double Telemetry::elapsed_ms() const {
 }
 
 void Telemetry::event(const std::string& stage, nlohmann::json fields) {
+  if (!sink_) return;
   fields["event"] = stage;
   fields["query_id"] = query_id_;
   fields["t_ms"] = elapsed_ms();

@@ -48,6 +48,8 @@ class Telemetry {
   void event(const std::string& stage, nlohmann::json fields = nlohmann::json::object());
   void audit(const std::string& category, nlohmann::json fields = nlohmann::json::object());
   double elapsed_ms() const;
+  // False without a sink: callers skip building event payloads nobody reads.
+  bool enabled() const { return sink_ != nullptr; }
   const std::vector<nlohmann::json>& audits() const { return audits_; }
 
  private:

@@ -12,7 +12,9 @@ namespace eagle::search {
 
 // Per-hit explanation: rank and score in every leg the hit went through.
 struct Explain {
-  nlohmann::json legs = nlohmann::json::object();  // {"dense": {rank, score}, "bm25": {...}, "rrf": {...}, ...}
+  // {"dense": {rank, score}, "bm25": {...}, "rrf": {...}, ...}; null (no allocation)
+  // until a leg is recorded, so hits without explain cost nothing here.
+  nlohmann::json legs;
   void leg(const std::string& name, int rank, double score) { legs[name] = {{"rank", rank}, {"score", score}}; }
   void note(const std::string& name, const nlohmann::json& v) { legs[name] = v; }
 };

@@ -276,7 +276,7 @@ void Collection::insert(std::vector<Record> records) {
   std::unique_lock lock(mutex_);
   validate_batch(records, false);
   if (records.empty()) return;
-  log(WalOp::insert, records_payload(records, schema_));
+  log(WalOp::insert, wal_ ? records_payload(records, schema_) : std::string());
   apply_insert(records);
   maybe_checkpoint_locked();
 }
@@ -285,7 +285,7 @@ void Collection::upsert(std::vector<Record> records) {
   std::unique_lock lock(mutex_);
   validate_batch(records, true);
   if (records.empty()) return;
-  log(WalOp::upsert, records_payload(records, schema_));
+  log(WalOp::upsert, wal_ ? records_payload(records, schema_) : std::string());
   apply_insert(records);
   maybe_checkpoint_locked();
 }
@@ -509,6 +509,18 @@ std::optional<Record> Collection::get(const std::string& id) const {
   if (it == live_.end()) return std::nullopt;
   const auto& row = rows_[it->second];
   return Record{row.id, row.text, {}, row.values};
+}
+
+std::vector<Record> Collection::records(const std::vector<CollectionHit>& hits) const {
+  std::shared_lock lock(mutex_);
+  std::vector<Record> out;
+  out.reserve(hits.size());
+  for (const auto& h : hits) {
+    if (h.row >= rows_.size()) fail(ErrorCode::invalid_argument, "row out of range");
+    const auto& row = rows_[h.row];
+    out.push_back(Record{row.id, row.text, {}, row.values});
+  }
+  return out;
 }
 
 std::vector<Record> Collection::fetch(std::string_view expr, const TemplateParams& params, size_t limit) const {

@@ -90,6 +90,8 @@ class Collection {
   // Reads.
   size_t count() const;  // live rows
   std::optional<Record> get(const std::string& id) const;
+  // Records of search hits by row (one lock, no id lookups); vectors are not copied.
+  std::vector<Record> records(const std::vector<CollectionHit>& hits) const;
   // Live records passing `filter`, in row order, at most `limit` (graph and
   // parent-document expansion fetch nodes this way).
   std::vector<Record> fetch(std::string_view filter, const TemplateParams& params, size_t limit) const;

@@ -67,14 +67,16 @@ inline void offer(std::vector<VectorHit>& heap, size_t k, uint32_t row, float sc
 
 FlatIndex::FlatIndex(uint32_t dim, Metric metric) : dim_(dim), metric_(metric) {
   if (dim == 0 || dim > kMaxVectorDim)
-    fail(ErrorCode::invalid_argument, "vector dimension must be in 1.." + std::to_string(kMaxVectorDim) +
-                                          ", got " + std::to_string(dim));
+    fail(ErrorCode::invalid_argument,
+         "vector dimension must be in 1.." + std::to_string(kMaxVectorDim) + ", got " + std::to_string(dim));
 }
 
 void FlatIndex::prepare(const float* vec, float* out, const char* what) const {
   vector_detail::check_finite(vec, dim_, what);
-  if (metric_ == Metric::cosine) vector_detail::normalize(vec, out, dim_);
-  else std::copy(vec, vec + dim_, out);
+  if (metric_ == Metric::cosine)
+    vector_detail::normalize(vec, out, dim_);
+  else
+    std::copy(vec, vec + dim_, out);
 }
 
 void FlatIndex::add(uint32_t row, const float* vec) {
@@ -99,8 +101,10 @@ void FlatIndex::search_block(const float* q, size_t k, const Bitset* allowed, si
   const bool l2 = metric_ == Metric::l2;
   if (!allowed) {
     const size_t cnt = end - begin;
-    if (l2) kern.l2sq_f32_rows(q, row(static_cast<uint32_t>(begin)), dim_, cnt, dim_, scores);
-    else kern.dot_f32_rows(q, row(static_cast<uint32_t>(begin)), dim_, cnt, dim_, scores);
+    if (l2)
+      kern.l2sq_f32_rows(q, row(static_cast<uint32_t>(begin)), dim_, cnt, dim_, scores);
+    else
+      kern.dot_f32_rows(q, row(static_cast<uint32_t>(begin)), dim_, cnt, dim_, scores);
     for (size_t i = 0; i < cnt; ++i) {
       const float s = l2 ? -scores[i] : scores[i];
       if (heap.size() < k || s >= heap.front().score) offer(heap, k, static_cast<uint32_t>(begin + i), s);
@@ -134,8 +138,8 @@ std::vector<VectorHit> FlatIndex::search(const float* query, const VectorSearchP
 }
 
 std::vector<std::vector<VectorHit>> FlatIndex::search_batch(const float* queries, size_t nq,
-                                                            const VectorSearchParams& p, const Bitset* allowed,
-                                                            unsigned threads) const {
+                                                            const VectorSearchParams& p,
+                                                            const Bitset* allowed, unsigned threads) const {
   std::vector<float> qs(nq * dim_);
   for (size_t i = 0; i < nq; ++i) prepare(queries + i * dim_, qs.data() + i * dim_, "query vector");
   std::vector<std::vector<VectorHit>> out(nq);

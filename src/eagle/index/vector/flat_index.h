@@ -31,8 +31,10 @@ class FlatIndex final : public VectorIndex {
                                 const Bitset* allowed = nullptr) const override;
   // Many queries (row-major, dim() floats each) at once, split over `threads`: rows are
   // scanned in cache-sized blocks shared by all of a thread's queries.
-  std::vector<std::vector<VectorHit>> search_batch(const float* queries, size_t nq, const VectorSearchParams& p,
-                                                   const Bitset* allowed = nullptr, unsigned threads = 1) const;
+  std::vector<std::vector<VectorHit>> search_batch(const float* queries, size_t nq,
+                                                   const VectorSearchParams& p,
+                                                   const Bitset* allowed = nullptr,
+                                                   unsigned threads = 1) const;
 
   size_t memory_bytes() const override { return data_.capacity() * sizeof(float); }
   void save(std::ostream& out) const override;

@@ -80,8 +80,12 @@ struct HnswGraph {
   uint32_t entry = kNoNode;
   int max_level = -1;
 
-  __attribute__((always_inline)) const uint8_t* vec(uint32_t i) const { return nodes.data() + static_cast<size_t>(i) * node_bytes; }
-  __attribute__((always_inline)) uint8_t* vec(uint32_t i) { return nodes.data() + static_cast<size_t>(i) * node_bytes; }
+  __attribute__((always_inline)) const uint8_t* vec(uint32_t i) const {
+    return nodes.data() + static_cast<size_t>(i) * node_bytes;
+  }
+  __attribute__((always_inline)) uint8_t* vec(uint32_t i) {
+    return nodes.data() + static_cast<size_t>(i) * node_bytes;
+  }
   __attribute__((always_inline)) const uint16_t* rerank_vec(uint32_t i) const {
     return reinterpret_cast<const uint16_t*>(rerank.data()) + static_cast<size_t>(i) * padded_dim;
   }
@@ -106,7 +110,9 @@ struct Cand {
 // (d, id) order: the deterministic tie break everywhere. Defined here, outside the
 // per-ISA `#pragma GCC target` regions, so std algorithm instantiations that use it are
 // baseline code shared by every level and can inline it.
-inline bool closer(const Cand& a, const Cand& b) { return a.d < b.d || (a.d == b.d && a.id < b.id); }
+inline bool closer(const Cand& a, const Cand& b) {
+  return a.d < b.d || (a.d == b.d && a.id < b.id);
+}
 struct Closer {
   bool operator()(const Cand& a, const Cand& b) const { return closer(a, b); }
 };
@@ -125,7 +131,6 @@ struct HnswScratch {
   std::vector<float> query;  // the padded (normalised) query or inserted vector
   std::vector<float> tmp;    // a decoded stored vector
   std::vector<float> tmp2;
-  std::vector<uint32_t> ids;
 
   void begin(size_t nodes) {
     if (visited.size() < nodes) visited.resize(nodes + nodes / 4 + 64, 0);
@@ -135,9 +140,10 @@ struct HnswScratch {
     }
   }
   size_t bytes() const {
-    return visited.capacity() + (pool.capacity() + heap.capacity() + cands.capacity() + picked.capacity() + result.capacity()) *
-                                    sizeof(Cand) +
-           (query.capacity() + tmp.capacity() + tmp2.capacity()) * sizeof(float) + ids.capacity() * 4;
+    return visited.capacity() +
+           (pool.capacity() + heap.capacity() + cands.capacity() + picked.capacity() + result.capacity()) *
+               sizeof(Cand) +
+           (query.capacity() + tmp.capacity() + tmp2.capacity()) * sizeof(float);
   }
 };
 
@@ -172,9 +178,6 @@ struct HnswCore {
   // Links node `id` (vector and level already stored) into the graph. sync != nullptr
   // when other threads insert at the same time.
   void (*insert)(HnswGraph& g, uint32_t id, HnswScratch& s, BuildSync* sync);
-  // Distance from a padded query to a stored node.
-  float (*distance)(const HnswGraph& g, const float* q, uint32_t id);
-
 };
 
 const HnswCore& hnsw_core(simd::Isa isa);

@@ -77,7 +77,7 @@ void MappedBuffer::grow(size_t bytes) {
     if (p == MAP_FAILED) {
       void* target = huge ? map_aligned(want) : MAP_FAILED;
       p = huge ? (target == MAP_FAILED ? MAP_FAILED
-                                      : mremap(data_, bytes_, want, MREMAP_MAYMOVE | MREMAP_FIXED, target))
+                                       : mremap(data_, bytes_, want, MREMAP_MAYMOVE | MREMAP_FIXED, target))
                : mremap(data_, bytes_, want, MREMAP_MAYMOVE);
       if (p == MAP_FAILED && target != MAP_FAILED) munmap(target, want);
     }
@@ -139,7 +139,9 @@ class HnswIndex::ScratchLease {
 };
 
 HnswIndex::HnswIndex(const VectorFieldSchema& s, HnswOptions opts)
-    : params_(s.hnsw), opts_(opts), g_(std::make_unique<HnswGraph>()),
+    : params_(s.hnsw),
+      opts_(opts),
+      g_(std::make_unique<HnswGraph>()),
       build_scratch_(std::make_unique<HnswScratch>()) {
   if (s.dim == 0 || s.dim > kMaxVectorDim)
     fail(ErrorCode::invalid_argument, "vector dimension must be in 1.." + std::to_string(kMaxVectorDim) +
@@ -170,10 +172,18 @@ HnswIndex::HnswIndex(const VectorFieldSchema& s, HnswOptions opts)
 
 HnswIndex::~HnswIndex() = default;
 
-size_t HnswIndex::size() const { return g_->size; }
-uint32_t HnswIndex::dim() const { return g_->dim; }
-Metric HnswIndex::metric() const { return g_->metric; }
-int HnswIndex::max_level() const { return g_->max_level; }
+size_t HnswIndex::size() const {
+  return g_->size;
+}
+uint32_t HnswIndex::dim() const {
+  return g_->dim;
+}
+Metric HnswIndex::metric() const {
+  return g_->metric;
+}
+int HnswIndex::max_level() const {
+  return g_->max_level;
+}
 
 void HnswIndex::set_rerank_depth(uint32_t depth) {
   opts_.rerank_depth = depth;
@@ -206,8 +216,10 @@ void HnswIndex::reserve(size_t rows) {
 void HnswIndex::validate_and_prepare(const float* vec, float* out) const {
   const auto& g = *g_;
   vector_detail::check_finite(vec, g.dim, "vector");
-  if (g.metric == Metric::cosine) vector_detail::normalize(vec, out, g.dim);
-  else std::copy(vec, vec + g.dim, out);
+  if (g.metric == Metric::cosine)
+    vector_detail::normalize(vec, out, g.dim);
+  else
+    std::copy(vec, vec + g.dim, out);
   if (g.store != detail::kStoreF32)
     for (uint32_t i = 0; i < g.dim; ++i)
       if (std::fabs(out[i]) > 65504.0f)
@@ -263,7 +275,9 @@ void HnswIndex::append_levels(size_t count) {
   if (g.upper.size() >= kNoNode) fail(ErrorCode::unavailable, "HNSW upper layers too large");
 }
 
-void HnswIndex::add(uint32_t row, const float* vec) { add_batch(row, 1, vec, 1); }
+void HnswIndex::add(uint32_t row, const float* vec) {
+  add_batch(row, 1, vec, 1);
+}
 
 void HnswIndex::add_batch(uint32_t first_row, size_t count, const float* vecs, unsigned threads) {
   auto& g = *g_;
@@ -362,23 +376,21 @@ std::vector<VectorHit> HnswIndex::search_with_plan(const float* query, const Vec
   ScratchLease lease(*this);
   HnswScratch& s = *lease;
   s.query.resize(g.padded_dim);
-  if (g.metric == Metric::cosine) vector_detail::normalize(query, s.query.data(), g.dim);
-  else std::copy(query, query + g.dim, s.query.data());
+  if (g.metric == Metric::cosine)
+    vector_detail::normalize(query, s.query.data(), g.dim);
+  else
+    std::copy(query, query + g.dim, s.query.data());
   std::fill(s.query.begin() + g.dim, s.query.end(), 0.0f);
 
   std::vector<Cand>& out = s.result;
   switch (plan.kind) {
-    case SearchPlan::Kind::graph:
-      core_->search(g, s.query.data(), p.k, plan.beam, nullptr, s, out);
-      break;
+    case SearchPlan::Kind::graph: core_->search(g, s.query.data(), p.k, plan.beam, nullptr, s, out); break;
     case SearchPlan::Kind::filtered_graph:
       core_->search(g, s.query.data(), p.k, plan.beam, allowed, s, out);
       // A beam that met fewer allowed rows than asked for: the exact scan is the fallback.
       if (out.size() < std::min(p.k, plan.allowed_rows)) core_->scan(g, s.query.data(), p.k, allowed, s, out);
       break;
-    case SearchPlan::Kind::exact:
-      core_->scan(g, s.query.data(), p.k, allowed, s, out);
-      break;
+    case SearchPlan::Kind::exact: core_->scan(g, s.query.data(), p.k, allowed, s, out); break;
   }
   hits.reserve(out.size());
   for (const auto& c : out) hits.push_back({c.id, -c.d});
@@ -387,8 +399,9 @@ std::vector<VectorHit> HnswIndex::search_with_plan(const float* query, const Vec
 
 size_t HnswIndex::memory_bytes() const {
   const auto& g = *g_;
-  size_t b = g.size * g.node_bytes + (g.store == detail::kStoreSq8 ? g.size * g.padded_dim * 2 : 0) + g.levels.capacity() + g.upper_offset.capacity() * 4 +
-             g.upper.capacity() * 4 + build_scratch_->bytes();
+  size_t b = g.size * g.node_bytes + (g.store == detail::kStoreSq8 ? g.size * g.padded_dim * 2 : 0) +
+             g.levels.capacity() + g.upper_offset.capacity() * 4 + g.upper.capacity() * 4 +
+             build_scratch_->bytes();
   std::lock_guard lock(scratch_mu_);
   for (const auto& s : scratch_free_) b += s->bytes();
   return b;

@@ -25,8 +25,8 @@ std::string_view isa_name(Isa isa) {
 Isa detected_isa() {
   static const Isa isa = [] {
     __builtin_cpu_init();
-    const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-                      __builtin_cpu_supports("f16c");
+    const bool avx2 =
+        __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
     if (avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq"))
       return Isa::avx512;
@@ -35,7 +35,9 @@ Isa detected_isa() {
   return isa;
 }
 
-bool isa_supported(Isa isa) { return static_cast<uint8_t>(isa) <= static_cast<uint8_t>(detected_isa()); }
+bool isa_supported(Isa isa) {
+  return static_cast<uint8_t>(isa) <= static_cast<uint8_t>(detected_isa());
+}
 
 Isa active_isa() {
   static const Isa isa = [] {
@@ -44,9 +46,12 @@ Isa active_isa() {
     if (!env || !*env) return best;
     const std::string want(env);
     Isa asked = best;
-    if (want == "scalar") asked = Isa::scalar;
-    else if (want == "avx2") asked = Isa::avx2;
-    else if (want == "avx512") asked = Isa::avx512;
+    if (want == "scalar")
+      asked = Isa::scalar;
+    else if (want == "avx2")
+      asked = Isa::avx2;
+    else if (want == "avx512")
+      asked = Isa::avx512;
     return isa_supported(asked) ? asked : best;
   }();
   return isa;

@@ -11,6 +11,7 @@
 #include <bit>
 #include <cstring>
 #include <mutex>
+#include <utility>
 #include <vector>
 
 #include "eagle/index/vector/hnsw_graph.h"
