@@ -43,7 +43,9 @@ class VectorIndexContract : public ::testing::TestWithParam<Case> {
     }
   }
   void TearDown() override {
-    if (recall_n_) EXPECT_GE(recall_sum_ / recall_n_, recall_floor_);
+    if (recall_n_) {
+      EXPECT_GE(recall_sum_ / recall_n_, recall_floor_);
+    }
   }
 
   std::vector<float> data_, queries_;
@@ -70,7 +72,9 @@ TEST_P(VectorIndexContract, TopKIsSortedUniqueAndAgreesWithTheOracle) {
     std::set<uint32_t> rows;
     for (size_t i = 0; i < hits.size(); ++i) {
       rows.insert(hits[i].row);
-      if (i) EXPECT_TRUE(vector_detail::ranks_before(hits[i - 1], hits[i]));
+      if (i) {
+        EXPECT_TRUE(vector_detail::ranks_before(hits[i - 1], hits[i]));
+      }
     }
     EXPECT_EQ(rows.size(), hits.size());
     expect_matches_oracle(hits, testing::brute_topk(GetParam().metric, data_, kDim, qv, 10));
@@ -109,7 +113,8 @@ TEST_P(VectorIndexContract, GrowsAfterSearchesAndSurvivesSaveLoad) {
   const Bitset allowed = testing::random_allowed(kRows + 300, 0.5, 9);
   for (size_t q = 0; q < 20; ++q) {
     EXPECT_EQ(loaded->search(more.data() + q * kDim, p), idx_->search(more.data() + q * kDim, p));
-    EXPECT_EQ(loaded->search(more.data() + q * kDim, p, &allowed), idx_->search(more.data() + q * kDim, p, &allowed));
+    EXPECT_EQ(loaded->search(more.data() + q * kDim, p, &allowed),
+              idx_->search(more.data() + q * kDim, p, &allowed));
   }
 }
 
@@ -120,8 +125,11 @@ TEST_P(VectorIndexContract, EmptyAndOversizedRequests) {
   p.k = kRows + 50;
   p.ef = 16;
   auto all = idx_->search(queries_.data(), p);
-  if (GetParam().kind == VectorIndexKind::flat) EXPECT_EQ(all.size(), kRows);
-  else EXPECT_GE(all.size(), kRows * 95 / 100);  // the beam is max(ef, k): nearly every row
+  if (GetParam().kind == VectorIndexKind::flat) {
+    EXPECT_EQ(all.size(), kRows);
+  } else {
+    EXPECT_GE(all.size(), kRows * 95 / 100);  // the beam is max(ef, k): nearly every row
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(
