@@ -40,31 +40,29 @@ void sort_hits(HitList& hits) {
   });
 }
 
-HitList merge_rrf(const std::vector<HitList>& lists, int k, bool explain) {
-  std::vector<const HitList*> non_empty;
-  for (const auto& l : lists)
+HitList merge_rrf(std::vector<HitList> lists, int k, bool explain) {
+  std::vector<HitList*> non_empty;
+  for (auto& l : lists)
     if (!l.empty()) non_empty.push_back(&l);  // G8: empty lists contribute no phantom ranks
   if (non_empty.empty()) return {};
-  if (non_empty.size() == 1) return *non_empty[0];  // single list: pass-through
+  if (non_empty.size() == 1) return std::move(*non_empty[0]);  // single list: pass-through
   std::unordered_map<std::string, size_t> pos;
   HitList out;
   for (size_t li = 0; li < non_empty.size(); ++li) {
-    const auto& l = *non_empty[li];
+    auto& l = *non_empty[li];
     for (size_t r = 0; r < l.size(); ++r) {
       const double contrib = 1.0 / (k + static_cast<double>(r + 1));
-      const auto key = dedup_key(l[r]);
-      auto it = pos.find(key);
-      if (it == pos.end()) {
-        it = pos.emplace(key, out.size()).first;
-        out.push_back(l[r]);
+      const std::string leg = explain ? l[r].collection + "#" + std::to_string(li) : std::string();
+      auto [it, fresh] = pos.emplace(dedup_key(l[r]), out.size());
+      if (fresh) {
+        out.push_back(std::move(l[r]));
         out.back().score = 0;
       } else if (explain) {
         // Keep the legs the hit had in the other list too.
-        for (auto& [leg, v] : l[r].explain.legs.items()) out[it->second].explain.legs[leg] = v;
+        for (auto& [name, v] : l[r].explain.legs.items()) out[it->second].explain.legs[name] = v;
       }
       out[it->second].score += contrib;
-      if (explain) out[it->second].explain.legs["rrf"][l[r].collection + "#" + std::to_string(li)] = {
-          {"rank", r + 1}, {"contribution", contrib}};
+      if (explain) out[it->second].explain.legs["rrf"][leg] = {{"rank", r + 1}, {"contribution", contrib}};
     }
   }
   sort_hits(out);
@@ -149,10 +147,15 @@ HitList alpha_hybrid(HitList dense, const std::string& query, const std::vector<
   return dense;
 }
 
-HitList fuse_hybrid(const HitList& dense, const HitList& lexical, const HybridOptions& o, bool explain) {
+HitList fuse_hybrid(HitList dense, HitList lexical, const HybridOptions& o, bool explain) {
   if (dense.empty()) return lexical;
   if (lexical.empty()) return dense;
-  if (o.fusion == HybridFusion::rrf) return merge_rrf({dense, lexical}, o.rrf_k, explain);
+  if (o.fusion == HybridFusion::rrf) {
+    std::vector<HitList> both;
+    both.push_back(std::move(dense));
+    both.push_back(std::move(lexical));
+    return merge_rrf(std::move(both), o.rrf_k, explain);
+  }
   auto minmax = [](const HitList& l) {
     double lo = l.front().score, hi = l.front().score;
     for (const auto& h : l) lo = std::min(lo, h.score), hi = std::max(hi, h.score);
@@ -163,18 +166,18 @@ HitList fuse_hybrid(const HitList& dense, const HitList& lexical, const HybridOp
   auto norm = [](double v, double lo, double hi) { return hi > lo ? (v - lo) / (hi - lo) : 1.0; };
   std::unordered_map<std::string, size_t> pos;
   HitList out;
-  auto add = [&](const HitList& l, double w, double lo, double hi) {
-    for (const auto& h : l) {
-      auto key = dedup_key(h);
-      auto it = pos.find(key);
-      if (it == pos.end()) {
-        it = pos.emplace(key, out.size()).first;
-        out.push_back(h);
+  out.reserve(dense.size() + lexical.size());
+  auto add = [&](HitList& l, double w, double lo, double hi) {
+    for (auto& h : l) {
+      const double contrib = w * norm(h.score, lo, hi);
+      auto [it, fresh] = pos.emplace(dedup_key(h), out.size());
+      if (fresh) {
+        out.push_back(std::move(h));  // each list is consumed: move, do not copy
         out.back().score = 0;
       } else if (explain) {
         for (auto& [leg, v] : h.explain.legs.items()) out[it->second].explain.legs[leg] = v;
       }
-      out[it->second].score += w * norm(h.score, lo, hi);
+      out[it->second].score += contrib;
     }
   };
   double w = o.dense_weight;

@@ -12,7 +12,7 @@ namespace eagle::search {
 // merge_rrf: score[key] += 1 / (k + rank), ranks 1-based. G8: an empty list
 // contributes nothing. A single non-empty list passes through unchanged (no fusion
 // math). Dedup key: node id, else source_chunk_id, else (document_id, path).
-HitList merge_rrf(const std::vector<HitList>& lists, int k = 60, bool explain = false);
+HitList merge_rrf(std::vector<HitList> lists, int k = 60, bool explain = false);
 
 // dedupe_cross_collection (G32): when more than one plan succeeded, collapse
 // duplicates by source_chunk_id, else (document_id, path), keeping the better-ranked
@@ -46,7 +46,7 @@ struct HybridOptions {
   size_t agreement_depth = 10;
   double agreement_min = 0.0;  // below this overlap the dense leg is ignored for the query
 };
-HitList fuse_hybrid(const HitList& dense, const HitList& lexical, const HybridOptions& opts, bool explain);
+HitList fuse_hybrid(HitList dense, HitList lexical, const HybridOptions& opts, bool explain);
 
 // Sorts by score descending, ties by id (deterministic output).
 void sort_hits(HitList& hits);

@@ -52,13 +52,18 @@ std::string and_join(const std::vector<std::string>& parts) {
 
 ScoredHit hit_from_record(const store::Record& r, const CollectionSchema& schema, const std::string& collection,
                           double score) {
+  return hit_from_row(r.id, r.text, r.values, schema, collection, score);
+}
+
+ScoredHit hit_from_row(const std::string& id, const std::string& text, const std::vector<Value>& values,
+                       const CollectionSchema& schema, const std::string& collection, double score) {
   ScoredHit h;
-  h.id = r.id;
+  h.id = id;
   h.collection = collection;
   h.score = score;
-  h.text = r.text;
-  for (size_t i = 0; i < schema.fields.size() && i < r.values.size(); ++i)
-    if (!is_null(r.values[i])) h.metadata[schema.fields[i].name] = value_to_json(r.values[i]);
+  h.text = text;
+  for (size_t i = 0; i < schema.fields.size() && i < values.size(); ++i)
+    if (!is_null(values[i])) h.metadata[schema.fields[i].name] = value_to_json(values[i]);
   h.is_image = h.metadata.value("type", std::string()) == "tile" || h.metadata.value("type", std::string()) == "image";
   return h;
 }
@@ -196,15 +201,16 @@ HitList Orchestrator::run_plan(const CollectionQueryPlan& plan, const std::strin
   auto t_search = std::chrono::steady_clock::now();
   auto vector_hits = coll->search_vector(vec, plan.top_k, filter, params);
   stage_ms(ctx, "search_ms", t_search);
-  auto vector_records = coll->records(vector_hits);
-  for (size_t i = 0; i < vector_hits.size(); ++i) {
-    auto hit = hit_from_record(vector_records[i], schema, plan.collection, vector_hits[i].score);
-    if (req.explain) hit.explain.leg("dense:" + plan.collection, ++rank, vector_hits[i].score);
-    dense.push_back(std::move(hit));
-  }
-  HitList hits = dense;
+  dense.reserve(vector_hits.size());
+  coll->visit(vector_hits, [&](size_t i, const std::string& id, const std::string& text, const std::vector<Value>& v) {
+    dense.push_back(hit_from_row(id, text, v, schema, plan.collection, vector_hits[i].score));
+    if (req.explain) dense.back().explain.leg("dense:" + plan.collection, ++rank, vector_hits[i].score);
+  });
   const bool hybrid = plan.hybrid || config_.hybrid_text_collections.count(plan.collection);
-  if (hybrid) {
+  HitList hits;
+  if (!hybrid) {
+    hits = std::move(dense);
+  } else {
     if (config_.hybrid_mode == HybridMode::alpha) {
       hits = alpha_hybrid(std::move(dense), query, exp.sparse_terms, config_.hybrid_alpha);
     } else {
@@ -217,13 +223,12 @@ HitList Orchestrator::run_plan(const CollectionQueryPlan& plan, const std::strin
       auto t_lex = std::chrono::steady_clock::now();
       auto text_hits = coll->search_text(lexical_query, plan.top_k, filter, params);
       stage_ms(ctx, "search_ms", t_lex);
-      auto text_records = coll->records(text_hits);
-      for (size_t i = 0; i < text_hits.size(); ++i) {
-        auto hit = hit_from_record(text_records[i], schema, plan.collection, text_hits[i].score);
-        if (req.explain) hit.explain.leg("bm25:" + plan.collection, ++rank, text_hits[i].score);
-        lexical.push_back(std::move(hit));
-      }
-      hits = fuse_hybrid(dense, lexical, config_.hybrid, req.explain);
+      lexical.reserve(text_hits.size());
+      coll->visit(text_hits, [&](size_t i, const std::string& id, const std::string& text, const std::vector<Value>& v) {
+        lexical.push_back(hit_from_row(id, text, v, schema, plan.collection, text_hits[i].score));
+        if (req.explain) lexical.back().explain.leg("bm25:" + plan.collection, ++rank, text_hits[i].score);
+      });
+      hits = fuse_hybrid(std::move(dense), std::move(lexical), config_.hybrid, req.explain);
     }
   }
   if (auto reranked = bus_.first<HookPoint::RERANK>(ctx, query, plan, hits)) hits = std::move(*reranked);
@@ -351,7 +356,8 @@ RetrievalResponse Orchestrator::retrieve(const RetrievalRequest& req) const {
     supplement.insert(supplement.end(), s.begin(), s.end());
 
   auto t_fuse = std::chrono::steady_clock::now();
-  HitList merged = merge_rrf(lists, config_.rrf_k, req.explain);
+  const size_t n_lists = lists.size();
+  HitList merged = merge_rrf(std::move(lists), config_.rrf_k, req.explain);
   merged = dedupe_cross_collection(std::move(merged), succeeded, &tel);
   if (auto post = bus_.first<HookPoint::RRF_POST_MERGE>(ctx, query, merged, supplement)) merged = std::move(*post);
   // Legacy `scope: [document_id]`: a post-filter.
@@ -361,7 +367,7 @@ RetrievalResponse Orchestrator::retrieve(const RetrievalRequest& req) const {
   }
   merged = expand(std::move(merged), route, req, scope, tel);
   if (tel.enabled())
-    tel.event("fusion", {{"lists", lists.size()}, {"succeeded", succeeded}, {"merged", merged.size()},
+    tel.event("fusion", {{"lists", n_lists}, {"succeeded", succeeded}, {"merged", merged.size()},
                          {"supplement", supplement.size()}, {"ms", ms_since(t_fuse)}});
 
   // RERANK_MERGED per the rerank policy.

@@ -92,6 +92,16 @@ class Collection {
   std::optional<Record> get(const std::string& id) const;
   // Records of search hits by row (one lock, no id lookups); vectors are not copied.
   std::vector<Record> records(const std::vector<CollectionHit>& hits) const;
+  // Calls fn(i, id, text, values) for each hit under one lock, without copying the
+  // row (the query path turns rows straight into pipeline hits).
+  template <typename F>
+  void visit(const std::vector<CollectionHit>& hits, F&& fn) const {
+    std::shared_lock lock(mutex_);
+    for (size_t i = 0; i < hits.size(); ++i) {
+      const auto& row = rows_.at(hits[i].row);
+      fn(i, row.id, row.text, row.values);
+    }
+  }
   // Live records passing `filter`, in row order, at most `limit` (graph and
   // parent-document expansion fetch nodes this way).
   std::vector<Record> fetch(std::string_view filter, const TemplateParams& params, size_t limit) const;
