@@ -75,3 +75,52 @@ TEST(Chem, DrugBankStructuresParseAndImatinibFindsNilotinib) {
   EXPECT_NE(std::find(names.begin(), names.end(), "Imatinib"), names.end());
   EXPECT_NE(std::find(names.begin(), names.end(), "Nilotinib"), names.end());
 }
+
+#include "eagle/encode/chem/chem_encoder.h"
+#include "eagle/store/collection.h"
+
+TEST(CompoundCollection, MolformerSlotTanimotoSearchIsExactAndFindsNilotinib) {
+  const auto csv = shared_data() / "vocab" / "drugbank_structures.csv";
+  ASSERT_TRUE(fs::exists(csv)) << "shared data missing: " << csv;
+  CompoundIndex idx;
+  idx.load_csv(csv);
+  auto enc = eagle::encode::make_chem_encoder("molformer");
+  EXPECT_EQ(enc->info().metric, eagle::Metric::tanimoto);
+  EXPECT_EQ(enc->info().modality, eagle::encode::Modality::molecule);
+  auto coll = eagle::store::Collection::in_memory(eagle::encode::compound_schema("eagle_chemical"));
+  const auto& schema = coll->schema();
+  // Every compound goes in: the flat TANIMOTO index is the exact search of the issue.
+  std::vector<eagle::store::Record> batch;
+  for (uint32_t i = 0; i < idx.size(); ++i) {
+    const auto& c = idx.at(i);
+    eagle::store::Record r;
+    r.id = c.id;
+    r.text = c.name;
+    r.vector = enc->encode({c.smiles}, eagle::encode::EncodeMode::document)[0];
+    r.values.assign(schema.fields.size(), std::monostate{});
+    r.values[*schema.field_index("name")] = c.name;
+    batch.push_back(std::move(r));
+    if (batch.size() == 2000) {
+      coll->insert(std::move(batch));
+      batch.clear();
+    }
+  }
+  coll->insert(std::move(batch));
+  const Compound* imatinib = idx.find_by_name("Imatinib");
+  ASSERT_NE(imatinib, nullptr);
+  auto q = enc->encode({imatinib->smiles}, eagle::encode::EncodeMode::query)[0];
+  auto hits = coll->search_vector(q, 10);
+  auto oracle = idx.similar(imatinib->fingerprint, 10);
+  ASSERT_EQ(hits.size(), 10u);
+  bool nilotinib = false;
+  for (size_t i = 0; i < hits.size(); ++i) {
+    EXPECT_NEAR(hits[i].score, oracle[i].similarity, 1e-5) << i;  // same Tanimoto as the bit oracle
+    nilotinib |= coll->get(hits[i].id)->text == "Nilotinib";
+  }
+  EXPECT_TRUE(nilotinib);
+  EXPECT_THROW(enc->encode({"not a smiles (("}, eagle::encode::EncodeMode::query), eagle::Error);
+  // TANIMOTO needs the exact index.
+  auto bad = eagle::encode::compound_schema("x");
+  bad.vector.index = eagle::VectorIndexKind::hnsw;
+  EXPECT_THROW(bad.validate(), eagle::Error);
+}

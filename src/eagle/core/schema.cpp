@@ -13,6 +13,7 @@ std::string_view metric_name(Metric m) {
     case Metric::cosine: return "COSINE";
     case Metric::ip: return "IP";
     case Metric::l2: return "L2";
+    case Metric::tanimoto: return "TANIMOTO";
   }
   return "?";
 }
@@ -23,7 +24,9 @@ Metric parse_metric(std::string_view name) {
   if (n == "COSINE") return Metric::cosine;
   if (n == "IP") return Metric::ip;
   if (n == "L2") return Metric::l2;
-  fail(ErrorCode::invalid_argument, "unknown metric '" + std::string(name) + "': expected COSINE, IP or L2");
+  if (n == "TANIMOTO" || n == "JACCARD") return Metric::tanimoto;
+  fail(ErrorCode::invalid_argument,
+       "unknown metric '" + std::string(name) + "': expected COSINE, IP, L2 or TANIMOTO");
 }
 
 bool valid_collection_name(std::string_view name) {
@@ -44,6 +47,8 @@ void CollectionSchema::validate() const {
          "collection name '" + name + "' must be 1-64 characters of letters, digits, '_' or '-'");
   if (vector.dim == 0 || vector.dim > 65536)
     fail(ErrorCode::invalid_argument, "vector dimension must be in [1, 65536]");
+  if (vector.metric == Metric::tanimoto && vector.index != VectorIndexKind::flat)
+    fail(ErrorCode::invalid_argument, "the TANIMOTO metric needs a flat (exact) index");
   if (vector.hnsw.m < 2 || vector.hnsw.m > 256) fail(ErrorCode::invalid_argument, "hnsw.m must be in [2, 256]");
   if (vector.hnsw.ef_construction < 1 || vector.hnsw.ef_construction > 4096)
     fail(ErrorCode::invalid_argument, "hnsw.ef_construction must be in [1, 4096]");

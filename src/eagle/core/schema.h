@@ -11,7 +11,9 @@
 
 namespace eagle {
 
-enum class Metric : uint8_t { cosine, ip, l2 };
+// tanimoto: Jaccard over non-negative vectors (chemical fingerprints as 0/1 floats),
+// dot / (|a|^2 + |b|^2 - dot); flat (exact) indexes only.
+enum class Metric : uint8_t { cosine, ip, l2, tanimoto };
 std::string_view metric_name(Metric m);
 Metric parse_metric(std::string_view name);  // COSINE / IP / L2, any case
 

@@ -2,6 +2,7 @@
 
 #include "eagle/core/error.h"
 #include "eagle/encode/bert/bert.h"
+#include "eagle/encode/chem/chem_encoder.h"
 #include "eagle/encode/remote/remote.h"
 #include "eagle/encode/static/word_vectors.h"
 
@@ -55,6 +56,13 @@ void add_from_config(EncoderRegistry& registry, const json& encoders) {
         StaticEncoderOptions o;
         o.sif_a = spec.value("sif_a", o.sif_a);
         registry.add(make_glove_encoder(label, need_str(spec, label, "path"), o));
+      } else if (type == "chem") {
+        chem::FingerprintParams p;
+        p.radius = spec.value("radius", p.radius);
+        p.bits = spec.value("bits", p.bits);
+        if (p.bits == 0 || p.bits > 16384 || p.radius > 8)
+          fail(ErrorCode::invalid_argument, "bits must be in 1..16384 and radius at most 8");
+        registry.add(make_chem_encoder(label, p));
       } else if (type == "model2vec") {
         registry.add(make_model2vec_encoder(label, need_str(spec, label, "path")));
       } else if (type == "bert") {
@@ -76,7 +84,7 @@ void add_from_config(EncoderRegistry& registry, const json& encoders) {
       } else {
         fail(ErrorCode::invalid_argument,
              "unknown type '" + type +
-                 "' (expected static, model2vec, bert, bert-cross, openai, tei, cohere-rerank or tei-rerank)");
+                 "' (expected static, model2vec, bert, bert-cross, openai, tei, cohere-rerank, tei-rerank or chem)");
       }
     } catch (const Error& e) {
       const std::string msg = e.what();

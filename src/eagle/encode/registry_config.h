@@ -13,6 +13,7 @@
 //     qwen3-rerank:      {type: cohere-rerank, base_url: ..., model: qwen3-rerank, api_key_env: ...}
 //     tei-rerank:        {type: tei-rerank, base_url: http://127.0.0.1:8081}
 //     m2v:               {type: model2vec, path: /models/potion-base-8M}
+//     molformer:         {type: chem, radius: 2, bits: 2048}   (RDKit Morgan, TANIMOTO)
 //
 // Every entry is built (files opened, models loaded) at start, so a bad path or a
 // missing field is an error naming the label before the first query.

@@ -73,6 +73,9 @@ FlatIndex::FlatIndex(uint32_t dim, Metric metric) : dim_(dim), metric_(metric) {
 
 void FlatIndex::prepare(const float* vec, float* out, const char* what) const {
   vector_detail::check_finite(vec, dim_, what);
+  if (metric_ == Metric::tanimoto)
+    for (uint32_t i = 0; i < dim_; ++i)
+      if (vec[i] < 0) fail(ErrorCode::invalid_argument, std::string(what) + " has a negative component (TANIMOTO)");
   if (metric_ == Metric::cosine)
     vector_detail::normalize(vec, out, dim_);
   else
@@ -92,6 +95,8 @@ void FlatIndex::add_batch(uint32_t first_row, size_t count, const float* vecs, u
   const size_t old = data_.size();
   data_.resize(old + count * dim_);
   for (size_t i = 0; i < count; ++i) prepare(vecs + i * dim_, data_.data() + old + i * dim_, "vector");
+  if (metric_ == Metric::tanimoto)
+    for (size_t i = 0; i < count; ++i) sq_norms_.push_back(simd::kernels().dot_f32(row(static_cast<uint32_t>(rows_ + i)), row(static_cast<uint32_t>(rows_ + i)), dim_));
   rows_ += count;
 }
 
@@ -99,6 +104,18 @@ void FlatIndex::search_block(const float* q, size_t k, const Bitset* allowed, si
                              std::vector<VectorHit>& heap, float* scores, uint32_t* ids) const {
   const auto& kern = simd::kernels();
   const bool l2 = metric_ == Metric::l2;
+  if (metric_ == Metric::tanimoto) {
+    // Exact Tanimoto from the dot product and the stored squared norms.
+    const float qn = kern.dot_f32(q, q, dim_);
+    for (size_t r = begin; r < end; ++r) {
+      if (allowed && !allowed->test(r)) continue;
+      const float dot = kern.dot_f32(q, row(static_cast<uint32_t>(r)), dim_);
+      const float den = qn + sq_norms_[r] - dot;
+      const float s = den > 0 ? dot / den : 0.0f;
+      if (heap.size() < k || s >= heap.front().score) offer(heap, k, static_cast<uint32_t>(r), s);
+    }
+    return;
+  }
   if (!allowed) {
     const size_t cnt = end - begin;
     if (l2)
@@ -208,6 +225,9 @@ std::unique_ptr<FlatIndex> FlatIndex::load_body(vio::Reader& in, const vio::Comm
     for (size_t i = 0; i < h.dim; ++i)
       if (!std::isfinite(idx->data_[r * h.dim + i])) vio::corrupt("non-finite vector component");
   idx->rows_ = h.rows;
+  if (idx->metric_ == Metric::tanimoto)
+    for (size_t r = 0; r < h.rows; ++r)
+      idx->sq_norms_.push_back(simd::kernels().dot_f32(idx->row(static_cast<uint32_t>(r)), idx->row(static_cast<uint32_t>(r)), h.dim));
   return idx;
 }
 

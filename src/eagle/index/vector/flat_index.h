@@ -54,6 +54,7 @@ class FlatIndex final : public VectorIndex {
   Metric metric_;
   size_t rows_ = 0;
   std::vector<float> data_;
+  std::vector<float> sq_norms_;  // |v|^2 per row, kept for the TANIMOTO metric only
 };
 
 // Helpers shared by the vector indexes.

@@ -16,8 +16,10 @@ void VectorIndex::add_batch(uint32_t first_row, size_t count, const float* vecs,
 }
 
 std::unique_ptr<VectorIndex> make_vector_index(const VectorFieldSchema& s) {
-  if (static_cast<uint8_t>(s.metric) > static_cast<uint8_t>(Metric::l2))
+  if (static_cast<uint8_t>(s.metric) > static_cast<uint8_t>(Metric::tanimoto))
     fail(ErrorCode::invalid_argument, "unknown vector metric");
+  if (s.metric == Metric::tanimoto && s.index != VectorIndexKind::flat)
+    fail(ErrorCode::invalid_argument, "the TANIMOTO metric needs a flat (exact) index");
   switch (s.index) {
     case VectorIndexKind::flat: return std::make_unique<FlatIndex>(s.dim, s.metric);
     case VectorIndexKind::hnsw: return std::make_unique<HnswIndex>(s);
@@ -42,7 +44,9 @@ std::unique_ptr<VectorIndex> load_vector_index(std::istream& in) {
   h.rows = r.pod<uint64_t>("header");
   // Fields are range-checked only after the header checksum matched (load_body), but
   // the kind decides how many header fields follow.
-  if (h.metric > static_cast<uint8_t>(Metric::l2)) vio::corrupt("metric");
+  if (h.metric > static_cast<uint8_t>(Metric::tanimoto)) vio::corrupt("metric");
+  if (h.metric == static_cast<uint8_t>(Metric::tanimoto) && h.kind != static_cast<uint8_t>(VectorIndexKind::flat))
+    vio::corrupt("metric");
   if (h.dim == 0 || h.dim > kMaxVectorDim) vio::corrupt("dimension");
   switch (h.kind) {
     case static_cast<uint8_t>(VectorIndexKind::flat): return FlatIndex::load_body(r, h);
