@@ -155,3 +155,34 @@ TEST(FlatIndex, SaveLoadRoundTrip) {
 
 }  // namespace
 }  // namespace eagle::index
+
+// TANIMOTO (fingerprints as 0/1 floats): the flat index equals the brute force, with
+// and without an allowed set; HNSW refuses the metric.
+TEST(FlatTanimoto, EqualsBruteForceOnRandomFingerprints) {
+  std::mt19937 rng(17);
+  const size_t n = 700, dim = 256;
+  std::vector<float> data(n * dim);
+  for (auto& x : data) x = (rng() % 5 == 0) ? 1.0f : 0.0f;
+  eagle::VectorFieldSchema s;
+  s.dim = dim;
+  s.metric = eagle::Metric::tanimoto;
+  s.index = eagle::VectorIndexKind::flat;
+  auto idx = eagle::index::make_vector_index(s);
+  idx->add_batch(0, n, data.data());
+  eagle::Bitset allowed(n);
+  for (size_t r = 0; r < n; r += 3) allowed.set(r);
+  for (int q = 0; q < 20; ++q) {
+    const float* query = data.data() + (rng() % n) * dim;
+    const eagle::Bitset* cases[] = {nullptr, &allowed};
+    for (const eagle::Bitset* a : cases) {
+      eagle::index::VectorSearchParams p;
+      p.k = 10;
+      auto got = idx->search(query, p, a);
+      auto want = eagle::index::testing::brute_topk(eagle::Metric::tanimoto, data, dim, query, 10, a);
+      ASSERT_EQ(got.size(), want.size());
+      for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i].score, want[i].score, 1e-5);
+    }
+  }
+  s.index = eagle::VectorIndexKind::hnsw;
+  EXPECT_THROW(eagle::index::make_vector_index(s), eagle::Error);
+}

@@ -51,6 +51,7 @@ inline double brute_score(Metric m, const float* a, const float* b, size_t dim) 
     case Metric::cosine: return (na > 0 && nb > 0) ? dot / std::sqrt(na * nb) : 0.0;
     case Metric::ip: return dot;
     case Metric::l2: return -l2;
+    case Metric::tanimoto: return (na + nb - dot) > 0 ? dot / (na + nb - dot) : 0.0;
   }
   return 0;
 }

@@ -5,6 +5,7 @@
 #include <cctype>
 #include <map>
 #include <set>
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -164,16 +165,27 @@ HitList fuse_hybrid(HitList dense, HitList lexical, const HybridOptions& o, bool
   auto [dlo, dhi] = minmax(dense);
   auto [llo, lhi] = minmax(lexical);
   auto norm = [](double v, double lo, double hi) { return hi > lo ? (v - lo) / (hi - lo) : 1.0; };
-  std::unordered_map<std::string, size_t> pos;
+  // Keyed by views of the ids inside `out`: `out` is reserved up front, so its
+  // elements never move and the views stay valid (no key strings are built).
   HitList out;
   out.reserve(dense.size() + lexical.size());
+  std::unordered_map<std::string_view, size_t> pos;
+  pos.reserve(out.capacity());
+  std::vector<std::string> fallback_keys;  // hits without an id (rare)
+  fallback_keys.reserve(out.capacity());
   auto add = [&](HitList& l, double w, double lo, double hi) {
     for (auto& h : l) {
       const double contrib = w * norm(h.score, lo, hi);
-      auto [it, fresh] = pos.emplace(dedup_key(h), out.size());
-      if (fresh) {
+      std::string fallback;
+      std::string_view probe = h.id;
+      if (h.id.empty()) probe = fallback = dedup_key(h);
+      auto it = pos.find(probe);
+      if (it == pos.end()) {
         out.push_back(std::move(h));  // each list is consumed: move, do not copy
         out.back().score = 0;
+        std::string_view key = out.back().id;
+        if (key.empty()) key = fallback_keys.emplace_back(std::move(fallback));
+        it = pos.emplace(key, out.size() - 1).first;
       } else if (explain) {
         for (auto& [leg, v] : h.explain.legs.items()) out[it->second].explain.legs[leg] = v;
       }
