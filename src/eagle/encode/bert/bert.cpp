@@ -374,13 +374,26 @@ void set_bert_threads(int threads) {
 
 namespace {
 
-// Orders inputs by token count so each batch pads to a similar length.
-std::vector<size_t> length_order(const std::vector<text::Encoding>& enc) {
+// Length bucketing: runs `run(ids, types)` on batches of inputs sorted by token
+// count (so each batch pads to a similar length) and scatters each batch's results
+// back to the inputs' positions in `out`.
+template <typename Out, typename Run>
+void run_length_batches(const std::vector<text::Encoding>& enc, size_t batch_size, std::vector<Out>& out, Run run) {
   std::vector<size_t> order(enc.size());
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(),
                    [&](size_t a, size_t b) { return enc[a].ids.size() < enc[b].ids.size(); });
-  return order;
+  out.resize(enc.size());
+  for (size_t start = 0; start < order.size(); start += batch_size) {
+    std::vector<std::vector<int32_t>> ids, types;
+    const size_t end = std::min(order.size(), start + batch_size);
+    for (size_t i = start; i < end; ++i) {
+      ids.push_back(enc[order[i]].ids);
+      types.push_back(enc[order[i]].type_ids);
+    }
+    auto results = run(ids, types);
+    for (size_t i = start; i < end; ++i) out[order[i]] = std::move(results[i - start]);
+  }
 }
 
 class BertEncoder : public Encoder {
@@ -402,18 +415,10 @@ class BertEncoder : public Encoder {
     const BertModel& model = mode == EncodeMode::query && query_model_ ? *query_model_ : doc_model_;
     std::vector<text::Encoding> enc;
     for (const auto& s : inputs) enc.push_back(tokenizer_.encode(s, opts_.max_length));
-    auto order = length_order(enc);
-    std::vector<Embedding> out(inputs.size());
-    for (size_t start = 0; start < order.size(); start += opts_.batch_size) {
-      std::vector<std::vector<int32_t>> ids, types;
-      const size_t end = std::min(order.size(), start + opts_.batch_size);
-      for (size_t i = start; i < end; ++i) {
-        ids.push_back(enc[order[i]].ids);
-        types.push_back(enc[order[i]].type_ids);
-      }
-      auto vecs = model.embed(ids, types, opts_.pooling, opts_.l2);
-      for (size_t i = start; i < end; ++i) out[order[i]] = std::move(vecs[i - start]);
-    }
+    std::vector<Embedding> out;
+    run_length_batches(enc, opts_.batch_size, out, [&](const auto& ids, const auto& types) {
+      return model.embed(ids, types, opts_.pooling, opts_.l2);
+    });
     return out;
   }
 
@@ -440,18 +445,9 @@ class BertCrossEncoder : public Reranker {
   std::vector<float> score(const std::string& query, const std::vector<std::string>& docs) override {
     std::vector<text::Encoding> enc;
     for (const auto& d : docs) enc.push_back(tokenizer_.encode_pair(query, d, opts_.max_length));
-    auto order = length_order(enc);
-    std::vector<float> out(docs.size());
-    for (size_t start = 0; start < order.size(); start += opts_.batch_size) {
-      std::vector<std::vector<int32_t>> ids, types;
-      const size_t end = std::min(order.size(), start + opts_.batch_size);
-      for (size_t i = start; i < end; ++i) {
-        ids.push_back(enc[order[i]].ids);
-        types.push_back(enc[order[i]].type_ids);
-      }
-      auto logits = model_.classify(ids, types);
-      for (size_t i = start; i < end; ++i) out[order[i]] = logits[i - start];
-    }
+    std::vector<float> out;
+    run_length_batches(enc, opts_.batch_size, out,
+                       [&](const auto& ids, const auto& types) { return model_.classify(ids, types); });
     return out;
   }
 
