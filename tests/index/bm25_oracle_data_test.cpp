@@ -2,6 +2,8 @@
 // BioASQ dev (issue 2 acceptance), at k = 10 and k = 100.
 #include <gtest/gtest.h>
 
+#include "shared_data.h"
+
 #include <cstdlib>
 #include <filesystem>
 
@@ -14,8 +16,7 @@ using namespace eagle::index;
 
 namespace {
 void check_dataset(const std::string& name, const std::string& split) {
-  const char* env = std::getenv("EAGLE_SHARED_DATA");  // overrides the build-time path
-  const fs::path dir = fs::path(env && *env ? env : EAGLE_SHARED_DATA) / name;
+  const fs::path dir = eagle::testing::shared_data() / name;
   ASSERT_TRUE(fs::exists(dir / "corpus.jsonl"))
       << "shared data missing: " << dir << " (tests need ../shared/data beside the checkout)";
   auto set = eagle::eval::load_beir(dir, split);

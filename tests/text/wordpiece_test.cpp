@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "shared_data.h"
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -11,10 +13,7 @@ namespace fs = std::filesystem;
 using eagle::text::WordPieceTokenizer;
 
 namespace {
-fs::path shared_data() {
-  const char* env = std::getenv("EAGLE_SHARED_DATA");
-  return env && *env ? fs::path(env) : fs::path(EAGLE_SHARED_DATA);
-}
+using eagle::testing::shared_data;
 }  // namespace
 
 TEST(WordPiece, ReproducesEveryReferenceCase) {

@@ -10,6 +10,7 @@
 #include <mutex>
 #include <unordered_set>
 
+#include "eagle/core/atomic_file.h"
 #include "eagle/core/binary_io.h"
 #include "eagle/core/error.h"
 #include "eagle/filter/compile.h"
@@ -25,30 +26,6 @@ using nlohmann::json;
 namespace {
 
 constexpr char kSegMagic[8] = {'E', 'G', 'L', 'S', 'E', 'G', '1', '\0'};
-
-void fsync_path(const fs::path& p, bool dir) {
-  int fd = ::open(p.c_str(), dir ? (O_RDONLY | O_DIRECTORY) : O_RDONLY);
-  if (fd >= 0) {
-    ::fsync(fd);
-    ::close(fd);
-  }
-}
-
-// Writes `content` to `file` atomically: temporary file, fsync, rename, fsync dir.
-void write_file_atomic(const fs::path& file, const std::string& content) {
-  const fs::path tmp = file.string() + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << content;
-    out.flush();
-    if (!out) fail(ErrorCode::unavailable, "cannot write " + tmp.string());
-  }
-  fsync_path(tmp, false);
-  std::error_code ec;
-  fs::rename(tmp, file, ec);
-  if (ec) fail(ErrorCode::unavailable, "cannot rename " + tmp.string() + ": " + ec.message());
-  fsync_path(file.parent_path(), true);
-}
 
 std::string read_file(const fs::path& file) {
   std::ifstream in(file, std::ios::binary);
@@ -170,7 +147,7 @@ std::unique_ptr<Collection> Collection::create(const fs::path& dir, CollectionSc
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) fail(ErrorCode::unavailable, "cannot create " + dir.string() + ": " + ec.message());
-  write_file_atomic(dir / "schema.json", schema.to_json().dump(2));
+  write_file_atomic(dir / "schema.json", [&](std::ostream& out) { out << schema.to_json().dump(2); });
   return open(dir, opts);
 }
 
@@ -376,8 +353,9 @@ void Collection::checkpoint_locked() {
   const std::string seg_name = numbered_name("seg-", last_lsn_, ".eagle");
   write_segment(dir_ / seg_name);
   // 2. The manifest switches to it atomically; from here the old files are garbage.
-  write_file_atomic(dir_ / "MANIFEST",
-                    json{{"format", 1}, {"segment", seg_name}, {"last_lsn", last_lsn_}}.dump());
+  write_file_atomic(dir_ / "MANIFEST", [&](std::ostream& out) {
+    out << json{{"format", 1}, {"segment", seg_name}, {"last_lsn", last_lsn_}}.dump();
+  });
   // 3. A fresh log for records after the segment; then drop what the segment covers.
   const fs::path new_wal = dir_ / numbered_name("wal-", last_lsn_ + 1, ".log");
   wal_ = std::make_unique<WalWriter>(new_wal, opts_.sync);
@@ -392,10 +370,7 @@ void Collection::checkpoint_locked() {
 }
 
 void Collection::write_segment(const fs::path& file) const {
-  const fs::path tmp = file.string() + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) fail(ErrorCode::unavailable, "cannot write " + tmp.string());
+  write_file_atomic(file, [&](std::ostream& out) {
     out.write(kSegMagic, sizeof(kSegMagic));
     io::write_pod<uint64_t>(out, last_lsn_);
     io::write_pod<uint64_t>(out, rows_.size());
@@ -410,13 +385,7 @@ void Collection::write_segment(const fs::path& file) const {
     }
     lexical_.save(out);
     vectors_->save(out);
-    out.flush();
-    if (!out) fail(ErrorCode::unavailable, "write failed for " + tmp.string());
-  }
-  fsync_path(tmp, false);
-  std::error_code ec;
-  fs::rename(tmp, file, ec);
-  if (ec) fail(ErrorCode::unavailable, "cannot rename " + tmp.string() + ": " + ec.message());
+  });
 }
 
 void Collection::load_segment(const fs::path& file) {

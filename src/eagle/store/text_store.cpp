@@ -7,6 +7,7 @@
 #include <fstream>
 #include <unordered_set>
 
+#include "eagle/core/atomic_file.h"
 #include "eagle/core/binary_io.h"
 #include "eagle/core/error.h"
 
@@ -16,13 +17,6 @@ namespace fs = std::filesystem;
 namespace {
 constexpr char kDocsMagic[8] = {'E', 'G', 'L', 'D', 'O', 'C', 'S', '\0'};
 
-void fsync_path(const fs::path& p, int flags) {
-  int fd = ::open(p.c_str(), flags);
-  if (fd >= 0) {
-    ::fsync(fd);
-    ::close(fd);
-  }
-}
 }  // namespace
 
 bool TextStore::exists(const fs::path& dir) { return fs::exists(dir / kStoreFileName); }
@@ -83,11 +77,7 @@ void TextStore::save(const fs::path& dir) const {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) fail(ErrorCode::unavailable, "cannot create " + dir.string() + ": " + ec.message());
-  const auto final_path = dir / kStoreFileName;
-  const auto tmp = dir / (std::string(kStoreFileName) + ".tmp");
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) fail(ErrorCode::unavailable, "cannot write " + tmp.string());
+  write_file_atomic(dir / kStoreFileName, [&](std::ostream& out) {
     out.write(kDocsMagic, sizeof(kDocsMagic));
     io::write_pod<uint64_t>(out, docs_.size());
     for (const auto& d : docs_) {
@@ -97,13 +87,7 @@ void TextStore::save(const fs::path& dir) const {
       io::write_str(out, d.metadata_json);
     }
     index_.save(out);
-    out.flush();
-    if (!out) fail(ErrorCode::unavailable, "write failed for " + tmp.string());
-  }
-  fsync_path(tmp, O_RDONLY);
-  fs::rename(tmp, final_path, ec);
-  if (ec) fail(ErrorCode::unavailable, "cannot replace " + final_path.string() + ": " + ec.message());
-  fsync_path(dir, O_RDONLY | O_DIRECTORY);
+  });
 }
 
 std::vector<ScoredDocument> TextStore::search(const std::string& query, size_t k,

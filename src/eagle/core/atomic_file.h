@@ -1,0 +1,16 @@
+#pragma once
+// Crash-safe file replacement, shared by every store file: write to FILE.tmp,
+// flush, fsync, rename over FILE, fsync the folder. A crash leaves the old file or
+// the new one, never a torn one (at worst a stray .tmp that openers delete).
+#include <filesystem>
+#include <functional>
+#include <ostream>
+
+namespace eagle {
+
+void fsync_path(const std::filesystem::path& p, bool is_dir);
+
+// Throws eagle::Error(unavailable) naming the file when any step fails.
+void write_file_atomic(const std::filesystem::path& file, const std::function<void(std::ostream&)>& write);
+
+}  // namespace eagle
