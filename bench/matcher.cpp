@@ -1,0 +1,2 @@
+// bench_matcher: in progress
+int main() { return 0; }

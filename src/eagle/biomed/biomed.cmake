@@ -1,0 +1,24 @@
+# The biomedical plugin (issue 6), included from the top-level CMakeLists.txt:
+#   eagle_biomed_vocab   vocabularies, the entity model, the linear-time matcher, binary cache
+#   eagle_biomed_ingest  SPL label parsing, paper sections, compound cards (CHUNK subscribers' logic)
+#   eagle_biomed         the hook subscribers (intent, route, expansion, supplement, reranks)
+# Debian packages: libxml2-dev (SPL XML).
+find_package(LibXml2 REQUIRED)
+
+file(GLOB EAGLE_BIOMED_VOCAB_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/eagle/biomed/vocab/*.cpp)
+add_library(eagle_biomed_vocab ${EAGLE_BIOMED_VOCAB_SOURCES})
+target_link_libraries(eagle_biomed_vocab PUBLIC eagle_core PRIVATE PkgConfig::UTF8PROC)
+
+file(GLOB EAGLE_BIOMED_INGEST_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/eagle/biomed/ingest/*.cpp)
+add_library(eagle_biomed_ingest ${EAGLE_BIOMED_INGEST_SOURCES})
+target_link_libraries(eagle_biomed_ingest PUBLIC eagle_core eagle_biomed_vocab nlohmann_json::nlohmann_json
+                      PRIVATE LibXml2::LibXml2)
+
+file(GLOB EAGLE_BIOMED_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/eagle/biomed/*.cpp)
+add_library(eagle_biomed ${EAGLE_BIOMED_SOURCES})
+target_link_libraries(eagle_biomed PUBLIC eagle_search eagle_chem
+                      PRIVATE spdlog::spdlog)
+
+add_executable(bench_matcher ${CMAKE_SOURCE_DIR}/bench/matcher.cpp)
+target_link_libraries(bench_matcher PRIVATE eagle_biomed_vocab eagle_ingest nlohmann_json::nlohmann_json CLI11::CLI11)
+target_compile_definitions(bench_matcher PRIVATE EAGLE_SHARED_DATA="${EAGLE_SHARED_DATA}")

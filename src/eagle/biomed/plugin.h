@@ -1,0 +1,138 @@
+#pragma once
+// The biomedical plugin (seed: biomed-retrieval.txt). It enters the engine only
+// through HookBus subscriptions of namespace "biomed":
+//   CLASSIFY_QUERY      BiomedQueryRouteClassifier (decision tree steps 1-13)
+//   QUERY_DENSE_EXPAND  biomed_dense_expand: entity suffix (pubmedbert only), SMILES
+//                       for the molecule encoder, sparse terms, intent stash
+//   RERANK              Tier-1 biomed_rerank: entity filter + cosine rerank
+//   RETRIEVE_SUPPLEMENT supplement_entity_anchored_hits (registry name lookup + scoped ANN)
+//   RRF_POST_MERGE      biomed_rrf_post_merge: inject_supplement_candidates(min_new=2, +100)
+//   RERANK_MERGED       post_rrf_rerank: Tier-2 fusion, profiles, chemical max-merge
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "eagle/biomed/intent.h"
+#include "eagle/biomed/knowledge.h"
+#include "eagle/biomed/scoring.h"
+#include "eagle/encode/encoder.h"
+#include "eagle/registry/registry.h"
+#include "eagle/search/hookbus.h"
+#include "eagle/search/orchestrator.h"
+
+namespace eagle::biomed {
+
+struct CollectionEncoder {
+  std::string collection;
+  std::string encoder;
+};
+
+struct BiomedOptions {
+  // The seed's collection / encoder pairs (configurable defaults).
+  CollectionEncoder text_biomed{"eagle_text_biomed", "pubmedbert"};
+  CollectionEncoder text_medcpt{"eagle_text_medcpt", "medcpt-query"};
+  CollectionEncoder core_text{"eagle_text", "text-embedding-v4"};
+  CollectionEncoder chemical{"eagle_chemical", "molformer"};
+  CollectionEncoder radiology{"eagle_medical_radiology", "medimageinsight"};
+  CollectionEncoder pathology{"eagle_medical_pathology", "uni2"};
+  CollectionEncoder visual{"eagle_visual", "qwen3-vl"};
+  bool default_dual_text_search = true;
+  bool medcpt_dual_search = false;
+  std::vector<CollectionEncoder> exploratory_search_collections;
+  size_t collection_recall_top_k = 20;
+  // Collections that run the lexical leg (settings.router.hybrid_text_collections,
+  // biomed profile).
+  std::set<std::string> hybrid_text_collections = {"eagle_text_biomed", "eagle_text_medcpt", "eagle_text"};
+  // Plans for collections that do not exist are dropped at routing (audited as
+  // route_absent) instead of failing at recall: a deployment need not have all seven.
+  bool skip_absent_collections = true;
+  std::vector<std::string> radiology_keywords = {"x-ray", "xray", "radiograph", "ct scan", "computed tomography",
+                                                 "mri", "magnetic resonance", "ultrasound", "mammogra",
+                                                 "chest film", "radiolog", "pet scan"};
+  std::vector<std::string> pathology_keywords = {"histolog", "histopatholog", "pathology slide", "whole slide",
+                                                 "h&e", "biopsy slide", "tissue section", "immunohistochem"};
+  IntentOptions intent;
+  // Expansion (expand_query_for_dense_retrieval).
+  std::string expansion_encoder = "pubmedbert";
+  size_t aliases_per_entity = 2;
+  size_t pathways_per_entity = 1;
+  size_t expansion_cap = 12;
+  // Tier-1.
+  bool tier1_cosine_rerank = true;
+  // The entity filter keeps only hits that name the query's drugs. On a molecule
+  // collection searched by the query drug's structure that would drop every similar
+  // compound (the seed's open compound_match failures), so there it is skipped by
+  // default; set false for the seed's literal behaviour.
+  bool tier1_structure_search_skips_entity_filter = true;
+  size_t rerank_text_chars = 2048;  // texts truncated before encoding / cross-encoding
+  size_t entity_text_chars = 512;   // text[:512] for entity / penalty checks
+  // Supplement.
+  double supplement_entity_weight = 2.0;
+  double supplement_dense_weight = 0.1;
+  size_t supplement_min_docs_limit = 8;  // limit = min(recall_top_k, max(4 * docs, 8))
+  size_t supplement_docs_per_hit = 4;
+  size_t max_supplement_documents = 500;
+  size_t related_drugs_for_supplement = 4;
+  // Injection.
+  size_t injection_min_new = 2;
+  double injection_boost = 100.0;
+  // Tier-2.
+  std::string domain_rerank_encoder = "medcpt-rerank";
+  size_t related_drugs_for_boost = 6;
+  std::map<std::string, ProfileWeights> profiles = default_profile_weights();
+};
+
+class BiomedPlugin {
+ public:
+  // `registry` may be null: the supplement and the file-name backfill then abstain.
+  BiomedPlugin(const EntityKnowledge& knowledge, search::CollectionProvider collections,
+               encode::EncoderRegistry& encoders, registry::DocumentRegistry* registry, BiomedOptions options = {});
+
+  // Subscribes every hook under namespace "biomed" (priority 100).
+  void register_hooks(search::HookBus& bus, const std::string& ns = "biomed", int priority = 100);
+
+  // The hooks, public for tests.
+  std::optional<search::RouteDecision> route(search::HookContext& ctx, const search::RetrievalRequest& req) const;
+  std::optional<search::ExpandedQuery> dense_expand(search::HookContext& ctx, const std::string& query,
+                                                    const std::optional<std::string>& encoder) const;
+  std::optional<search::HitList> tier1_rerank(search::HookContext& ctx, const std::string& query,
+                                              const search::CollectionQueryPlan& plan,
+                                              const search::HitList& hits) const;
+  std::optional<search::HitList> supplement(search::HookContext& ctx, const std::string& query) const;
+  std::optional<search::HitList> post_merge(search::HookContext& ctx, const std::string& query,
+                                            const search::HitList& merged, const search::HitList& supplement) const;
+  std::optional<search::HitList> tier2_rerank(search::HookContext& ctx, const std::string& query,
+                                              const search::HitList& merged) const;
+
+  // expand_query_for_dense_retrieval: "{query} [biomed entities: a, b, ...]", ranked by
+  // first occurrence, aliases_per_entity aliases + pathways_per_entity pathways per
+  // entity, de-duplicated, capped; the query unchanged when nothing matched.
+  std::string expand_query_for_dense_retrieval(const std::string& query) const;
+  // _boost_terms_for_query: the query's drugs, else related_drugs[:6] of its entities.
+  std::vector<std::string> boost_terms_for_query(const std::string& query) const;
+  // The intent stashed by dense_expand, or detected now.
+  QueryRetrievalIntent intent_of(search::HookContext& ctx, const std::string& query) const;
+  const BiomedOptions& options() const { return opts_; }
+
+ private:
+  bool exists(const std::string& collection) const;
+  std::vector<std::string> query_smiles(const std::string& query) const;
+  std::vector<float> structure_scores(const std::string& query, const search::HitList& hits) const;
+
+  const EntityKnowledge& kb_;
+  search::CollectionProvider collections_;
+  encode::EncoderRegistry& encoders_;
+  registry::DocumentRegistry* registry_;
+  BiomedOptions opts_;
+};
+
+// A SMILES-looking token: only SMILES characters, at least one ring bond, branch or
+// bond symbol, and at least 4 atoms' worth of letters (the route's "SMILES pattern
+// in query"); the caller confirms with RDKit.
+bool looks_like_smiles(std::string_view token);
+
+}  // namespace eagle::biomed
