@@ -44,6 +44,65 @@ std::string fmt(double d) {
   return s.str();
 }
 
+// biomed.*: the plugin's vocabularies and the seed's options (BiomedOptions).
+void add_biomed_options(std::vector<ConfigOption>& o) {
+  using B = biomed::BiomedOptions;
+  o.push_back({"biomed.vocab_dir", "vocabulary folder (DrugBank, genes, MeSH, DOID, UMLS RRF); empty = ../shared/data/vocab",
+               [](Config& c, const std::string& v) { c.biomed.vocab_dir = v; },
+               [](const Config& c) { return c.biomed.vocab_dir; }});
+  o.push_back({"biomed.vocab_cache", "compiled vocabulary + matcher cache (rebuilt when a source changes)",
+               [](Config& c, const std::string& v) { c.biomed.vocab_cache = v; },
+               [](const Config& c) { return c.biomed.vocab_cache; }});
+  auto flag = [&](const std::string& key, const std::string& doc, bool B::*field) {
+    o.push_back({key, doc, [=](Config& c, const std::string& v) { c.biomed.options.*field = to_bool(key, v); },
+                 [=](const Config& c) { return std::string(c.biomed.options.*field ? "true" : "false"); }});
+  };
+  flag("biomed.default_dual_text_search", "route step 6: also search the core text collection", &B::default_dual_text_search);
+  flag("biomed.medcpt_dual_search", "route step 6: also search the MedCPT collection", &B::medcpt_dual_search);
+  flag("biomed.tier1_cosine_rerank", "Tier-1: cosine rerank of the biomedical and chemical plans", &B::tier1_cosine_rerank);
+  flag("biomed.tier1_structure_search_skips_entity_filter",
+       "Tier-1: no entity filter on a molecule collection searched by structure", &B::tier1_structure_search_skips_entity_filter);
+  o.push_back({"biomed.collection_recall_top_k", "recall depth of each biomed plan (seed: 20)",
+               [](Config& c, const std::string& v) {
+                 c.biomed.options.collection_recall_top_k = to_count("biomed.collection_recall_top_k", v, kMaxTopK);
+               },
+               [](const Config& c) { return std::to_string(c.biomed.options.collection_recall_top_k); }});
+  auto pair = [&](const std::string& name, biomed::CollectionEncoder B::*field) {
+    o.push_back({"biomed." + name + "_collection", "collection of the " + name + " slot",
+                 [=](Config& c, const std::string& v) { (c.biomed.options.*field).collection = v; },
+                 [=](const Config& c) { return (c.biomed.options.*field).collection; }});
+    o.push_back({"biomed." + name + "_encoder", "encoder label of the " + name + " slot",
+                 [=](Config& c, const std::string& v) { (c.biomed.options.*field).encoder = v; },
+                 [=](const Config& c) { return (c.biomed.options.*field).encoder; }});
+  };
+  pair("text_biomed", &B::text_biomed);
+  pair("text_medcpt", &B::text_medcpt);
+  pair("core_text", &B::core_text);
+  pair("chemical", &B::chemical);
+  o.push_back({"biomed.domain_rerank_encoder", "Tier-2 cross-encoder label (missing: the fused score is used)",
+               [](Config& c, const std::string& v) { c.biomed.options.domain_rerank_encoder = v; },
+               [](const Config& c) { return c.biomed.options.domain_rerank_encoder; }});
+  // biomed.weights.<profile>.<w>: the Tier-2 profile table (seed: _PROFILE_WEIGHTS).
+  for (const auto& [profile, w] : biomed::default_profile_weights()) {
+    const std::pair<const char*, double biomed::ProfileWeights::*> fields[] = {
+        {"w_ce", &biomed::ProfileWeights::w_ce},
+        {"w_entity", &biomed::ProfileWeights::w_entity},
+        {"w_sec", &biomed::ProfileWeights::w_sec},
+        {"w_xdrug_penalty", &biomed::ProfileWeights::w_xdrug_penalty}};
+    for (const auto& [name, field] : fields) {
+      const std::string key = "biomed.weights." + profile + "." + name;
+      const std::string prof = profile;
+      o.push_back({key, "Tier-2 weight of the " + profile + " profile",
+                   [=](Config& c, const std::string& v) {
+                     double d = to_double(key, v);
+                     if (d < 0) fail(ErrorCode::invalid_argument, key + " must be >= 0");
+                     c.biomed.options.profiles[prof].*field = d;
+                   },
+                   [=](const Config& c) { return fmt(c.biomed.options.profiles.at(prof).*field); }});
+    }
+  }
+}
+
 std::vector<ConfigOption> make_options() {
   std::vector<ConfigOption> o;
   o.push_back({"data_dir", "folder of the embedded store (created by `eagle ingest`)",
@@ -151,6 +210,13 @@ std::vector<ConfigOption> make_options() {
   o.push_back({"pipeline.telemetry_file", "append per-query JSONL telemetry events here (empty: off)",
                [](Config& c, const std::string& v) { c.pipeline.telemetry_file = v; },
                [](const Config& c) { return c.pipeline.telemetry_file; }});
+  o.push_back({"pipeline.namespace", "plugin namespace of `eagle search` requests (core or biomed)",
+               [](Config& c, const std::string& v) { c.pipeline.plugin_namespace = v; },
+               [](const Config& c) { return c.pipeline.plugin_namespace; }});
+  o.push_back({"registry.url", "document registry: empty = SQLite at <data_dir>/registry.db; sqlite:PATH; postgresql://...",
+               [](Config& c, const std::string& v) { c.registry_url = v; },
+               [](const Config& c) { return c.registry_url; }});
+  add_biomed_options(o);
   return o;
 }
 

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "eagle/biomed/plugin.h"
 #include "eagle/index/lexical/bm25_index.h"
 #include "eagle/text/analyzer.h"
 
@@ -37,15 +38,28 @@ struct Config {
     size_t final_top_k = 5;
     int rrf_k = 60;
     std::string hybrid_fusion = "weighted";  // weighted | rrf
-    double dense_weight = 0.1;               // weighted fusion: share of the dense leg (tuned on SciFact train)
-    bool adaptive_fusion = false;            // scale dense_weight by top-10 agreement
-    double agreement_min = 0.0;              // adaptive: ignore the dense leg below this agreement
+    // Tuned on SciFact train and BioASQ dev (docs/benchmarks.md): the static dense leg
+    // helps where it agrees with BM25 and only adds noise where it does not.
+    double dense_weight = 0.2;               // weighted fusion: share of the dense leg
+    bool adaptive_fusion = true;             // scale dense_weight by top-10 agreement
+    double agreement_min = 0.2;              // adaptive: ignore the dense leg below this agreement
     double hybrid_alpha = 0.6;               // the seed's alpha hybrid
     size_t max_scope_documents = 500;
     bool parent_doc_retrieval = true;
     bool graph_expansion = true;
     std::string telemetry_file;              // JSONL sink; empty = none
+    std::string plugin_namespace = "core";   // namespace of `eagle search` requests
   } pipeline;
+  // The document registry: empty = SQLite at <data_dir>/registry.db; else a URL
+  // (sqlite:PATH, postgresql://...; see registry/registry.h).
+  std::string registry_url;
+  // The biomedical plugin: vocabularies and the hooks' options (one source of
+  // defaults: biomed::BiomedOptions, the seed's numbers).
+  struct Biomed {
+    std::string vocab_dir;  // empty = ../shared/data/vocab when that folder exists
+    std::string vocab_cache = "eagle-assets/biomed-vocab.bin";
+    biomed::BiomedOptions options;
+  } biomed;
 };
 
 struct ConfigOption {

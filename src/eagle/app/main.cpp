@@ -4,11 +4,15 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 
 #include "eagle/app/config.h"
+#include "eagle/app/engine.h"
+#include "eagle/biomed/plugin.h"
+#include "eagle/registry/registry.h"
 #include "eagle/app/progress.h"
 #include "eagle/core/error.h"
 #include "eagle/encode/chem/chem.h"
@@ -68,83 +72,150 @@ std::string key_list() {
   return s;
 }
 
-int cmd_ingest(const GlobalFlags& g, const std::vector<std::string>& inputs, const std::string& format,
-               bool skip_bad_flag) {
+struct IngestFlags {
+  std::string format = "auto";
+  bool skip_bad = false;
+  std::string collection, encoder, kb_name, plugin_namespace = "core";
+};
+
+int cmd_ingest(const GlobalFlags& g, const std::vector<std::string>& inputs, const IngestFlags& f) {
   auto cfg = resolve_config(g);
-  const bool skip_bad = skip_bad_flag || cfg.skip_bad;
   auto t0 = std::chrono::steady_clock::now();
-  auto store = eagle::store::TextStore::open_or_create(cfg.data_dir, cfg.bm25, cfg.analyzer);
-  const size_t before = store.size();
-  size_t skipped = 0;
-  std::vector<eagle::Document> all;
-  for (const auto& input : inputs) {
-    eagle::app::Progress progress("ingest " + input);
-    eagle::ingest::ReadOptions ro;
-    ro.format = eagle::ingest::parse_input_format(format);
-    ro.skip_bad = skip_bad;
-    ro.progress = [&](uint64_t recs, uint64_t bytes, uint64_t total) {
-      (void)recs;
-      progress.update(bytes, total, "bytes read");
-    };
-    auto result = eagle::ingest::read_corpus(input, ro);
-    progress.finish();
-    for (const auto& bad : result.skipped)
-      std::fprintf(stderr, "skipped %s:%llu: %s\n", bad.file.c_str(),
-                   static_cast<unsigned long long>(bad.line), bad.message.c_str());
-    skipped += result.skipped.size();
-    for (auto& d : result.documents) all.push_back(std::move(d));
-  }
-  // Ids already in the store: an error unless skipping bad records.
-  if (skip_bad) {
-    std::vector<eagle::Document> fresh;
-    for (auto& d : all) {
-      if (store.find(d.id)) {
-        std::fprintf(stderr, "skipped %s: already in the store\n", d.id.c_str());
-        ++skipped;
-        continue;
-      }
-      fresh.push_back(std::move(d));
-    }
-    all = std::move(fresh);
-  }
-  eagle::app::Progress progress("indexing");
-  store.add(std::move(all), [&](size_t done, size_t total) { progress.update(done, total, "documents"); });
+  eagle::app::Engine engine(cfg);
+  eagle::app::IngestOptions o;
+  o.format = f.format;
+  o.skip_bad = f.skip_bad || cfg.skip_bad;
+  o.collection = f.collection;
+  o.encoder = f.encoder;
+  o.kb_name = f.kb_name;
+  o.plugin_namespace = f.plugin_namespace;
+  eagle::app::Progress progress("embedding");
+  auto rep = engine.ingest(inputs, o, [&](size_t done, size_t total) { progress.update(done, total, "records"); });
   progress.finish();
-  store.save(cfg.data_dir);
-  auto st = store.index().stats();
-  std::printf("ingested %zu documents (%zu skipped) into %s in %.2f s; store now holds %zu documents, %u terms\n",
-              store.size() - before, skipped, cfg.data_dir.c_str(), seconds_since(t0), store.size(),
-              st.terms);
+  for (const auto& s : rep.skipped) std::fprintf(stderr, "skipped %s\n", s.c_str());
+  std::printf("ingested %zu documents as %zu rows (%zu skipped) into collection %s (encoder %s) in %.2f s; "
+              "it now holds %zu rows\n",
+              rep.documents, rep.rows, rep.skipped.size(), rep.collection.c_str(), rep.encoder.c_str(),
+              seconds_since(t0), engine.catalog().get(rep.collection).count());
   return 0;
 }
 
-int cmd_search(const GlobalFlags& g, const std::vector<std::string>& words, size_t k, bool as_json) {
+struct SearchFlags {
+  size_t k = 0;
+  bool as_json = false;
+  bool explain = false;
+  std::string plugin_namespace;
+  std::string kb_name;
+  std::vector<std::string> scope_kbs, scope_docs, tags, legacy_scope, facets;
+  std::string route_mode = "text";
+};
+
+// KEY=VALUE facets: integers for year, a comma list becomes an `in` list.
+std::map<std::string, json> parse_facets(const std::vector<std::string>& kvs) {
+  std::map<std::string, json> out;
+  for (const auto& kv : kvs) {
+    auto eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0)
+      eagle::fail(ErrorCode::invalid_argument, "--facet expects FIELD=VALUE[,VALUE...], got '" + kv + "'");
+    const std::string field = kv.substr(0, eq);
+    std::vector<json> values;
+    std::stringstream ss(kv.substr(eq + 1));
+    for (std::string v; std::getline(ss, v, ',');) {
+      if (field == "year") {
+        try {
+          size_t pos;
+          long long y = std::stoll(v, &pos);
+          if (pos != v.size()) throw std::invalid_argument(v);
+          values.push_back(y);
+        } catch (const std::exception&) {
+          eagle::fail(ErrorCode::invalid_argument, "--facet year expects integers, got '" + v + "'");
+        }
+      } else {
+        values.push_back(v);
+      }
+    }
+    out[field] = values.size() == 1 ? values[0] : json(values);
+  }
+  return out;
+}
+
+int cmd_search(const GlobalFlags& g, const std::vector<std::string>& words, const SearchFlags& f) {
   auto cfg = resolve_config(g);
-  if (k == 0) k = cfg.top_k;
-  if (k > eagle::app::kMaxTopK)
-    eagle::fail(ErrorCode::invalid_argument, "-k must be at most " + std::to_string(eagle::app::kMaxTopK));
-  std::string query;
-  for (const auto& w : words) query += (query.empty() ? "" : " ") + w;
-  auto store = eagle::store::TextStore::open(cfg.data_dir);
-  auto t0 = std::chrono::steady_clock::now();
-  auto hits = store.search(query, k, cfg.topk_algorithm);
-  double ms = seconds_since(t0) * 1000;
-  if (as_json) {
-    json out = {{"query", query}, {"took_ms", ms}, {"hits", json::array()}};
-    for (const auto& h : hits)
-      out["hits"].push_back({{"rank", h.rank}, {"id", h.doc->id}, {"score", h.score},
-                             {"title", h.doc->title}, {"text", h.doc->text},
-                             {"metadata", json::parse(h.doc->metadata_json)}});
+  size_t k = f.k ? f.k : cfg.pipeline.final_top_k;
+  if (k > eagle::search::kMaxFinalTopK)
+    eagle::fail(ErrorCode::invalid_argument, "-k must be at most " + std::to_string(eagle::search::kMaxFinalTopK));
+  eagle::search::RetrievalRequest req;
+  for (const auto& w : words) req.query += (req.query.empty() ? "" : " ") + w;
+  req.top_k = k;
+  req.plugin_namespace = f.plugin_namespace.empty() ? cfg.pipeline.plugin_namespace : f.plugin_namespace;
+  req.kb_name = f.kb_name;
+  req.scope_filter.kb_names = f.scope_kbs;
+  req.scope_filter.document_ids = f.scope_docs;
+  req.scope_filter.tags = f.tags;
+  req.legacy_scope = f.legacy_scope;
+  req.facets = parse_facets(f.facets);
+  req.route_mode = eagle::search::parse_route_mode(f.route_mode);
+  req.explain = f.explain;
+  eagle::app::Engine engine(cfg);
+  auto resp = engine.search(req);
+  if (f.as_json) {
+    json out = {{"query", req.query}, {"took_ms", resp.metadata["took_ms"]}, {"hits", json::array()},
+                {"route", resp.route.to_json()}, {"metadata", resp.metadata}};
+    int rank = 0;
+    for (const auto& h : resp.hits) {
+      json j = {{"rank", ++rank}, {"id", h.id}, {"collection", h.collection}, {"score", h.score},
+                {"text", h.text}, {"metadata", h.metadata}};
+      if (f.explain) j["explain"] = h.explain.legs;
+      out["hits"].push_back(std::move(j));
+    }
     std::cout << out.dump() << "\n";
     return 0;
   }
-  std::printf("query: %s  (%zu hits, %.2f ms)\n", query.c_str(), hits.size(), ms);
-  for (const auto& h : hits) {
-    std::printf("%3u. %8.4f  %s", h.rank, h.score, h.doc->id.c_str());
-    if (!h.doc->title.empty()) std::printf("  [%s]", snippet(h.doc->title, 80).c_str());
-    std::printf("\n      %s\n", snippet(h.doc->text, 160).c_str());
+  std::string plans;
+  for (const auto& p : resp.route.plans) plans += (plans.empty() ? "" : ", ") + p.collection + "/" + p.encoder;
+  std::printf("query: %s  (%zu hits, %.2f ms, route %s: %s)\n", req.query.c_str(), resp.hits.size(),
+              resp.metadata.value("took_ms", 0.0), resp.route.source.c_str(), plans.c_str());
+  int rank = 0;
+  for (const auto& h : resp.hits) {
+    std::printf("%3d. %8.4f  %s  [%s]", ++rank, h.score, h.id.c_str(), h.collection.c_str());
+    const std::string section = h.metadata.value("biomed_section", std::string());
+    if (!section.empty()) std::printf("  {%s}", section.c_str());
+    std::printf("\n      %s\n", snippet(h.text, 160).c_str());
+    if (f.explain) std::printf("      explain: %s\n", h.explain.legs.dump().c_str());
   }
-  if (hits.empty()) std::printf("  (no document matches)\n");
+  if (resp.hits.empty()) std::printf("  (no document matches)\n");
+  if (f.explain) {
+    std::printf("route: %s\n", resp.route.to_json().dump().c_str());
+    std::printf("audits: %s\n", resp.metadata["audits"].dump().c_str());
+  }
+  return 0;
+}
+
+int cmd_entities(const GlobalFlags& g, const std::vector<std::string>& words, bool as_json, bool drugs_only) {
+  auto cfg = resolve_config(g);
+  std::string text;
+  for (const auto& w : words) text += (text.empty() ? "" : " ") + w;
+  auto t0 = std::chrono::steady_clock::now();
+  std::string report;
+  auto kb = eagle::app::load_knowledge(cfg, &report);
+  const double load_s = seconds_since(t0);
+  auto matches = drugs_only ? kb->match_drug_entities(text) : kb->match_entities(text);
+  json out = json::array();
+  for (const auto& m : matches) {
+    const auto& e = kb->entity(m.entity);
+    out.push_back({{"text", m.text}, {"start", m.start}, {"end", m.end}, {"type", eagle::biomed::entity_type_name(e.type)},
+                   {"name", e.name}, {"id", e.key}});
+  }
+  if (as_json) {
+    std::cout << out.dump() << "\n";
+    return 0;
+  }
+  std::printf("vocabulary: %s (%.3f s)\n", report.c_str(), load_s);
+  for (const auto& m : out)
+    std::printf("  [%zu, %zu) %-24s %-9s %s (%s)\n", m["start"].get<size_t>(), m["end"].get<size_t>(),
+                m["text"].get<std::string>().c_str(), m["type"].get<std::string>().c_str(),
+                m["name"].get<std::string>().c_str(), m["id"].get<std::string>().c_str());
+  if (out.empty()) std::printf("  (no entity)\n");
   return 0;
 }
 
@@ -158,33 +229,14 @@ std::vector<eagle::Document> load_beir_corpus(const fs::path& dir) {
   return std::move(r.documents);
 }
 
-eagle::encode::EncoderRegistry build_registry(const eagle::app::Config& cfg);
-
-eagle::search::PipelineConfig pipeline_config(const eagle::app::Config& cfg) {
-  eagle::search::PipelineConfig p;
-  p.core_text_encoder = cfg.pipeline.text_encoder;
-  p.recall_top_k = cfg.pipeline.recall_top_k;
-  p.final_top_k = cfg.pipeline.final_top_k;
-  p.rrf_k = cfg.pipeline.rrf_k;
-  p.hybrid.fusion = cfg.pipeline.hybrid_fusion == "rrf" ? eagle::search::HybridFusion::rrf
-                                                        : eagle::search::HybridFusion::weighted;
-  p.hybrid.rrf_k = cfg.pipeline.rrf_k;
-  p.hybrid.dense_weight = cfg.pipeline.dense_weight;
-  p.hybrid.adaptive = cfg.pipeline.adaptive_fusion;
-  p.hybrid.agreement_min = cfg.pipeline.agreement_min;
-  p.hybrid_alpha = cfg.pipeline.hybrid_alpha;
-  p.max_scope_documents = cfg.pipeline.max_scope_documents;
-  p.parent_doc_retrieval = cfg.pipeline.parent_doc_retrieval;
-  p.graph_expansion = cfg.pipeline.graph_expansion;
-  return p;
-}
 
 // A BEIR corpus as the core text collection: title + text indexed by BM25, the
 // encoder's document vectors in a flat (exact) index, document_id = the corpus id.
 std::unique_ptr<eagle::store::Collection> beir_collection(const std::vector<eagle::Document>& docs,
                                                           eagle::encode::Encoder& encoder,
-                                                          const eagle::app::Config& cfg) {
-  auto schema = eagle::chunk_schema("eagle_text", encoder.info().dim, encoder.info().metric);
+                                                          const eagle::app::Config& cfg,
+                                                          const std::string& name = "eagle_text") {
+  auto schema = eagle::chunk_schema(name, encoder.info().dim, encoder.info().metric);
   schema.vector.index = eagle::VectorIndexKind::flat;
   eagle::store::CollectionOptions opts;
   opts.bm25 = cfg.bm25;
@@ -240,19 +292,46 @@ int cmd_eval_pipeline(const eagle::app::Config& cfg, const std::string& beir, co
                       const std::string& tag, size_t depth, const std::string& ns) {
   auto set = eagle::eval::load_beir(beir, split);
   auto docs = load_beir_corpus(beir);
-  auto registry = build_registry(cfg);
+  auto registry = eagle::app::build_encoder_registry(cfg);
   auto t0 = std::chrono::steady_clock::now();
-  auto coll = beir_collection(docs, registry.encoder(cfg.pipeline.text_encoder), cfg);
+  // In the biomed namespace the corpus is the biomedical text collection (the
+  // route's text_biomed slot, embedded with the core text encoder), recorded in an
+  // in-memory registry so the entity-anchored supplement can find documents by name.
+  const bool biomed_ns = ns == "biomed";
+  auto bopts = cfg.biomed.options;
+  const std::string coll_name = biomed_ns ? bopts.text_biomed.collection : "eagle_text";
+  auto coll = beir_collection(docs, registry.encoder(cfg.pipeline.text_encoder), cfg, coll_name);
   const double build_s = seconds_since(t0);
-  auto pc = pipeline_config(cfg);
+  auto pc = eagle::app::pipeline_config(cfg);
   pc.recall_top_k = depth;
   if (retriever == "dense") pc.hybrid_text_collections.clear();
   if (retriever == "alpha-hybrid") pc.hybrid_mode = eagle::search::HybridMode::alpha;
-  eagle::search::HookBus bus;  // plugins register here (none in this build)
+  eagle::search::HookBus bus;
   std::shared_ptr<eagle::search::TelemetrySink> sink;
   if (!cfg.pipeline.telemetry_file.empty()) sink = std::make_shared<eagle::search::JsonlFileSink>(cfg.pipeline.telemetry_file);
-  eagle::search::Orchestrator orch([&](const std::string& n) { return n == "eagle_text" ? coll.get() : nullptr; },
-                                   registry, bus, pc, sink);
+  auto provider = [&](const std::string& n) { return n == coll_name ? coll.get() : nullptr; };
+  std::unique_ptr<eagle::biomed::EntityKnowledge> knowledge;
+  std::unique_ptr<eagle::registry::DocumentRegistry> docs_registry;
+  std::unique_ptr<eagle::biomed::BiomedPlugin> plugin;
+  if (biomed_ns) {
+    knowledge = eagle::app::load_knowledge(cfg);
+    docs_registry = eagle::registry::open_registry("sqlite::memory:");
+    for (const auto& d : docs) {
+      eagle::registry::DocumentRecord r;
+      r.document_id = d.id;
+      r.name = d.title.empty() ? d.id : d.title;
+      r.document_name = d.title;
+      r.plugin_namespace = "biomed";
+      r.collections_used = {coll_name};
+      docs_registry->upsert(r);
+    }
+    bopts.text_biomed.encoder = cfg.pipeline.text_encoder;
+    bopts.core_text.encoder = cfg.pipeline.text_encoder;
+    bopts.collection_recall_top_k = std::max(bopts.collection_recall_top_k, depth);
+    plugin = std::make_unique<eagle::biomed::BiomedPlugin>(*knowledge, provider, registry, docs_registry.get(), bopts);
+    plugin->register_hooks(bus);
+  }
+  eagle::search::Orchestrator orch(provider, registry, bus, pc, sink);
   t0 = std::chrono::steady_clock::now();
   eagle::eval::Run run;
   eagle::app::Progress progress("queries");
@@ -400,30 +479,11 @@ int cmd_compounds(const std::string& csv, const std::string& name, const std::st
   return 0;
 }
 
-// The registry of configured encoders, plus the embedded default `glove` (converted
-// from the npm asset on first use) unless the configuration defines that label.
-eagle::encode::EncoderRegistry build_registry(const eagle::app::Config& cfg) {
-  eagle::encode::EncoderRegistry reg;
-  eagle::encode::add_from_config(reg, cfg.encoders);
-  if (!reg.has_encoder("glove")) {
-    if (!fs::exists(cfg.glove_file)) {
-      if (!fs::exists(cfg.glove_json))
-        eagle::fail(ErrorCode::not_found, "GloVe vectors not found at " + cfg.glove_json +
-                                              " (scripts/setup.sh installs them; or set glove.json)");
-      std::fprintf(stderr, "converting %s -> %s (once)...\n", cfg.glove_json.c_str(), cfg.glove_file.c_str());
-      auto n = eagle::encode::convert_wink_json(cfg.glove_json, cfg.glove_file);
-      std::fprintf(stderr, "converted %zu words\n", n);
-    }
-    reg.add(eagle::encode::make_glove_encoder("glove", cfg.glove_file));
-  }
-  return reg;
-}
-
 int cmd_encoders(const GlobalFlags& g, const std::string& label, const std::vector<std::string>& texts,
                  bool query_mode) {
   auto cfg = resolve_config(g);
   auto t0 = std::chrono::steady_clock::now();
-  auto reg = build_registry(cfg);
+  auto reg = eagle::app::build_encoder_registry(cfg);
   std::printf("encoders loaded in %.3f s\n", seconds_since(t0));
   if (texts.empty()) {
     for (const auto& l : reg.labels()) {
@@ -467,22 +527,48 @@ int main(int argc, char** argv) {
 
   auto* ingest = app.add_subcommand("ingest", "add documents to the store (BEIR folder, JSONL file, or folder of .md/.txt)");
   std::vector<std::string> inputs;
-  std::string format = "auto";
-  bool skip_bad = false;
-  ingest->add_option("inputs", inputs, "BEIR folder (with corpus.jsonl), JSONL file, or folder of .md/.txt/.jsonl files")
+  IngestFlags ingest_flags;
+  ingest->add_option("inputs", inputs,
+                     "BEIR folder (with corpus.jsonl), JSONL file, folder of .md/.txt/.jsonl files, SPL label XML "
+                     "files or folders (--format spl), or a compound SMILES CSV (--format compounds)")
       ->required();
-  ingest->add_option("--format", format, "auto, beir, jsonl or folder")->capture_default_str();
-  ingest->add_flag("--skip-bad", skip_bad,
+  ingest->add_option("--format", ingest_flags.format, "auto, beir, jsonl, folder, spl or compounds")->capture_default_str();
+  ingest->add_flag("--skip-bad", ingest_flags.skip_bad,
                    "skip malformed records (each reported with file and line) instead of stopping; "
                    "without it a bad record stops the ingest and the store is left unchanged");
+  ingest->add_option("--collection", ingest_flags.collection,
+                     "target collection (default: eagle_text; spl: biomed.text_biomed_collection; compounds: "
+                     "biomed.chemical_collection); created on first use");
+  ingest->add_option("--encoder", ingest_flags.encoder,
+                     "encoder label (default: the collection's recorded encoder, else its slot's default)");
+  ingest->add_option("--kb", ingest_flags.kb_name, "knowledge-base name stamped on every row (kb_name)");
+  ingest->add_option("--namespace", ingest_flags.plugin_namespace,
+                     "plugin namespace of the documents in the registry (core or biomed)")
+      ->capture_default_str();
 
-  auto* search = app.add_subcommand("search", "print the top hits of a query with scores");
+  auto* search = app.add_subcommand("search", "run a query through the retrieval pipeline and print the top hits");
   std::vector<std::string> words;
-  size_t k = 0;
-  bool as_json = false;
+  SearchFlags sf;
   search->add_option("query", words, "query text")->required();
-  search->add_option("-k,--top-k", k, "number of hits (default: search.top_k)");
-  search->add_flag("--json", as_json, "print one JSON object instead of a table");
+  search->add_option("-k,--top-k", sf.k, "number of hits (default: pipeline.final_top_k)");
+  search->add_flag("--json", sf.as_json, "print one JSON object instead of a table");
+  search->add_flag("--explain", sf.explain, "show each hit's rank and score in every leg, and the route decision");
+  search->add_option("--namespace", sf.plugin_namespace, "plugin namespace: core or biomed (default: pipeline.namespace)");
+  search->add_option("--kb", sf.kb_name, "only rows of this knowledge base (kb_name)");
+  search->add_option("--scope-kb", sf.scope_kbs, "scope_filter.kb_names (repeatable)");
+  search->add_option("--scope-doc", sf.scope_docs, "scope_filter.document_ids (repeatable)");
+  search->add_option("--tag", sf.tags, "scope_filter.tags, resolved through the registry (repeatable)");
+  search->add_option("--doc", sf.legacy_scope, "legacy scope: keep only these document ids (post-filter, repeatable)");
+  search->add_option("--facet", sf.facets,
+                     "FIELD=VALUE[,VALUE] on source_type, year, chunk_type, parent_section or type (repeatable)");
+  search->add_option("--route-mode", sf.route_mode, "text, visual or hybrid")->capture_default_str();
+
+  auto* entities = app.add_subcommand("entities", "match biomedical entities in a text with the configured vocabularies");
+  std::vector<std::string> entity_words;
+  bool entities_json = false, entities_drugs = false;
+  entities->add_option("text", entity_words, "text to match")->required();
+  entities->add_flag("--json", entities_json, "print [{text, start, end, type, name, id}] as JSON");
+  entities->add_flag("--drugs", entities_drugs, "drug entities only (match_drug_entities)");
 
   auto* eval = app.add_subcommand("eval", "evaluate a retriever on a BEIR folder; writes a TREC run");
   std::string beir, split = "test", retriever = "bm25", run_file, per_query, tag = "eagle", algorithm, score_run,
@@ -538,8 +624,9 @@ int main(int argc, char** argv) {
       std::fputs(eagle::app::describe_config(resolve_config(g)).c_str(), stdout);
       return 0;
     }
-    if (*ingest) return cmd_ingest(g, inputs, format, skip_bad);
-    if (*search) return cmd_search(g, words, k, as_json);
+    if (*ingest) return cmd_ingest(g, inputs, ingest_flags);
+    if (*search) return cmd_search(g, words, sf);
+    if (*entities) return cmd_entities(g, entity_words, entities_json, entities_drugs);
     if (*eval) return cmd_eval(g, beir, split, retriever, run_file, per_query, tag, depth, algorithm, score_run, eval_ns);
     if (*bench) return cmd_bench(g, bbeir, bsplit, repeat);
     if (*compounds) return cmd_compounds(smiles_csv, cname, csmiles, csmarts, ck);

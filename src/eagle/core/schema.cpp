@@ -79,7 +79,8 @@ nlohmann::json CollectionSchema::to_json() const {
             {"metric", metric_name(vector.metric)},
             {"index", vector.index == VectorIndexKind::hnsw ? "hnsw" : "flat"},
             {"hnsw", {{"m", vector.hnsw.m}, {"ef_construction", vector.hnsw.ef_construction},
-                      {"ef_search", vector.hnsw.ef_search}}}}},
+                      {"ef_search", vector.hnsw.ef_search}}},
+            {"encoder", vector.encoder}}},
           {"fields", fs}};
 }
 
@@ -92,6 +93,7 @@ CollectionSchema CollectionSchema::from_json(const nlohmann::json& j) {
     s.vector.name = v.value("name", std::string("vector"));
     s.vector.dim = v.at("dim").get<uint32_t>();
     s.vector.metric = parse_metric(v.value("metric", std::string("COSINE")));
+    s.vector.encoder = v.value("encoder", std::string());
     auto kind = v.value("index", std::string("hnsw"));
     if (kind == "hnsw") s.vector.index = VectorIndexKind::hnsw;
     else if (kind == "flat") s.vector.index = VectorIndexKind::flat;

@@ -31,6 +31,9 @@ struct VectorFieldSchema {
   Metric metric = Metric::cosine;
   VectorIndexKind index = VectorIndexKind::hnsw;
   HnswParams hnsw;
+  // The encoder label that produced the vectors (empty: unknown). Query plans that
+  // name another label for this collection are refused: the vectors would not compare.
+  std::string encoder;
 };
 
 struct FieldSchema {

@@ -191,6 +191,9 @@ HitList Orchestrator::run_plan(const CollectionQueryPlan& plan, const std::strin
   store::TemplateParams params = scope.params;
   for (const auto& [k, v] : plan.filter_params.items()) params[k] = v;
   const std::string filter = and_join({scope.expr, plan.filter});
+  if (const auto& recorded = coll->schema().vector.encoder; !recorded.empty() && recorded != plan.encoder)
+    fail(ErrorCode::invalid_argument, "collection '" + plan.collection + "' holds '" + recorded +
+                                          "' vectors; the plan asks for encoder '" + plan.encoder + "'");
   auto& encoder = encoders_.encoder(plan.encoder);
   auto t_enc = std::chrono::steady_clock::now();
   auto vec = encoder.encode({exp.dense_query}, encode::EncodeMode::query).at(0);

@@ -18,7 +18,7 @@ EntityType parse_entity_type(std::string_view s);  // invalid_argument on unknow
 using EntityId = uint32_t;
 
 struct Entity {
-  std::string key;                  // source-qualified id: "DRUGBANK:DB00619", "NCBIGENE:1956", "MESH:D001943", "DOID:1612", "UMLS:C0000005"
+  std::string key;                  // source-qualified id: "DRUGBANK:DB00619", "NCBIGENE:1956", "MESH:C04.588.180" (first tree number), "DOID:1612", "UMLS:C0000005"
   std::string name;                 // preferred name
   std::vector<std::string> aliases; // synonyms, symbols, brand names (not including `name`)
   EntityType type = EntityType::other;

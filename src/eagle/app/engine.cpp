@@ -1,0 +1,394 @@
+#include "eagle/app/engine.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+
+#include "eagle/core/error.h"
+#include "eagle/encode/chem/chem_encoder.h"
+#include "eagle/encode/registry_config.h"
+#include "eagle/encode/static/word_vectors.h"
+#include "eagle/biomed/ingest/chunker.h"
+#include "eagle/biomed/ingest/compound_cards.h"
+#include "eagle/biomed/ingest/spl.h"
+#include "eagle/encode/chem/chem.h"
+#include "eagle/ingest/corpus_reader.h"
+#include "eagle/search/registry_catalog.h"
+
+namespace eagle::app {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+// The seed's text slots that fall back to the embedded GloVe vectors when the
+// configuration does not map them to a model.
+const char* const kGloveTextSlots[] = {"pubmedbert", "medcpt-query", "medcpt-article", "text-embedding-v4"};
+
+search::PipelineConfig pipeline_config_of(const Config& cfg) {
+  search::PipelineConfig p;
+  p.core_text_encoder = cfg.pipeline.text_encoder;
+  p.recall_top_k = cfg.pipeline.recall_top_k;
+  p.final_top_k = cfg.pipeline.final_top_k;
+  p.rrf_k = cfg.pipeline.rrf_k;
+  p.hybrid.fusion = cfg.pipeline.hybrid_fusion == "rrf" ? search::HybridFusion::rrf : search::HybridFusion::weighted;
+  p.hybrid.rrf_k = cfg.pipeline.rrf_k;
+  p.hybrid.dense_weight = cfg.pipeline.dense_weight;
+  p.hybrid.adaptive = cfg.pipeline.adaptive_fusion;
+  p.hybrid.agreement_min = cfg.pipeline.agreement_min;
+  p.hybrid_alpha = cfg.pipeline.hybrid_alpha;
+  p.max_scope_documents = cfg.pipeline.max_scope_documents;
+  p.parent_doc_retrieval = cfg.pipeline.parent_doc_retrieval;
+  p.graph_expansion = cfg.pipeline.graph_expansion;
+  for (const auto& c : cfg.biomed.options.hybrid_text_collections) p.hybrid_text_collections.insert(c);
+  return p;
+}
+
+// Scalar metadata of a source record that the chunk schema has a field for, with
+// the field's type; the rest stays in the source (never an error).
+void copy_known_fields(const json& meta, const CollectionSchema& schema, json& row) {
+  if (!meta.is_object()) return;
+  for (const auto& f : schema.fields) {
+    auto it = meta.find(f.name);
+    if (it == meta.end() || it->is_null() || row.contains(f.name)) continue;
+    const bool ok = (f.type == FieldType::string && it->is_string()) ||
+                    (f.type == FieldType::int64 && it->is_number_integer()) ||
+                    (f.type == FieldType::float64 && it->is_number()) ||
+                    (f.type == FieldType::boolean && it->is_boolean()) ||
+                    (f.type == FieldType::string_list && it->is_array()) || f.type == FieldType::json;
+    if (ok) row[f.name] = *it;
+  }
+}
+
+}  // namespace
+
+search::PipelineConfig pipeline_config(const Config& cfg) { return pipeline_config_of(cfg); }
+
+encode::EncoderRegistry build_encoder_registry(const Config& cfg) {
+  encode::EncoderRegistry reg;
+  encode::add_from_config(reg, cfg.encoders);
+  auto glove_file = [&]() {
+    if (!fs::exists(cfg.glove_file)) {
+      if (!fs::exists(cfg.glove_json))
+        fail(ErrorCode::not_found, "GloVe vectors not found at " + cfg.glove_json +
+                                       " (scripts/setup.sh installs them; or set glove.json)");
+      std::fprintf(stderr, "converting %s -> %s (once)...\n", cfg.glove_json.c_str(), cfg.glove_file.c_str());
+      auto n = encode::convert_wink_json(cfg.glove_json, cfg.glove_file);
+      std::fprintf(stderr, "converted %zu words\n", n);
+    }
+    return cfg.glove_file;
+  };
+  if (!reg.has_encoder("glove")) reg.add(encode::make_glove_encoder("glove", glove_file()));
+  for (const char* slot : kGloveTextSlots)
+    if (!reg.has_encoder(slot) && !reg.has_reranker(slot)) reg.add(encode::make_glove_encoder(slot, glove_file()));
+  if (!reg.has_encoder("molformer")) reg.add(encode::make_chem_encoder("molformer"));
+  return reg;
+}
+
+std::string resolve_vocab_dir(const Config& cfg) {
+  if (!cfg.biomed.vocab_dir.empty()) {
+    if (!fs::is_directory(cfg.biomed.vocab_dir))
+      fail(ErrorCode::not_found, "biomed.vocab_dir '" + cfg.biomed.vocab_dir + "' is not a folder");
+    return cfg.biomed.vocab_dir;
+  }
+  for (const fs::path p : {fs::path("../shared/data/vocab"), fs::path(EAGLE_SOURCE_DIR) / "../shared/data/vocab"})
+    if (fs::is_directory(p)) return p.lexically_normal().string();
+  fail(ErrorCode::not_found,
+       "no vocabulary folder: set biomed.vocab_dir (DrugBank CSVs, genes_human.tsv, MeSH, DOID, UMLS RRF)");
+}
+
+Engine::Engine(Config cfg) : cfg_(std::move(cfg)) {
+  store::CollectionOptions copts;
+  copts.bm25 = cfg_.bm25;
+  copts.analyzer = cfg_.analyzer;
+  catalog_ = std::make_unique<store::Catalog>(fs::path(cfg_.data_dir) / "collections", copts);
+  registry_url_ =
+      cfg_.registry_url.empty() ? "sqlite:" + (fs::path(cfg_.data_dir) / "registry.db").string() : cfg_.registry_url;
+  encoders_ = build_encoder_registry(cfg_);
+  if (!cfg_.pipeline.telemetry_file.empty())
+    sink_ = std::make_shared<search::JsonlFileSink>(cfg_.pipeline.telemetry_file);
+}
+
+Engine::~Engine() = default;
+
+registry::DocumentRegistry& Engine::registry() {
+  if (!registry_) registry_ = registry::open_registry(registry_url_);
+  return *registry_;
+}
+
+search::CollectionProvider Engine::collections() {
+  return [this](const std::string& name) -> store::Collection* {
+    return catalog_->exists(name) ? &catalog_->get(name) : nullptr;
+  };
+}
+
+std::string Engine::default_encoder(const std::string& collection) const {
+  const auto& o = cfg_.biomed.options;
+  for (const auto* slot : {&o.text_biomed, &o.text_medcpt, &o.chemical, &o.radiology, &o.pathology, &o.visual})
+    if (slot->collection == collection) return slot->encoder;
+  return cfg_.pipeline.text_encoder;  // the core text collection and any other text collection
+}
+
+const biomed::EntityKnowledge& Engine::knowledge() {
+  if (!knowledge_) knowledge_ = load_knowledge(cfg_);
+  return *knowledge_;
+}
+
+void Engine::ensure_plugin(const std::string& ns) {
+  if (!orchestrator_) {
+    // Scope tags and the scope-aware collection union read the registry.
+    doc_catalog_ = std::make_unique<search::RegistryCatalog>(registry());
+    orchestrator_ = std::make_unique<search::Orchestrator>(collections(), encoders_, bus_, pipeline_config_of(cfg_),
+                                                           sink_, doc_catalog_.get());
+  }
+  if (ns == "biomed" && !biomed_) {
+    auto opts = cfg_.biomed.options;
+    // The vectors a collection holds decide the encoder its plans use (a slot's
+    // default label would not compare with them).
+    for (auto* slot : {&opts.text_biomed, &opts.text_medcpt, &opts.core_text, &opts.chemical})
+      if (catalog_->exists(slot->collection)) {
+        const auto& recorded = catalog_->get(slot->collection).schema().vector.encoder;
+        if (!recorded.empty()) slot->encoder = recorded;
+      }
+    biomed_ = std::make_unique<biomed::BiomedPlugin>(knowledge(), collections(), encoders_, &registry(), opts);
+    biomed_->register_hooks(bus_);
+  }
+}
+
+search::RetrievalResponse Engine::search(const search::RetrievalRequest& req) {
+  if (req.plugin_namespace != "core" && req.plugin_namespace != "biomed")
+    fail(ErrorCode::invalid_argument, "unknown plugin namespace '" + req.plugin_namespace + "' (core or biomed)");
+  ensure_plugin(req.plugin_namespace);
+  return orchestrator_->retrieve(req);
+}
+
+namespace {
+
+bool has_ext(const fs::path& p, const char* ext) { return p.extension() == ext; }
+
+// auto: a .csv is a compound table; an .xml file, or a folder whose files are .xml,
+// holds SPL labels; anything else is a text corpus (BEIR, JSONL, folder).
+std::string detect_format(const std::vector<std::string>& inputs, const std::string& format) {
+  if (format != "auto") return format;
+  for (const auto& in : inputs) {
+    const fs::path p(in);
+    if (has_ext(p, ".csv")) return "compounds";
+    if (has_ext(p, ".xml")) return "spl";
+    if (fs::is_directory(p) && !fs::exists(p / "corpus.jsonl")) {
+      bool xml = false, other = false;
+      for (const auto& e : fs::directory_iterator(p)) {
+        if (!e.is_regular_file()) continue;
+        (has_ext(e.path(), ".xml") ? xml : other) = true;
+      }
+      if (xml && !other) return "spl";
+    }
+  }
+  return format;
+}
+
+std::vector<fs::path> xml_files(const std::vector<std::string>& inputs) {
+  std::vector<fs::path> out;
+  for (const auto& in : inputs) {
+    if (fs::is_directory(in)) {
+      std::vector<fs::path> found;
+      for (const auto& e : fs::directory_iterator(in))
+        if (e.is_regular_file() && has_ext(e.path(), ".xml")) found.push_back(e.path());
+      std::sort(found.begin(), found.end());
+      out.insert(out.end(), found.begin(), found.end());
+    } else if (fs::exists(in)) {
+      out.emplace_back(in);
+    } else {
+      fail(ErrorCode::not_found, "no such file or folder: " + in);
+    }
+  }
+  return out;
+}
+
+void add_collection(registry::DocumentRecord& r, const std::string& collection) {
+  if (std::find(r.collections_used.begin(), r.collections_used.end(), collection) == r.collections_used.end())
+    r.collections_used.push_back(collection);
+}
+
+}  // namespace
+
+IngestReport Engine::ingest(const std::vector<std::string>& inputs, const IngestOptions& opts,
+                            const ProgressFn& progress) {
+  IngestReport rep;
+  const std::string format = detect_format(inputs, opts.format);
+  const auto& bo = cfg_.biomed.options;
+  const bool compounds = format == "compounds";
+  // Plain text goes to the core text collection with the core pipeline's encoder
+  // (the one its default route queries with).
+  const biomed::CollectionEncoder core{bo.core_text.collection, cfg_.pipeline.text_encoder};
+  const auto& slot = compounds ? bo.chemical : format == "spl" ? bo.text_biomed : core;
+  rep.collection = opts.collection.empty() ? slot.collection : opts.collection;
+  if (!valid_collection_name(rep.collection))
+    fail(ErrorCode::invalid_argument, "invalid collection name '" + rep.collection + "'");
+
+  // 1. Read everything first: a bad record stops the ingest before any write.
+  std::vector<json> rows;            // one per collection row, without the vector
+  std::vector<std::string> embed;    // what the encoder sees for each row (text or SMILES)
+  std::vector<registry::DocumentRecord> documents;
+  auto record_for = [&](const std::string& id) {
+    registry::DocumentRecord r;
+    r.document_id = id;
+    r.kb_name = opts.kb_name;
+    r.plugin_namespace = opts.plugin_namespace;
+    return r;
+  };
+  if (format == "spl") {
+    for (const auto& file : xml_files(inputs)) {
+      biomed::SplLabel label;
+      try {
+        label = biomed::parse_spl_file(file);
+      } catch (const Error& e) {
+        if (!opts.skip_bad) throw;
+        rep.skipped.push_back(e.what());
+        continue;
+      }
+      biomed::ChunkOptions co;
+      co.kb_name = opts.kb_name;
+      auto chunks = biomed::chunk_label(label, co);
+      if (chunks.empty()) {
+        rep.skipped.push_back(file.string() + ": no section text (indexing document?)");
+        continue;
+      }
+      for (auto& c : chunks) {
+        embed.push_back(c.value("text", std::string()));
+        rows.push_back(std::move(c));
+      }
+      auto r = record_for(label.document_id);
+      // The name carries every drug name of the label so the entity supplement's
+      // registry lookup (name ILIKE %term%) finds it by brand or generic name.
+      r.name = label.display_title();
+      for (const auto& n : label.product_names) r.name += " | " + n;
+      for (const auto& n : label.generic_names) r.name += " | " + n;
+      r.file_name = label.file_name;
+      r.document_name = label.display_title();
+      r.source_type = "label";
+      if (label.year() > 0) r.year = label.year();
+      r.source_uri = label.source_uri;
+      documents.push_back(std::move(r));
+    }
+  } else if (compounds) {
+    biomed::CompoundCardOptions co;
+    co.kb_name = opts.kb_name;
+    for (const auto& in : inputs) {
+      for (auto& card : biomed::read_compound_cards_file(in, co)) {
+        const std::string id = card.row.value("id", std::string());
+        if (card.smiles.empty()) {
+          rep.skipped.push_back(in + ": " + id + " has no SMILES");
+          continue;
+        }
+        try {
+          encode::chem::Molecule::from_smiles(card.smiles);
+        } catch (const Error& e) {
+          // Compound tables carry structures RDKit refuses; counted and reported, never fatal.
+          rep.skipped.push_back(in + ": " + id + " " + card.row.value("document_name", std::string()) + ": " + e.what());
+          continue;
+        }
+        auto r = record_for(id);
+        r.name = card.row.value("document_name", id);
+        r.document_name = r.name;
+        r.file_name = card.row.value("file_name", std::string());
+        r.source_type = "compound";
+        documents.push_back(std::move(r));
+        card.row["name"] = card.row.value("document_name", id);
+        card.row["smiles"] = card.smiles;
+        embed.push_back(card.smiles);
+        rows.push_back(std::move(card.row));
+      }
+    }
+  } else {
+    for (const auto& input : inputs) {
+      ingest::ReadOptions ro;
+      ro.format = ingest::parse_input_format(format);
+      ro.skip_bad = opts.skip_bad;
+      auto r = ingest::read_corpus(input, ro);
+      for (const auto& bad : r.skipped)
+        rep.skipped.push_back(bad.file + (bad.line ? ":" + std::to_string(bad.line) : std::string()) + ": " +
+                              bad.message);
+      for (auto& d : r.documents) {
+        json row = {{"id", d.id}, {"text", d.indexed_text()}, {"document_id", d.id}};
+        if (!opts.kb_name.empty()) row["kb_name"] = opts.kb_name;
+        auto meta = json::parse(d.metadata_json, nullptr, false);
+        row["__meta"] = meta;
+        if (!d.title.empty()) row["document_name"] = d.title;
+        auto rec = record_for(d.id);
+        rec.name = d.title.empty() ? d.id : d.title;
+        rec.document_name = d.title;
+        if (meta.is_object()) {
+          rec.source_type = meta.value("source_type", std::string());
+          if (meta.contains("year") && meta["year"].is_number_integer()) rec.year = meta["year"].get<int64_t>();
+          rec.file_name = meta.value("file_name", std::string());
+          rec.source_uri = meta.value("source_uri", std::string());
+        }
+        embed.push_back(row["text"].get<std::string>());
+        rows.push_back(std::move(row));
+        documents.push_back(std::move(rec));
+      }
+    }
+  }
+
+  // 2. The collection and its encoder (the recorded one wins; a different one is refused).
+  rep.encoder = opts.encoder;
+  if (catalog_->exists(rep.collection)) {
+    const auto& recorded = catalog_->get(rep.collection).schema().vector.encoder;
+    if (rep.encoder.empty()) rep.encoder = recorded.empty() ? slot.encoder : recorded;
+    if (!recorded.empty() && recorded != rep.encoder)
+      fail(ErrorCode::invalid_argument, "collection '" + rep.collection + "' holds '" + recorded +
+                                            "' vectors; cannot add '" + rep.encoder + "' vectors");
+  } else if (rep.encoder.empty()) {
+    rep.encoder = opts.collection.empty() ? slot.encoder : default_encoder(rep.collection);
+  }
+  auto& encoder = encoders_.encoder(rep.encoder);
+  const auto want = compounds ? encode::Modality::molecule : encode::Modality::text;
+  if (encoder.info().modality != want)
+    fail(ErrorCode::invalid_argument, "encoder '" + rep.encoder + "' does not embed " +
+                                          (compounds ? "molecules" : "text"));
+  if (rows.empty()) {
+    rep.documents = 0;
+    return rep;
+  }
+  store::Collection* coll = nullptr;
+  if (catalog_->exists(rep.collection)) {
+    coll = &catalog_->get(rep.collection);
+  } else {
+    auto schema = compounds ? encode::compound_schema(rep.collection)
+                            : chunk_schema(rep.collection, encoder.info().dim, encoder.info().metric);
+    schema.vector.encoder = rep.encoder;
+    coll = &catalog_->create(schema);
+  }
+  const auto& schema = coll->schema();
+
+  // 3. Embed, then one all-or-nothing write.
+  std::vector<store::Record> records;
+  records.reserve(rows.size());
+  const size_t batch = std::max<size_t>(1, std::min<size_t>(encoder.info().max_batch, 256));
+  for (size_t start = 0; start < rows.size(); start += batch) {
+    const size_t end = std::min(rows.size(), start + batch);
+    std::vector<std::string> inputs_batch(embed.begin() + start, embed.begin() + end);
+    auto vecs = encoder.encode(inputs_batch, encode::EncodeMode::document);
+    for (size_t i = start; i < end; ++i) {
+      json row = json::object();
+      // Only the schema's fields (a source may carry more); metadata copied by type.
+      for (const auto& [k, v] : rows[i].items())
+        if (k == "id" || k == "text" || (schema.field_index(k) && !v.is_null())) row[k] = v;
+      if (rows[i].contains("__meta")) copy_known_fields(rows[i]["__meta"], schema, row);
+      row["vector"] = std::move(vecs[i - start]);
+      records.push_back(store::record_from_json(row, schema));
+    }
+    if (progress) progress(end, rows.size());
+  }
+  coll->upsert(std::move(records));
+  for (auto& d : documents) {
+    if (auto old = registry().get(d.document_id)) d.collections_used = old->collections_used;
+    add_collection(d, rep.collection);
+    registry().upsert(d);
+  }
+  rep.documents = documents.size();
+  rep.rows = rows.size();
+  return rep;
+}
+
+}  // namespace eagle::app

@@ -1,0 +1,21 @@
+#pragma once
+// Small text helpers shared by the biomedical ingest parsers (SPL, papers, chunker).
+// Byte-oriented and UTF-8 safe: they never split a multi-byte sequence.
+#include <string>
+#include <string_view>
+
+namespace eagle::biomed {
+
+// Runs of ASCII whitespace and U+00A0 (no-break space, common in SPL tables) become
+// one space; leading and trailing whitespace is dropped.
+std::string collapse_whitespace(std::string_view s);
+
+// ASCII lower-casing; other bytes (UTF-8) are kept as they are.
+std::string ascii_lower(std::string_view s);
+
+// At most `max_bytes` bytes of `s`, cut at the last space before the limit when there
+// is one in its second half (a word boundary), never inside a UTF-8 sequence; trailing
+// spaces removed. Used for content_summary.
+std::string truncate_at_word(std::string_view s, size_t max_bytes);
+
+}  // namespace eagle::biomed
