@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 namespace fs = std::filesystem;
@@ -133,5 +134,49 @@ TEST(Cli, EvalWritesATrecRunAndMetrics) {
   auto unknown = run("eval --beir " + dir.string() + " --split test --retriever nope");
   EXPECT_EQ(unknown.rc, 2);
   EXPECT_NE(unknown.out.find("nope"), std::string::npos);
+  fs::remove_all(dir);
+}
+
+// Issue 6 acceptance over the real SPL labels and DrugBank structures: a regulatory
+// question returns a Humira warnings chunk first; a chemical question routes to the
+// compound collection and finds nilotinib among imatinib's 10 nearest structures.
+TEST(Cli, BiomedDemoRegulatoryAndChemicalQuestions) {
+  const fs::path shared(EAGLE_SHARED_DATA);
+  ASSERT_TRUE(fs::exists(shared / "spl")) << "shared data missing: " << shared;
+  auto dir = temp_dir("biomed");
+  const std::string g = "--data-dir " + (dir / "store").string() + " --set biomed.vocab_dir=" +
+                        (shared / "vocab").string() + " --set biomed.vocab_cache=" +
+                        (fs::path(EAGLE_BIN_DIR).parent_path() / "data" / "biomed-vocab.bin").string() + " ";
+  auto spl = run(g + "ingest --namespace biomed --skip-bad " + (shared / "spl").string());
+  ASSERT_EQ(spl.rc, 0) << spl.out;
+  EXPECT_NE(spl.out.find("into collection eagle_text_biomed"), std::string::npos) << spl.out;
+  EXPECT_NE(spl.out.find("1_otc-bars.xml:5: malformed XML"), std::string::npos) << spl.out;  // reported, skipped
+  auto chem = run(g + "ingest --namespace biomed " + (shared / "vocab/drugbank_structures.csv").string());
+  ASSERT_EQ(chem.rc, 0) << chem.out;
+  EXPECT_NE(chem.out.find("into collection eagle_chemical (encoder molformer)"), std::string::npos) << chem.out;
+
+  auto last_json = [](const std::string& out) {
+    auto pos = out.rfind("\n{\"hits\"");
+    return nlohmann::json::parse(out.substr(pos == std::string::npos ? 0 : pos + 1));
+  };
+  auto reg = run(g + "search --json --explain --namespace biomed -k 3 What are the warnings on the Humira label?");
+  ASSERT_EQ(reg.rc, 0) << reg.out;
+  auto r = last_json(reg.out);
+  ASSERT_FALSE(r["hits"].empty()) << reg.out;
+  const auto& top = r["hits"][0];
+  const std::string section = top["metadata"].value("biomed_section", "");
+  EXPECT_TRUE(section == "warnings" || section == "warnings_and_precautions" || section == "boxed_warning") << top;
+  EXPECT_EQ(top["metadata"]["file_name"], "humira.xml") << top;
+  EXPECT_EQ(r["route"]["hints"]["intent"], "regulatory");
+  EXPECT_TRUE(top["explain"].contains("tier2")) << top;
+
+  auto sim = run(g + "search --json --namespace biomed -k 10 compounds similar to imatinib");
+  ASSERT_EQ(sim.rc, 0) << sim.out;
+  auto c = last_json(sim.out);
+  ASSERT_EQ(c["route"]["plans"].size(), 1u) << c["route"];
+  EXPECT_EQ(c["route"]["plans"][0]["collection"], "eagle_chemical");
+  std::vector<std::string> ids;
+  for (const auto& h : c["hits"]) ids.push_back(h["id"]);
+  EXPECT_NE(std::find(ids.begin(), ids.end(), "DB04868"), ids.end()) << c["hits"].dump();  // nilotinib
   fs::remove_all(dir);
 }

@@ -464,6 +464,26 @@ TEST(Tier1Rerank, EntityFilterKeepsEntityHitsOnlyWhenSomethingRemainsThenCosine)
   EXPECT_EQ(none.size(), 1u);
 }
 
+TEST(Tier1Rerank, StaticEncodersKeepTheFusedOrderUnlessConfigured) {
+  Fixture f;
+  encode::EncoderRegistry reg;
+  reg.add(std::make_unique<HashEncoder>("pubmedbert", "static"));
+  search::CollectionQueryPlan plan;
+  plan.collection = "eagle_text_biomed";
+  plan.encoder = "pubmedbert";
+  HitList hits = {hit("fused-first", 0.9, json::object(), "unrelated words"),
+                  hit("cosine-first", 0.1, json::object(), "lung cancer screening")};
+  auto req = request("lung cancer screening");
+  auto ctx = context(req);
+  BiomedPlugin p(f.kb, f.provider(), reg, nullptr);
+  EXPECT_EQ(p.tier1_rerank(ctx, req.query, plan, hits)->at(0).id, "fused-first");
+  BiomedOptions o;
+  o.tier1_skip_static_encoders = false;  // the seed's literal behaviour
+  BiomedPlugin seed(f.kb, f.provider(), reg, nullptr, o);
+  auto ctx2 = context(req);
+  EXPECT_EQ(seed.tier1_rerank(ctx2, req.query, plan, hits)->at(0).id, "cosine-first");
+}
+
 // ---- Supplement, injection ------------------------------------------------------------------------
 
 TEST(Supplement, RegistryLookupScopedAnnLimitAndFormula) {

@@ -337,3 +337,36 @@ TEST(Orchestrator, ScopeTagsResolveThroughTheSqliteRegistry) {
   req.plugin_namespace = "core";  // tags are namespace-scoped: nothing resolves
   EXPECT_TRUE(o.retrieve(req).hits.empty());
 }
+
+// Lazy legs (only the final hits are read from the rows) must return exactly what
+// eager legs return: a pass-through RERANK subscriber forces the eager path.
+TEST(Orchestrator, LazyHitMaterialisationEqualsTheEagerPath) {
+  Fixture f;
+  for (int i = 0; i < 40; ++i)
+    f.add("eagle_text", {{"id", "d" + std::to_string(i)},
+                         {"text", "doc " + std::to_string(i) + (i % 3 ? " egfr mutation" : " met amplification")},
+                         {"kb_name", i % 2 ? "a" : "b"},
+                         {"year", 2000 + i}});
+  auto req = request("egfr met amplification", 7);
+  req.explain = true;
+  auto lazy = f.orch().retrieve(req);
+  HookBus eager_bus;
+  eager_bus.subscribe<HookPoint::RERANK>("core", 1, [](HookContext&, const std::string&, const CollectionQueryPlan&,
+                                                        const HitList&) { return std::optional<HitList>(); });
+  Orchestrator eager([&](const std::string& n) -> store::Collection* {
+    auto it = f.colls.find(n);
+    return it == f.colls.end() ? nullptr : it->second.get();
+  }, f.reg, eager_bus, PipelineConfig{}, f.sink);
+  auto full = eager.retrieve(req);
+  ASSERT_EQ(lazy.hits.size(), 7u);
+  ASSERT_EQ(lazy.hits.size(), full.hits.size());
+  for (size_t i = 0; i < lazy.hits.size(); ++i) {
+    EXPECT_EQ(lazy.hits[i].id, full.hits[i].id);
+    EXPECT_DOUBLE_EQ(lazy.hits[i].score, full.hits[i].score);
+    EXPECT_EQ(lazy.hits[i].text, full.hits[i].text);
+    EXPECT_EQ(lazy.hits[i].metadata, full.hits[i].metadata);
+    EXPECT_EQ(lazy.hits[i].explain.legs, full.hits[i].explain.legs);
+    EXPECT_TRUE(lazy.hits[i].materialized);
+    EXPECT_FALSE(lazy.hits[i].text.empty());
+  }
+}

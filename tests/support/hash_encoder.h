@@ -13,8 +13,9 @@ namespace eagle::test_support {
 // Bag-of-words hashed into 32 dims: texts sharing words are close.
 class HashEncoder : public encode::Encoder {
  public:
-  explicit HashEncoder(std::string label) {
+  explicit HashEncoder(std::string label, std::string implementation = "hash") {
     info_.label = std::move(label);
+    info_.implementation = std::move(implementation);
     info_.dim = 32;
   }
   const encode::EncoderInfo& info() const override { return info_; }

@@ -59,7 +59,15 @@ void add_biomed_options(std::vector<ConfigOption>& o) {
   };
   flag("biomed.default_dual_text_search", "route step 6: also search the core text collection", &B::default_dual_text_search);
   flag("biomed.medcpt_dual_search", "route step 6: also search the MedCPT collection", &B::medcpt_dual_search);
+  flag("biomed.sparse_terms_enabled", "QUERY_DENSE_EXPAND: drug names and section cues added to the BM25 leg",
+       &B::sparse_terms_enabled);
+  flag("biomed.chunk_stamps_enabled", "CHUNK: stamp primary_drugs and biomed_section at ingest", &B::chunk_stamps_enabled);
+  flag("biomed.supplement_enabled", "RETRIEVE_SUPPLEMENT: entity-anchored supplemental recall", &B::supplement_enabled);
+  flag("biomed.injection_enabled", "RRF_POST_MERGE: inject supplement hits (min_new, +boost)", &B::injection_enabled);
+  flag("biomed.tier2_enabled", "RERANK_MERGED: the Tier-2 fusion rerank", &B::tier2_enabled);
   flag("biomed.tier1_cosine_rerank", "Tier-1: cosine rerank of the biomedical and chemical plans", &B::tier1_cosine_rerank);
+  flag("biomed.tier1_skip_static_encoders", "Tier-1: no cosine rerank with a static word-vector encoder",
+       &B::tier1_skip_static_encoders);
   flag("biomed.tier1_structure_search_skips_entity_filter",
        "Tier-1: no entity filter on a molecule collection searched by structure", &B::tier1_structure_search_skips_entity_filter);
   o.push_back({"biomed.collection_recall_top_k", "recall depth of each biomed plan (seed: 20)",

@@ -330,6 +330,26 @@ IngestReport Engine::ingest(const std::vector<std::string>& inputs, const Ingest
     }
   }
 
+  // Plugin stamps at ingest (CHUNK, TRANSFORM): biomed adds primary_drugs and
+  // biomed_section to chunks that lack them.
+  if (!rows.empty() && opts.plugin_namespace != "core") {
+    ensure_plugin(opts.plugin_namespace);
+    if (bus_.has_subscribers(search::HookPoint::CHUNK, opts.plugin_namespace)) {
+      json batch = json::array();
+      for (auto& r : rows) {
+        if (r.contains("__meta") && r["__meta"].is_object() && r["__meta"].contains("section"))
+          r["section"] = r["__meta"]["section"];
+        batch.push_back(std::move(r));
+      }
+      search::HookContext ctx;
+      ctx.plugin_namespace = opts.plugin_namespace;
+      batch = bus_.transform<search::HookPoint::CHUNK>(ctx, std::move(batch));
+      if (!batch.is_array() || batch.size() != rows.size())
+        fail(ErrorCode::internal, "a CHUNK subscriber changed the number of chunks");
+      for (size_t i = 0; i < rows.size(); ++i) rows[i] = std::move(batch[i]);
+    }
+  }
+
   // 2. The collection and its encoder (the recorded one wins; a different one is refused).
   rep.encoder = opts.encoder;
   if (catalog_->exists(rep.collection)) {

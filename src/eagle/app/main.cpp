@@ -235,7 +235,9 @@ std::vector<eagle::Document> load_beir_corpus(const fs::path& dir) {
 std::unique_ptr<eagle::store::Collection> beir_collection(const std::vector<eagle::Document>& docs,
                                                           eagle::encode::Encoder& encoder,
                                                           const eagle::app::Config& cfg,
-                                                          const std::string& name = "eagle_text") {
+                                                          const std::string& name = "eagle_text",
+                                                          const eagle::search::HookBus* bus = nullptr,
+                                                          const std::string& ns = "core") {
   auto schema = eagle::chunk_schema(name, encoder.info().dim, encoder.info().metric);
   schema.vector.index = eagle::VectorIndexKind::flat;
   eagle::store::CollectionOptions opts;
@@ -251,14 +253,34 @@ std::unique_ptr<eagle::store::Collection> beir_collection(const std::vector<eagl
     for (size_t i = start; i < end; ++i) texts.push_back(docs[i].indexed_text());
     auto vecs = encoder.encode(texts, eagle::encode::EncodeMode::document);
     std::vector<eagle::store::Record> recs;
-    for (size_t i = start; i < end; ++i) {
-      eagle::store::Record r;
-      r.id = docs[i].id;
-      r.text = texts[i - start];
-      r.vector = std::move(vecs[i - start]);
-      r.values.assign(schema.fields.size(), std::monostate{});
-      r.values[doc_field] = docs[i].id;
-      recs.push_back(std::move(r));
+    if (bus && bus->has_subscribers(eagle::search::HookPoint::CHUNK, ns)) {
+      // Ingest-time plugin stamps (biomed: primary_drugs, biomed_section) via CHUNK.
+      json rows = json::array();
+      for (size_t i = start; i < end; ++i) {
+        json row = {{"id", docs[i].id}, {"text", texts[i - start]}, {"document_id", docs[i].id}};
+        auto meta = json::parse(docs[i].metadata_json, nullptr, false);
+        if (meta.is_object() && meta.contains("section")) row["section"] = meta["section"];
+        rows.push_back(std::move(row));
+      }
+      eagle::search::HookContext ctx;
+      ctx.plugin_namespace = ns;
+      rows = bus->transform<eagle::search::HookPoint::CHUNK>(ctx, std::move(rows));
+      for (size_t i = start; i < end; ++i) {
+        auto& row = rows[i - start];
+        row.erase("section");
+        row["vector"] = std::move(vecs[i - start]);
+        recs.push_back(eagle::store::record_from_json(row, schema));
+      }
+    } else {
+      for (size_t i = start; i < end; ++i) {
+        eagle::store::Record r;
+        r.id = docs[i].id;
+        r.text = texts[i - start];
+        r.vector = std::move(vecs[i - start]);
+        r.values.assign(schema.fields.size(), std::monostate{});
+        r.values[doc_field] = docs[i].id;
+        recs.push_back(std::move(r));
+      }
     }
     coll->insert(std::move(recs));
     progress.update(end, docs.size(), "docs");
@@ -300,16 +322,9 @@ int cmd_eval_pipeline(const eagle::app::Config& cfg, const std::string& beir, co
   const bool biomed_ns = ns == "biomed";
   auto bopts = cfg.biomed.options;
   const std::string coll_name = biomed_ns ? bopts.text_biomed.collection : "eagle_text";
-  auto coll = beir_collection(docs, registry.encoder(cfg.pipeline.text_encoder), cfg, coll_name);
-  const double build_s = seconds_since(t0);
-  auto pc = eagle::app::pipeline_config(cfg);
-  pc.recall_top_k = depth;
-  if (retriever == "dense") pc.hybrid_text_collections.clear();
-  if (retriever == "alpha-hybrid") pc.hybrid_mode = eagle::search::HybridMode::alpha;
-  eagle::search::HookBus bus;
-  std::shared_ptr<eagle::search::TelemetrySink> sink;
-  if (!cfg.pipeline.telemetry_file.empty()) sink = std::make_shared<eagle::search::JsonlFileSink>(cfg.pipeline.telemetry_file);
+  std::unique_ptr<eagle::store::Collection> coll;
   auto provider = [&](const std::string& n) { return n == coll_name ? coll.get() : nullptr; };
+  eagle::search::HookBus bus;
   std::unique_ptr<eagle::biomed::EntityKnowledge> knowledge;
   std::unique_ptr<eagle::registry::DocumentRegistry> docs_registry;
   std::unique_ptr<eagle::biomed::BiomedPlugin> plugin;
@@ -327,10 +342,20 @@ int cmd_eval_pipeline(const eagle::app::Config& cfg, const std::string& beir, co
     }
     bopts.text_biomed.encoder = cfg.pipeline.text_encoder;
     bopts.core_text.encoder = cfg.pipeline.text_encoder;
-    bopts.collection_recall_top_k = std::max(bopts.collection_recall_top_k, depth);
+    // Plans recall at least 100 (Recall@100 needs it) but not the run depth: Tier-1
+    // re-encodes every recalled text, which at 1000 per plan would dominate the run.
+    bopts.collection_recall_top_k = std::max(bopts.collection_recall_top_k, std::min<size_t>(depth, 100));
     plugin = std::make_unique<eagle::biomed::BiomedPlugin>(*knowledge, provider, registry, docs_registry.get(), bopts);
     plugin->register_hooks(bus);
   }
+  coll = beir_collection(docs, registry.encoder(cfg.pipeline.text_encoder), cfg, coll_name, &bus, ns);
+  const double build_s = seconds_since(t0);
+  auto pc = eagle::app::pipeline_config(cfg);
+  pc.recall_top_k = depth;
+  if (retriever == "dense") pc.hybrid_text_collections.clear();
+  if (retriever == "alpha-hybrid") pc.hybrid_mode = eagle::search::HybridMode::alpha;
+  std::shared_ptr<eagle::search::TelemetrySink> sink;
+  if (!cfg.pipeline.telemetry_file.empty()) sink = std::make_shared<eagle::search::JsonlFileSink>(cfg.pipeline.telemetry_file);
   eagle::search::Orchestrator orch(provider, registry, bus, pc, sink);
   t0 = std::chrono::steady_clock::now();
   eagle::eval::Run run;

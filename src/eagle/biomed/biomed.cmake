@@ -16,7 +16,7 @@ target_link_libraries(eagle_biomed_ingest PUBLIC eagle_core eagle_biomed_vocab n
 
 file(GLOB EAGLE_BIOMED_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/eagle/biomed/*.cpp)
 add_library(eagle_biomed ${EAGLE_BIOMED_SOURCES})
-target_link_libraries(eagle_biomed PUBLIC eagle_search eagle_chem
+target_link_libraries(eagle_biomed PUBLIC eagle_search eagle_chem eagle_biomed_vocab eagle_biomed_ingest
                       PRIVATE spdlog::spdlog)
 
 add_executable(bench_matcher ${CMAKE_SOURCE_DIR}/bench/matcher.cpp)

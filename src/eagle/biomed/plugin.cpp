@@ -2,8 +2,12 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
+#include <limits>
 #include <unordered_set>
 
+#include "eagle/biomed/ingest/chunker.h"
+#include "eagle/biomed/ingest/sections.h"
 #include "eagle/core/error.h"
 #include "eagle/encode/chem/chem.h"
 #include "eagle/search/fusion.h"
@@ -18,6 +22,7 @@ using search::ScoredHit;
 namespace {
 
 constexpr const char* kIntentKey = "retrieval_intent";
+constexpr const char* kInjectedKey = "biomed_injected";
 
 void audit(HookContext& ctx, const std::string& category, json fields) {
   if (ctx.telemetry) ctx.telemetry->audit(category, std::move(fields));
@@ -106,6 +111,42 @@ void BiomedPlugin::register_hooks(search::HookBus& bus, const std::string& ns, i
   bus.subscribe<HookPoint::RERANK_MERGED>(
       ns, priority, [this](HookContext& c, const std::string& q, const HitList& m) { return tier2_rerank(c, q, m); },
       "post_rrf_rerank");
+  bus.subscribe<HookPoint::CHUNK>(
+      ns, priority, [this](HookContext& c, const json& chunks) { return chunk_transform(c, chunks); },
+      "biomed_chunk_transform");
+}
+
+std::optional<json> BiomedPlugin::chunk_transform(HookContext&, const json& chunks) const {
+  if (!chunks.is_array() || !opts_.chunk_stamps_enabled) return std::nullopt;
+  json out = chunks;
+  // Drug names as their preferred names, so a brand and its generic count as one.
+  const FindDrugs find_drugs = [this](std::string_view text) {
+    std::vector<std::string> names;
+    for (const auto& m : kb_.match_drug_entities(text)) names.push_back(lower(kb_.entity(m.entity).name));
+    return names;
+  };
+  for (auto& c : out) {
+    if (!c.is_object()) continue;
+    auto pd = c.find("primary_drugs");
+    if (pd == c.end() || pd->is_null() || pd->empty()) {
+      PaperInput paper;
+      paper.title = c.value("document_name", std::string());
+      paper.text = c.value("text", std::string());
+      auto drugs = paper_primary_drugs(paper, find_drugs, opts_.chunk_primary_drugs);
+      if (!drugs.empty()) c["primary_drugs"] = drugs;
+    }
+    auto bs = c.find("biomed_section");
+    if (bs == c.end() || bs->is_null() || (bs->is_string() && bs->get<std::string>().empty())) {
+      std::string section;
+      if (auto src = c.find("section"); src != c.end() && src->is_string()) section = canonical_section(src->get<std::string>());
+      if (section.empty()) {
+        auto spans = split_paper_sections(c.value("text", std::string()));
+        if (!spans.empty()) section = spans.front().section;
+      }
+      if (!section.empty()) c["biomed_section"] = section;
+    }
+  }
+  return out;
 }
 
 bool BiomedPlugin::exists(const std::string& collection) const {
@@ -255,7 +296,7 @@ std::optional<search::ExpandedQuery> BiomedPlugin::dense_expand(HookContext& ctx
   const auto intent = intent_of(ctx, query);
   search::ExpandedQuery out;
   out.dense_query = query;
-  out.sparse_terms = sparse_terms_for(intent);
+  if (opts_.sparse_terms_enabled) out.sparse_terms = sparse_terms_for(intent);
   out.intent = intent.to_json();
   if (!encoder) return out;
   if (*encoder == opts_.expansion_encoder) {
@@ -332,6 +373,7 @@ std::optional<HitList> BiomedPlugin::tier1_rerank(HookContext& ctx, const std::s
     if (!kept.empty()) nodes = std::move(kept);
   }
   if (!opts_.tier1_cosine_rerank || nodes.empty() || !encoders_.has_encoder(encoder)) return nodes;
+  if (opts_.tier1_skip_static_encoders && encoders_.encoder(encoder).info().implementation == "static") return nodes;
   try {
     auto& enc = encoders_.encoder(encoder);
     std::vector<double> scores(nodes.size());
@@ -360,7 +402,7 @@ std::optional<HitList> BiomedPlugin::tier1_rerank(HookContext& ctx, const std::s
 // ---- RETRIEVE_SUPPLEMENT: supplement_entity_anchored_hits -----------------------------
 
 std::optional<HitList> BiomedPlugin::supplement(HookContext& ctx, const std::string& query) const {
-  if (!registry_) return std::nullopt;
+  if (!registry_ || !opts_.supplement_enabled) return std::nullopt;
   const auto intent = intent_of(ctx, query);
   // _resolve_drug_terms: the query's drugs, else the first entity's related_drugs[:4].
   std::vector<std::string> terms = drug_names(kb_, query);
@@ -431,11 +473,17 @@ std::optional<HitList> BiomedPlugin::supplement(HookContext& ctx, const std::str
 
 std::optional<HitList> BiomedPlugin::post_merge(HookContext& ctx, const std::string& query, const HitList& merged,
                                                 const HitList& supplement) const {
+  if (!opts_.injection_enabled) return std::nullopt;
   const auto intent = intent_of(ctx, query);
   if (!intent.require_entity_match || supplement.empty()) return std::nullopt;
   // Each injected hit carries its own "injected" explain note (inject_supplement_candidates).
   auto out = search::inject_supplement_candidates(merged, supplement, opts_.injection_min_new, opts_.injection_boost);
   audit(ctx, "rrf_inject", {{"injected", out.size() - merged.size()}});
+  // Remembered for Tier-2: the boost keeps these in the candidate pool; it is not
+  // evidence of relevance.
+  std::vector<std::string> injected;
+  for (size_t i = 0; i < out.size() - merged.size(); ++i) injected.push_back(out[i].collection + "\x1f" + out[i].id);
+  ctx.extra[kInjectedKey] = injected;
   return out;
 }
 
@@ -453,6 +501,7 @@ std::vector<std::string> BiomedPlugin::boost_terms_for_query(const std::string& 
 
 std::optional<HitList> BiomedPlugin::tier2_rerank(HookContext& ctx, const std::string& query,
                                                   const HitList& merged) const {
+  if (!opts_.tier2_enabled) return std::nullopt;
   const auto intent = intent_of(ctx, query);
   const bool explain = ctx.request && ctx.request->explain;
   HitList text_nodes, image_nodes;
@@ -477,8 +526,22 @@ std::optional<HitList> BiomedPlugin::tier2_rerank(HookContext& ctx, const std::s
   if (text_nodes.empty()) return merged;
   // Cross-encoder scores from the domain rerank slot; the existing score when it is
   // missing, fails, or returns the wrong count.
+  // Without a cross-encoder the existing (post-RRF) score stands in. An injected
+  // hit's score is its supplement score + boost, on another scale: it enters as the
+  // weakest fused candidate, so the boost keeps it in the pool without deciding the
+  // ranking (min-max would otherwise squash every other candidate to ~0).
   std::vector<double> ce(text_nodes.size());
-  for (size_t i = 0; i < text_nodes.size(); ++i) ce[i] = text_nodes[i].score;
+  const auto* injected = ctx.get<std::vector<std::string>>(kInjectedKey);
+  std::vector<bool> is_injected(text_nodes.size(), false);
+  double weakest = std::numeric_limits<double>::infinity();
+  for (size_t i = 0; i < text_nodes.size(); ++i) {
+    ce[i] = text_nodes[i].score;
+    is_injected[i] = injected && std::find(injected->begin(), injected->end(),
+                                           text_nodes[i].collection + "\x1f" + text_nodes[i].id) != injected->end();
+    if (!is_injected[i]) weakest = std::min(weakest, ce[i]);
+  }
+  for (size_t i = 0; i < text_nodes.size(); ++i)
+    if (is_injected[i]) ce[i] = std::isfinite(weakest) ? weakest : 0.0;
   std::string ce_source = "existing_score";
   if (encoders_.has_reranker(opts_.domain_rerank_encoder)) {
     try {

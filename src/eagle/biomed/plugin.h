@@ -8,6 +8,7 @@
 //   RETRIEVE_SUPPLEMENT supplement_entity_anchored_hits (registry name lookup + scoped ANN)
 //   RRF_POST_MERGE      biomed_rrf_post_merge: inject_supplement_candidates(min_new=2, +100)
 //   RERANK_MERGED       post_rrf_rerank: Tier-2 fusion, profiles, chemical max-merge
+//   CHUNK               biomed_chunk_transform: primary_drugs and biomed_section stamps
 #include <functional>
 #include <map>
 #include <memory>
@@ -61,8 +62,19 @@ struct BiomedOptions {
   size_t aliases_per_entity = 2;
   size_t pathways_per_entity = 1;
   size_t expansion_cap = 12;
+  // Stage switches (ablations; docs/biomed-ablation.md).
+  bool sparse_terms_enabled = true;   // QUERY_DENSE_EXPAND's sparse terms for the BM25 leg
+  bool chunk_stamps_enabled = true;   // CHUNK: primary_drugs / biomed_section stamps
+  bool supplement_enabled = true;
+  bool injection_enabled = true;
+  bool tier2_enabled = true;
   // Tier-1.
   bool tier1_cosine_rerank = true;
+  // The cosine rerank replaces a plan's fused dense+BM25 order by the encoder's
+  // cosine alone. With a static word-vector encoder standing in for pubmedbert that
+  // throws BM25 away (BioASQ dev nDCG@10 0.75 -> 0.41, docs/biomed-ablation.md), so
+  // by default it runs only for contextual encoders (BERT, remote models).
+  bool tier1_skip_static_encoders = true;
   // The entity filter keeps only hits that name the query's drugs. On a molecule
   // collection searched by the query drug's structure that would drop every similar
   // compound (the seed's open compound_match failures), so there it is skipped by
@@ -83,6 +95,8 @@ struct BiomedOptions {
   // Tier-2.
   std::string domain_rerank_encoder = "medcpt-rerank";
   size_t related_drugs_for_boost = 6;
+  // Ingest (CHUNK).
+  size_t chunk_primary_drugs = 3;
   std::map<std::string, ProfileWeights> profiles = default_profile_weights();
 };
 
@@ -107,6 +121,11 @@ class BiomedPlugin {
                                             const search::HitList& merged, const search::HitList& supplement) const;
   std::optional<search::HitList> tier2_rerank(search::HookContext& ctx, const std::string& query,
                                               const search::HitList& merged) const;
+  // CHUNK (TRANSFORM), biomed_chunk_transform: stamps primary_drugs (drugs of the
+  // title, else the most frequent in the text, at most 3) and biomed_section (the
+  // source's section field or the text's IMRaD heading) on chunks that lack them,
+  // so the query-time entity boost needs no rescan.
+  std::optional<nlohmann::json> chunk_transform(search::HookContext& ctx, const nlohmann::json& chunks) const;
 
   // expand_query_for_dense_retrieval: "{query} [biomed entities: a, b, ...]", ranked by
   // first occurrence, aliases_per_entity aliases + pathways_per_entity pathways per

@@ -62,9 +62,14 @@ ScoredHit hit_from_row(const std::string& id, const std::string& text, const std
   h.collection = collection;
   h.score = score;
   h.text = text;
-  for (size_t i = 0; i < schema.fields.size() && i < values.size(); ++i)
-    if (!is_null(values[i])) h.metadata[schema.fields[i].name] = value_to_json(values[i]);
-  h.is_image = h.metadata.value("type", std::string()) == "tile" || h.metadata.value("type", std::string()) == "image";
+  for (size_t i = 0; i < schema.fields.size() && i < values.size(); ++i) {
+    if (is_null(values[i])) continue;
+    const auto& name = schema.fields[i].name;
+    // Image rows are recognised from the typed value, not by re-reading the JSON.
+    if (name == "type")
+      if (const auto* t = std::get_if<std::string>(&values[i])) h.is_image = *t == "tile" || *t == "image";
+    h.metadata[name] = value_to_json(values[i]);
+  }
   return h;
 }
 
@@ -182,8 +187,44 @@ Orchestrator::Scope Orchestrator::build_scope(const RetrievalRequest& req, HookC
   return s;
 }
 
+void Orchestrator::materialize(HitList& hits) const {
+  std::map<std::string, std::vector<size_t>> by_collection;
+  for (size_t i = 0; i < hits.size(); ++i)
+    if (!hits[i].materialized) by_collection[hits[i].collection].push_back(i);
+  for (const auto& [name, idx] : by_collection) {
+    store::Collection* coll = collections_(name);
+    if (!coll) continue;
+    std::vector<store::CollectionHit> rows;
+    rows.reserve(idx.size());
+    for (size_t i : idx) rows.push_back({hits[i].row, hits[i].id, hits[i].score});
+    const auto& schema = coll->schema();
+    std::vector<size_t> moved;  // rows that changed under a concurrent compaction
+    coll->visit(rows, [&](size_t j, const std::string& id, const std::string& text, const std::vector<Value>& v) {
+      auto& h = hits[idx[j]];
+      if (id != h.id) {
+        moved.push_back(idx[j]);
+        return;
+      }
+      auto full = hit_from_row(id, text, v, schema, name, h.score);
+      h.text = std::move(full.text);
+      h.metadata = std::move(full.metadata);
+      h.is_image = full.is_image;
+      h.materialized = true;
+    });
+    for (size_t i : moved) {
+      if (auto r = coll->get(hits[i].id)) {
+        auto full = hit_from_record(*r, schema, name, hits[i].score);
+        hits[i].text = std::move(full.text);
+        hits[i].metadata = std::move(full.metadata);
+        hits[i].is_image = full.is_image;
+      }
+      hits[i].materialized = true;
+    }
+  }
+}
+
 HitList Orchestrator::run_plan(const CollectionQueryPlan& plan, const std::string& query, const Scope& scope,
-                               const RetrievalRequest& req, HookContext& ctx) const {
+                               const RetrievalRequest& req, HookContext& ctx, bool lazy) const {
   store::Collection* coll = collections_(plan.collection);
   if (!coll) fail(ErrorCode::not_found, "collection '" + plan.collection + "' does not exist");
   auto expanded = bus_.first<HookPoint::QUERY_DENSE_EXPAND>(ctx, query, std::optional<std::string>(plan.encoder));
@@ -205,16 +246,35 @@ HitList Orchestrator::run_plan(const CollectionQueryPlan& plan, const std::strin
   auto vector_hits = coll->search_vector(vec, plan.top_k, filter, params);
   stage_ms(ctx, "search_ms", t_search);
   dense.reserve(vector_hits.size());
-  coll->visit(vector_hits, [&](size_t i, const std::string& id, const std::string& text, const std::vector<Value>& v) {
-    dense.push_back(hit_from_row(id, text, v, schema, plan.collection, vector_hits[i].score));
-    if (req.explain) dense.back().explain.leg("dense:" + plan.collection, ++rank, vector_hits[i].score);
-  });
+  // A lazy leg keeps the row; text and metadata come later, for the hits that survive.
+  auto leg = [&](const std::vector<store::CollectionHit>& found, HitList& out, const std::string& name) {
+    if (lazy) {
+      for (const auto& f : found) {
+        ScoredHit h;
+        h.id = f.id;
+        h.collection = plan.collection;
+        h.score = f.score;
+        h.row = f.row;
+        h.materialized = false;
+        if (req.explain) h.explain.leg(name, ++rank, f.score);
+        out.push_back(std::move(h));
+      }
+      return;
+    }
+    coll->visit(found, [&](size_t i, const std::string& id, const std::string& text, const std::vector<Value>& v) {
+      out.push_back(hit_from_row(id, text, v, schema, plan.collection, found[i].score));
+      out.back().row = found[i].row;
+      if (req.explain) out.back().explain.leg(name, ++rank, found[i].score);
+    });
+  };
+  leg(vector_hits, dense, "dense:" + plan.collection);
   const bool hybrid = plan.hybrid || config_.hybrid_text_collections.count(plan.collection);
   HitList hits;
   if (!hybrid) {
     hits = std::move(dense);
   } else {
     if (config_.hybrid_mode == HybridMode::alpha) {
+      materialize(dense);  // the overlap score reads the text
       hits = alpha_hybrid(std::move(dense), query, exp.sparse_terms, config_.hybrid_alpha);
     } else {
       // The lexical leg sees the raw query plus the plan's sparse terms, never the
@@ -227,10 +287,7 @@ HitList Orchestrator::run_plan(const CollectionQueryPlan& plan, const std::strin
       auto text_hits = coll->search_text(lexical_query, plan.top_k, filter, params);
       stage_ms(ctx, "search_ms", t_lex);
       lexical.reserve(text_hits.size());
-      coll->visit(text_hits, [&](size_t i, const std::string& id, const std::string& text, const std::vector<Value>& v) {
-        lexical.push_back(hit_from_row(id, text, v, schema, plan.collection, text_hits[i].score));
-        if (req.explain) lexical.back().explain.leg("bm25:" + plan.collection, ++rank, text_hits[i].score);
-      });
+      leg(text_hits, lexical, "bm25:" + plan.collection);
       hits = fuse_hybrid(std::move(dense), std::move(lexical), config_.hybrid, req.explain);
     }
   }
@@ -335,12 +392,20 @@ RetrievalResponse Orchestrator::retrieve(const RetrievalRequest& req) const {
   if (auto global = bus_.first<HookPoint::QUERY_DENSE_EXPAND>(ctx, query, std::optional<std::string>()))
     ctx.extra["expanded_query"] = *global;
 
+  // Lazy legs when nothing before the final trim reads text or metadata: one plan
+  // (no cross-collection dedupe), no per-plan RERANK, no post-merge hook, no legacy
+  // post-filter, no merged rerank. Only the final hits are then materialised.
+  const auto policy = resolve_rerank_policy(ctx.plugin_namespace);
+  const bool lazy = route.plans.size() == 1 && req.legacy_scope.empty() && policy == RerankPolicy::none &&
+                    !bus_.has_subscribers(HookPoint::RERANK, ctx.plugin_namespace) &&
+                    !bus_.has_subscribers(HookPoint::RRF_POST_MERGE, ctx.plugin_namespace) &&
+                    !bus_.has_subscribers(HookPoint::RETRIEVE_SUPPLEMENT, ctx.plugin_namespace);
   std::vector<HitList> lists;
   int succeeded = 0;
   for (const auto& plan : route.plans) {
     auto t0 = std::chrono::steady_clock::now();
     try {
-      auto hits = run_plan(plan, query, scope, req, ctx);
+      auto hits = run_plan(plan, query, scope, req, ctx, lazy);
       ++succeeded;
       if (tel.enabled())
         tel.event("recall", {{"collection", plan.collection}, {"encoder", plan.encoder}, {"count", hits.size()},
@@ -368,13 +433,16 @@ RetrievalResponse Orchestrator::retrieve(const RetrievalRequest& req) const {
     std::unordered_set<std::string> allowed(req.legacy_scope.begin(), req.legacy_scope.end());
     std::erase_if(merged, [&](const ScoredHit& h) { return !allowed.count(h.document_id()); });
   }
+  // With no merged rerank, expansion only follows the hits that make the cut (children
+  // come right after their parent), so trimming first returns the same list.
+  if (lazy && merged.size() > req.top_k) merged.resize(req.top_k);
+  materialize(merged);
   merged = expand(std::move(merged), route, req, scope, tel);
   if (tel.enabled())
     tel.event("fusion", {{"lists", n_lists}, {"succeeded", succeeded}, {"merged", merged.size()},
                          {"supplement", supplement.size()}, {"ms", ms_since(t_fuse)}});
 
   // RERANK_MERGED per the rerank policy.
-  const auto policy = resolve_rerank_policy(ctx.plugin_namespace);
   if (policy == RerankPolicy::domain) {
     if (auto r = bus_.first<HookPoint::RERANK_MERGED>(ctx, query, merged)) merged = std::move(*r);
     tel.audit("rerank_t2_domain", {{"candidates", merged.size()}});

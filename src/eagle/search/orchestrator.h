@@ -83,7 +83,9 @@ class Orchestrator {
   };
   Scope build_scope(const RetrievalRequest& req, HookContext& ctx, Telemetry& tel) const;
   HitList run_plan(const CollectionQueryPlan& plan, const std::string& query, const Scope& scope,
-                   const RetrievalRequest& req, HookContext& ctx) const;
+                   const RetrievalRequest& req, HookContext& ctx, bool lazy) const;
+  // Fills text and metadata of lazy hits from their collections' rows.
+  void materialize(HitList& hits) const;
   HitList expand(HitList hits, const RouteDecision& route, const RetrievalRequest& req, const Scope& scope,
                  Telemetry& tel) const;
 

@@ -27,6 +27,11 @@ struct ScoredHit {
   nlohmann::json metadata = nlohmann::json::object();  // scalar fields of the row
   Explain explain;
   bool is_image = false;
+  // Lazy hits: a plan's legs carry only id, score and the collection row until the
+  // orchestrator knows which hits survive (text and metadata are then filled in).
+  static constexpr uint32_t kNoRow = UINT32_MAX;
+  uint32_t row = kNoRow;
+  bool materialized = true;
 
   // The seed's dedupe keys.
   std::string source_chunk_id() const { return metadata.value("source_chunk_id", std::string()); }
