@@ -53,6 +53,9 @@ int main(int argc, char** argv) {
   app.add_option("--min-seconds", min_seconds, "time per case and engine")->capture_default_str();
   app.add_option("--python", python, "Debian python3 with python3-torch")->capture_default_str();
   app.add_flag("--no-torch", skip_torch, "measure the native runtime only");
+  std::string only_model, only_case;
+  app.add_option("--model", only_model, "only this shape (bert-base or minilm-l6)");
+  app.add_option("--case", only_case, "only this batch x seq, e.g. 1x32");
   CLI11_PARSE(app, argc, argv);
 
   const std::vector<Shape> shapes = {{"bert-base", 768, 12, 12, 3072}, {"minilm-l6", 384, 6, 12, 1536}};
@@ -61,6 +64,7 @@ int main(int argc, char** argv) {
   std::map<std::string, double> eagle_ms;
   std::string torch_cases;
   for (const auto& s : shapes) {
+    if (!only_model.empty() && s.name != only_model) continue;
     BertConfig c;
     c.vocab_size = 30522;
     c.hidden = s.hidden;
@@ -70,6 +74,7 @@ int main(int argc, char** argv) {
     auto model = BertModel::random(c, false, 42);
     std::mt19937 rng(1);
     for (const auto& k : cases) {
+      if (!only_case.empty() && only_case != std::to_string(k.batch) + "x" + std::to_string(k.seq)) continue;
       std::vector<std::vector<int32_t>> ids(k.batch), types(k.batch);
       for (size_t b = 0; b < k.batch; ++b) {
         for (size_t i = 0; i < k.seq; ++i) ids[b].push_back(static_cast<int32_t>(rng() % c.vocab_size));

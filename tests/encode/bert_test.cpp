@@ -3,10 +3,13 @@
 // layers, 4/6/2 heads; padding within a batch; truncation; sentence pairs with a
 // classifier head). Tolerance: 1e-4 max absolute difference.
 #include "eagle/encode/bert/bert.h"
+#include "eagle/encode/bert/kernels.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <random>
+#include <vector>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -123,4 +126,29 @@ TEST(EncoderConfig, BuildsEveryTypeAndNamesTheLabelOnErrors) {
   expect_error({{"x", {{"type", "quantum"}}}}, "unknown type 'quantum'");
   expect_error({{"y", {{"type", "openai"}}}}, "base_url");
   expect_error({{"z", {{"type", "bert"}, {"path", fixture("tiny-a").string()}, {"pooling", "max"}}}}, "pooling");
+}
+
+// The projection kernel of either path (AVX-512 panel tiles with masked tails and
+// row blocks, or OpenBLAS) against a double-precision loop.
+TEST(BertKernels, LinearMatchesANaiveProductOnOddShapes) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  eagle::encode::kernels::set_threads(2);
+  for (int M : {1, 5, 6, 7, 13, 32, 97, 130})
+    for (int N : {1, 15, 16, 17, 63, 64, 65, 130})
+      for (int K : {1, 3, 64, 70}) {
+        std::vector<float> x(static_cast<size_t>(M) * K), w(static_cast<size_t>(N) * K), y(static_cast<size_t>(M) * N, -7.0f);
+        for (auto& v : x) v = u(rng);
+        for (auto& v : w) v = u(rng);  // [N][K], as PyTorch stores a Linear
+        const auto packed = eagle::encode::kernels::pack_weights(w, N, K);
+        eagle::encode::kernels::linear(M, N, K, x.data(), packed.data(), y.data());
+        double worst = 0;
+        for (int m = 0; m < M; ++m)
+          for (int n = 0; n < N; ++n) {
+            double s = 0;
+            for (int k = 0; k < K; ++k) s += static_cast<double>(x[m * K + k]) * w[static_cast<size_t>(n) * K + k];
+            worst = std::max(worst, std::abs(s - y[static_cast<size_t>(m) * N + n]));
+          }
+        ASSERT_LT(worst, 1e-4) << "M " << M << " N " << N << " K " << K << " (" << eagle::encode::kernels::kernel_name() << ")";
+      }
 }

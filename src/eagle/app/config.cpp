@@ -65,6 +65,8 @@ void add_biomed_options(std::vector<ConfigOption>& o) {
   flag("biomed.supplement_enabled", "RETRIEVE_SUPPLEMENT: entity-anchored supplemental recall", &B::supplement_enabled);
   flag("biomed.injection_enabled", "RRF_POST_MERGE: inject supplement hits (min_new, +boost)", &B::injection_enabled);
   flag("biomed.tier2_enabled", "RERANK_MERGED: the Tier-2 fusion rerank", &B::tier2_enabled);
+  flag("biomed.tier1_entity_filter", "Tier-1: keep only hits naming the query's drugs (when any remain)",
+       &B::tier1_entity_filter);
   flag("biomed.tier1_cosine_rerank", "Tier-1: cosine rerank of the biomedical and chemical plans", &B::tier1_cosine_rerank);
   flag("biomed.tier1_skip_static_encoders", "Tier-1: no cosine rerank with a static word-vector encoder",
        &B::tier1_skip_static_encoders);

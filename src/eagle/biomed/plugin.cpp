@@ -362,7 +362,7 @@ std::optional<HitList> BiomedPlugin::tier1_rerank(HookContext& ctx, const std::s
   // sparse terms; applied only if it leaves something.
   const bool structure_search = opts_.tier1_structure_search_skips_entity_filter && encoders_.has_encoder(encoder) &&
                                 encoders_.encoder(encoder).info().modality == encode::Modality::molecule;
-  if (intent.require_entity_match && !terms.empty() && !structure_search) {
+  if (opts_.tier1_entity_filter && intent.require_entity_match && !terms.empty() && !structure_search) {
     HitList kept;
     for (const auto& h : hits) {
       const std::string blob = lower_prefix(h.text, opts_.entity_text_chars) + " " + path_blob(h.metadata);

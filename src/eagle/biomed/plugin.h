@@ -69,6 +69,7 @@ struct BiomedOptions {
   bool injection_enabled = true;
   bool tier2_enabled = true;
   // Tier-1.
+  bool tier1_entity_filter = true;
   bool tier1_cosine_rerank = true;
   // The cosine rerank replaces a plan's fused dense+BM25 order by the encoder's
   // cosine alone. With a static word-vector encoder standing in for pubmedbert that

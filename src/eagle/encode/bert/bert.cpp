@@ -1,4 +1,5 @@
 #include "eagle/encode/bert/bert.h"
+#include "eagle/encode/bert/kernels.h"
 
 #include <cblas.h>
 
@@ -17,7 +18,10 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 struct Linear {
-  std::vector<float> w;  // [out][in], as PyTorch stores nn.Linear
+  // [out][in], as PyTorch stores nn.Linear, while loading; prepare() turns it into
+  // `packed` (kernels::pack_weights: the layout the kernels stream) and frees it.
+  std::vector<float> w;
+  std::vector<float> packed;
   std::vector<float> b;  // [out]
   uint32_t in = 0, out = 0;
 };
@@ -41,11 +45,22 @@ struct BertWeights {
 
 namespace {
 
+void transpose_weights(Linear& l) {
+  l.packed = kernels::pack_weights(l.w, static_cast<int>(l.out), static_cast<int>(l.in));
+  std::vector<float>().swap(l.w);
+}
+
+// Weights in the layout the kernels read, once per model.
+void prepare(BertWeights& w) {
+  for (auto& L : w.layers)
+    for (Linear* l : {&L.qkv, &L.attn_out, &L.ff_in, &L.ff_out}) transpose_weights(*l);
+  if (w.has_pooler) transpose_weights(w.pooler);
+  if (w.has_classifier) transpose_weights(w.classifier);
+}
+
 // Y[t][out] = X[t][in] * W^T + b
 void linear(const float* x, size_t tokens, const Linear& l, float* y) {
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(tokens), static_cast<int>(l.out),
-              static_cast<int>(l.in), 1.0f, x, static_cast<int>(l.in), l.w.data(), static_cast<int>(l.in), 0.0f, y,
-              static_cast<int>(l.out));
+  kernels::linear(static_cast<int>(tokens), static_cast<int>(l.out), static_cast<int>(l.in), x, l.packed.data(), y);
   for (size_t t = 0; t < tokens; ++t) {
     float* row = y + t * l.out;
     for (uint32_t o = 0; o < l.out; ++o) row[o] += l.b[o];
@@ -199,6 +214,7 @@ BertModel BertModel::load(const fs::path& folder) {
     w->has_classifier = true;
     w->classifier = top.lin("classifier", static_cast<uint32_t>(ci.shape[0]), h);
   }
+  prepare(*w);
   m.w_ = std::move(w);
   return m;
 }
@@ -236,6 +252,7 @@ BertModel BertModel::random(const BertConfig& c, bool classifier, uint64_t seed)
     w->pooler = lin(h, h);
     w->classifier = lin(1, h);
   }
+  prepare(*w);
   m.w_ = std::move(w);
   return m;
 }
@@ -276,9 +293,12 @@ std::vector<float> BertModel::forward(const std::vector<std::vector<int32_t>>& i
   for (const auto& layer : w_->layers) {
     linear(x.data(), T, layer.qkv, qkv.data());
     {
-      // No OpenMP here: its spinning workers fight OpenBLAS's threads for the cores.
-      std::vector<float> scores(L * L);
-      for (int job = 0; job < work; ++job) {
+      // One job per (sequence, head), on Eagle's workers (AVX-512 path) or serially
+      // with OpenBLAS threading each product. No OpenMP: its spinning workers fight
+      // OpenBLAS's threads for the cores.
+      std::vector<std::vector<float>> scores_of(static_cast<size_t>(kernels::threads()), std::vector<float>(L * L));
+      kernels::parallel_for(work, [&](int job, int worker) {
+        std::vector<float>& scores = scores_of[static_cast<size_t>(worker)];
         const size_t b = static_cast<size_t>(job) / heads;
         const uint32_t hd = static_cast<uint32_t>(job) % heads;
         const size_t len = ids[b].size();
@@ -287,9 +307,8 @@ std::vector<float> BertModel::forward(const std::vector<std::vector<int32_t>>& i
         const float* v = q + 2 * H;
         // Scores over the valid keys only: padding keys are masked out entirely,
         // which is what HF's additive large-negative mask amounts to.
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(L), static_cast<int>(len),
-                    static_cast<int>(d), scale, q, static_cast<int>(3 * H), k, static_cast<int>(3 * H), 0.0f,
-                    scores.data(), static_cast<int>(len));
+        kernels::gemm_nt(static_cast<int>(L), static_cast<int>(len), static_cast<int>(d), scale, q,
+                         static_cast<int>(3 * H), k, static_cast<int>(3 * H), scores.data(), static_cast<int>(len));
         for (size_t i = 0; i < L; ++i) {
           float* row = scores.data() + i * len;
           float mx = row[0];
@@ -303,10 +322,10 @@ std::vector<float> BertModel::forward(const std::vector<std::vector<int32_t>>& i
           const float inv = 1.0f / sum;
           for (size_t j = 0; j < len; ++j) row[j] *= inv;
         }
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(L), static_cast<int>(d),
-                    static_cast<int>(len), 1.0f, scores.data(), static_cast<int>(len), v, static_cast<int>(3 * H),
-                    0.0f, ctx.data() + b * L * H + hd * d, static_cast<int>(H));
-      }
+        kernels::gemm_nn(static_cast<int>(L), static_cast<int>(d), static_cast<int>(len), scores.data(),
+                         static_cast<int>(len), v, static_cast<int>(3 * H), ctx.data() + b * L * H + hd * d,
+                         static_cast<int>(H));
+      });
     }
     linear(ctx.data(), T, layer.attn_out, tmp.data());
     add_in_place(x.data(), tmp.data(), T * H);
@@ -366,11 +385,7 @@ std::vector<float> BertModel::classify(const std::vector<std::vector<int32_t>>& 
   return out;
 }
 
-void set_bert_threads(int threads) {
-  if (threads > 0) {
-    openblas_set_num_threads(threads);
-  }
-}
+void set_bert_threads(int threads) { kernels::set_threads(threads); }
 
 namespace {
 
