@@ -178,7 +178,7 @@ int cmd_search(const GlobalFlags& g, const std::vector<std::string>& words, cons
   int rank = 0;
   for (const auto& h : resp.hits) {
     std::printf("%3d. %8.4f  %s  [%s]", ++rank, h.score, h.id.c_str(), h.collection.c_str());
-    const std::string section = h.metadata.value("biomed_section", std::string());
+    const std::string section = h.field("biomed_section");
     if (!section.empty()) std::printf("  {%s}", section.c_str());
     std::printf("\n      %s\n", snippet(h.text, 160).c_str());
     if (f.explain) std::printf("      explain: %s\n", h.explain.legs.dump().c_str());

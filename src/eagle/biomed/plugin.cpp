@@ -334,7 +334,7 @@ std::vector<float> BiomedPlugin::structure_scores(const std::string& query, cons
   }
   if (qfps.empty()) return out;
   for (size_t i = 0; i < hits.size(); ++i) {
-    const std::string smiles = hits[i].metadata.value("smiles", std::string());
+    const std::string smiles = hits[i].field("smiles");
     if (smiles.empty()) continue;
     try {
       auto fp = encode::chem::Molecule::from_smiles(smiles).morgan();

@@ -37,6 +37,8 @@ struct HookContext {
   const RetrievalRequest* request = nullptr;
   std::map<std::string, std::any> extra;
   Telemetry* telemetry = nullptr;  // audit events go here when set
+  double encode_ms = 0;  // time in the encoder and in index searches (overhead accounting)
+  double search_ms = 0;
   template <typename T>
   const T* get(const std::string& key) const {
     auto it = extra.find(key);

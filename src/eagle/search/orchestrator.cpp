@@ -27,17 +27,7 @@ const std::set<std::string> kFacetFields = {"source_type", "year", "chunk_type",
 
 // Accumulates time spent in the encoder and in index searches, so the pipeline's own
 // overhead (total minus these) can be reported.
-void stage_ms(HookContext& ctx, const char* key, std::chrono::steady_clock::time_point t0) {
-  auto it = ctx.extra.find(key);
-  const double add = ms_since(t0);
-  if (it == ctx.extra.end()) ctx.extra[key] = add;
-  else it->second = std::any_cast<double>(it->second) + add;
-}
-
-double stage_total(const HookContext& ctx, const char* key) {
-  const double* v = ctx.get<double>(key);
-  return v ? *v : 0.0;
-}
+void stage_ms(double& total, std::chrono::steady_clock::time_point t0) { total += ms_since(t0); }
 
 std::string and_join(const std::vector<std::string>& parts) {
   std::string out;
@@ -62,6 +52,7 @@ ScoredHit hit_from_row(const std::string& id, const std::string& text, const std
   h.collection = collection;
   h.score = score;
   h.text = text;
+  h.metadata = nlohmann::json::object();
   for (size_t i = 0; i < schema.fields.size() && i < values.size(); ++i) {
     if (is_null(values[i])) continue;
     const auto& name = schema.fields[i].name;
@@ -238,13 +229,13 @@ HitList Orchestrator::run_plan(const CollectionQueryPlan& plan, const std::strin
   auto& encoder = encoders_.encoder(plan.encoder);
   auto t_enc = std::chrono::steady_clock::now();
   auto vec = encoder.encode({exp.dense_query}, encode::EncodeMode::query).at(0);
-  stage_ms(ctx, "encode_ms", t_enc);
+  stage_ms(ctx.encode_ms, t_enc);
   const auto& schema = coll->schema();
   HitList dense;
   int rank = 0;
   auto t_search = std::chrono::steady_clock::now();
   auto vector_hits = coll->search_vector(vec, plan.top_k, filter, params);
-  stage_ms(ctx, "search_ms", t_search);
+  stage_ms(ctx.search_ms, t_search);
   dense.reserve(vector_hits.size());
   // A lazy leg keeps the row; text and metadata come later, for the hits that survive.
   auto leg = [&](const std::vector<store::CollectionHit>& found, HitList& out, const std::string& name) {
@@ -285,7 +276,7 @@ HitList Orchestrator::run_plan(const CollectionQueryPlan& plan, const std::strin
       rank = 0;
       auto t_lex = std::chrono::steady_clock::now();
       auto text_hits = coll->search_text(lexical_query, plan.top_k, filter, params);
-      stage_ms(ctx, "search_ms", t_lex);
+      stage_ms(ctx.search_ms, t_lex);
       lexical.reserve(text_hits.size());
       leg(text_hits, lexical, "bm25:" + plan.collection);
       hits = fuse_hybrid(std::move(dense), std::move(lexical), config_.hybrid, req.explain);
@@ -302,14 +293,14 @@ HitList Orchestrator::expand(HitList hits, const RouteDecision& route, const Ret
   const bool parent_doc = config_.parent_doc_retrieval && route.hints.value("parent_doc_retrieval", true);
   auto needs_expansion = [&](const ScoredHit& h) {
     return (config_.graph_expansion && h.metadata.contains("connect_to")) ||
-           (parent_doc && h.metadata.value("type", std::string()) == "section_summary");
+           (parent_doc && h.field("type") == "section_summary");
   };
   if (std::none_of(hits.begin(), hits.end(), needs_expansion)) return hits;  // the common case
   std::unordered_set<std::string> present;
   for (const auto& h : hits) present.insert(h.collection + "\x1f" + h.id);
   for (auto& h : hits) {
     const bool has_edges = config_.graph_expansion && h.metadata.contains("connect_to");
-    const bool is_summary = parent_doc && h.metadata.value("type", std::string()) == "section_summary";
+    const bool is_summary = parent_doc && h.field("type") == "section_summary";
     out.push_back(std::move(h));
     if (!has_edges && !is_summary) continue;  // the common case: nothing to expand
     // A copy: `out` grows below, which would invalidate a reference into it.
@@ -325,8 +316,8 @@ HitList Orchestrator::expand(HitList hits, const RouteDecision& route, const Ret
       ++added;
     };
     // Graph expansion: one hop along connect_to (plain ids or {target, ...}).
-    if (has_edges && parent.metadata["connect_to"].is_array()) {
-      for (const auto& edge : parent.metadata["connect_to"]) {
+    if (has_edges && parent.metadata.at("connect_to").is_array()) {
+      for (const auto& edge : parent.metadata.at("connect_to")) {
         std::string target = edge.is_string() ? edge.get<std::string>()
                                               : (edge.is_object() ? edge.value("target", std::string()) : "");
         if (target.empty()) continue;
@@ -471,8 +462,8 @@ RetrievalResponse Orchestrator::retrieve(const RetrievalRequest& req) const {
   resp.metadata["scope_capped"] = scope.capped;
   resp.metadata["rerank_policy"] = policy == RerankPolicy::domain ? "domain" : policy == RerankPolicy::general ? "general" : "none";
   resp.metadata["took_ms"] = tel.elapsed_ms();
-  resp.metadata["encode_ms"] = stage_total(ctx, "encode_ms");
-  resp.metadata["search_ms"] = stage_total(ctx, "search_ms");
+  resp.metadata["encode_ms"] = ctx.encode_ms;
+  resp.metadata["search_ms"] = ctx.search_ms;
   resp.metadata["audits"] = tel.audits();
   if (tel.enabled()) tel.event("done", {{"hits", resp.hits.size()}, {"total_ms", tel.elapsed_ms()}});
   return resp;

@@ -24,7 +24,9 @@ struct ScoredHit {
   std::string collection;  // where it came from
   double score = 0;
   std::string text;
-  nlohmann::json metadata = nlohmann::json::object();  // scalar fields of the row
+  // Scalar fields of the row: an object once materialised; null (no allocation) on
+  // a lazy hit, which only the orchestrator handles before materialising it.
+  nlohmann::json metadata;
   Explain explain;
   bool is_image = false;
   // Lazy hits: a plan's legs carry only id, score and the collection row until the
@@ -34,9 +36,14 @@ struct ScoredHit {
   bool materialized = true;
 
   // The seed's dedupe keys.
-  std::string source_chunk_id() const { return metadata.value("source_chunk_id", std::string()); }
-  std::string document_id() const { return metadata.value("document_id", std::string()); }
-  std::string path() const { return metadata.value("path", std::string()); }
+  std::string source_chunk_id() const { return field("source_chunk_id"); }
+  std::string document_id() const { return field("document_id"); }
+  std::string path() const { return field("path"); }
+  std::string field(const char* name) const {
+    if (!metadata.is_object()) return {};
+    auto it = metadata.find(name);
+    return it != metadata.end() && it->is_string() ? it->get<std::string>() : std::string();
+  }
 };
 
 using HitList = std::vector<ScoredHit>;
