@@ -180,3 +180,28 @@ TEST(Cli, BiomedDemoRegulatoryAndChemicalQuestions) {
   EXPECT_NE(std::find(ids.begin(), ids.end(), "DB04868"), ids.end()) << c["hits"].dump();  // nilotinib
   fs::remove_all(dir);
 }
+
+// TDR (doc_profile.py): text ingested in the biomed namespace is routed by its profile:
+// the oncology abstract to the biomedical collection, the office memo to the core one.
+TEST(Cli, BiomedIngestRoutesGeneralTextToTheCoreCollection) {
+  const fs::path shared(EAGLE_SHARED_DATA);
+  ASSERT_TRUE(fs::exists(shared / "vocab")) << "shared data missing: " << shared;
+  auto dir = temp_dir("tdr");
+  std::ofstream(dir / "docs.jsonl")
+      << R"({"_id":"memo","text":"The quarterly budget meeting is moved to Friday. Please send your travel receipts to the finance office before the end of the month."})"
+      << "\n"
+      << R"({"_id":"onc","title":"Osimertinib in EGFR T790M NSCLC","text":"Osimertinib improved progression-free survival in patients with EGFR T790M-positive non-small cell lung cancer after progression on gefitinib."})"
+      << "\n";
+  const std::string g = "--data-dir " + (dir / "store").string() + " --set biomed.vocab_dir=" +
+                        (shared / "vocab").string() + " --set biomed.vocab_cache=" +
+                        (fs::path(EAGLE_BIN_DIR).parent_path() / "data" / "biomed-vocab.bin").string() + " ";
+  auto r = run(g + "ingest --namespace biomed " + (dir / "docs.jsonl").string());
+  ASSERT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find("eagle_text_biomed +1 = 1 rows"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("eagle_text +1 = 1 rows"), std::string::npos) << r.out;
+  // Off: everything to the core collection.
+  auto off = run(g + "--set biomed.document_profile_routing=false ingest --namespace biomed " +
+                 (dir / "docs.jsonl").string());
+  EXPECT_NE(off.out.find("eagle_text +2 = 2 rows"), std::string::npos) << off.out;
+  fs::remove_all(dir);
+}

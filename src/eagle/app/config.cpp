@@ -62,6 +62,16 @@ void add_biomed_options(std::vector<ConfigOption>& o) {
   flag("biomed.sparse_terms_enabled", "QUERY_DENSE_EXPAND: drug names and section cues added to the BM25 leg",
        &B::sparse_terms_enabled);
   flag("biomed.chunk_stamps_enabled", "CHUNK: stamp primary_drugs and biomed_section at ingest", &B::chunk_stamps_enabled);
+  flag("biomed.document_profile_routing",
+       "ingest: biomedical text to the biomedical collection, general text to the core one (TDR)",
+       &B::document_profile_routing);
+  o.push_back({"biomed.profile_min_density", "TDR: biomedical cues or entities per 100 tokens for a biomedical profile",
+               [](Config& c, const std::string& v) {
+                 double d = to_double("biomed.profile_min_density", v);
+                 if (d < 0) fail(ErrorCode::invalid_argument, "biomed.profile_min_density must be >= 0");
+                 c.biomed.options.profile_min_density = d;
+               },
+               [](const Config& c) { return fmt(c.biomed.options.profile_min_density); }});
   flag("biomed.supplement_enabled", "RETRIEVE_SUPPLEMENT: entity-anchored supplemental recall", &B::supplement_enabled);
   flag("biomed.injection_enabled", "RRF_POST_MERGE: inject supplement hits (min_new, +boost)", &B::injection_enabled);
   flag("biomed.tier2_enabled", "RERANK_MERGED: the Tier-2 fusion rerank", &B::tier2_enabled);

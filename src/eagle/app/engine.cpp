@@ -10,6 +10,7 @@
 #include "eagle/encode/static/word_vectors.h"
 #include "eagle/biomed/ingest/chunker.h"
 #include "eagle/biomed/ingest/compound_cards.h"
+#include "eagle/biomed/ingest/doc_profile.h"
 #include "eagle/biomed/ingest/spl.h"
 #include "eagle/encode/chem/chem.h"
 #include "eagle/ingest/corpus_reader.h"
@@ -91,7 +92,7 @@ std::string resolve_vocab_dir(const Config& cfg) {
       fail(ErrorCode::not_found, "biomed.vocab_dir '" + cfg.biomed.vocab_dir + "' is not a folder");
     return cfg.biomed.vocab_dir;
   }
-  for (const fs::path p : {fs::path("../shared/data/vocab"), fs::path(EAGLE_SOURCE_DIR) / "../shared/data/vocab"})
+  for (const auto& p : {fs::path("../shared/data/vocab"), fs::path(EAGLE_SOURCE_DIR) / "../shared/data/vocab"})
     if (fs::is_directory(p)) return p.lexically_normal().string();
   fail(ErrorCode::not_found,
        "no vocabulary folder: set biomed.vocab_dir (DrugBank CSVs, genes_human.tsv, MeSH, DOID, UMLS RRF)");
@@ -350,60 +351,119 @@ IngestReport Engine::ingest(const std::vector<std::string>& inputs, const Ingest
     }
   }
 
-  // 2. The collection and its encoder (the recorded one wins; a different one is refused).
-  rep.encoder = opts.encoder;
-  if (catalog_->exists(rep.collection)) {
-    const auto& recorded = catalog_->get(rep.collection).schema().vector.encoder;
-    if (rep.encoder.empty()) rep.encoder = recorded.empty() ? slot.encoder : recorded;
-    if (!recorded.empty() && recorded != rep.encoder)
-      fail(ErrorCode::invalid_argument, "collection '" + rep.collection + "' holds '" + recorded +
-                                            "' vectors; cannot add '" + rep.encoder + "' vectors");
-  } else if (rep.encoder.empty()) {
-    rep.encoder = opts.collection.empty() ? slot.encoder : default_encoder(rep.collection);
-  }
-  auto& encoder = encoders_.encoder(rep.encoder);
-  const auto want = compounds ? encode::Modality::molecule : encode::Modality::text;
-  if (encoder.info().modality != want)
-    fail(ErrorCode::invalid_argument, "encoder '" + rep.encoder + "' does not embed " +
-                                          (compounds ? "molecules" : "text"));
-  if (rows.empty()) {
-    rep.documents = 0;
-    return rep;
-  }
-  store::Collection* coll = nullptr;
-  if (catalog_->exists(rep.collection)) {
-    coll = &catalog_->get(rep.collection);
-  } else {
-    auto schema = compounds ? encode::compound_schema(rep.collection)
-                            : chunk_schema(rep.collection, encoder.info().dim, encoder.info().metric);
-    schema.vector.encoder = rep.encoder;
-    coll = &catalog_->create(schema);
-  }
-  const auto& schema = coll->schema();
+  if (rows.empty()) return rep;
 
-  // 3. Embed, then one all-or-nothing write.
-  std::vector<store::Record> records;
-  records.reserve(rows.size());
-  const size_t batch = std::max<size_t>(1, std::min<size_t>(encoder.info().max_batch, 256));
-  for (size_t start = 0; start < rows.size(); start += batch) {
-    const size_t end = std::min(rows.size(), start + batch);
-    std::vector<std::string> inputs_batch(embed.begin() + start, embed.begin() + end);
-    auto vecs = encoder.encode(inputs_batch, encode::EncodeMode::document);
-    for (size_t i = start; i < end; ++i) {
-      json row = json::object();
-      // Only the schema's fields (a source may carry more); metadata copied by type.
-      for (const auto& [k, v] : rows[i].items())
-        if (k == "id" || k == "text" || (schema.field_index(k) && !v.is_null())) row[k] = v;
-      if (rows[i].contains("__meta")) copy_known_fields(rows[i]["__meta"], schema, row);
-      row["vector"] = std::move(vecs[i - start]);
-      records.push_back(store::record_from_json(row, schema));
+  // TDR (doc_profile.py): with the biomed namespace and no explicit collection,
+  // biomedical text goes to the biomedical collection and its encoder, general text
+  // (corporate memos, licences) to the core collection, instead of through PubMedBERT.
+  std::vector<std::vector<size_t>> groups;
+  std::vector<biomed::CollectionEncoder> targets;
+  const bool tdr = !compounds && format != "spl" && opts.plugin_namespace == "biomed" && opts.collection.empty() &&
+                   opts.encoder.empty() && bo.document_profile_routing;
+  if (tdr) {
+    const auto& kb = knowledge();
+    biomed::ProfileOptions po;
+    po.min_density = bo.profile_min_density;
+    std::vector<size_t> bio, general;
+    for (size_t i = 0; i < rows.size(); ++i) {
+      auto d = biomed::classify_document_profile(
+          embed[i], [&](std::string_view t) { return kb.match_entities(t).size(); }, po);
+      (d.profile == biomed::DocumentProfile::biomedical ? bio : general).push_back(i);
     }
-    if (progress) progress(end, rows.size());
+    if (!bio.empty()) {
+      groups.push_back(std::move(bio));
+      targets.push_back(bo.text_biomed);
+    }
+    if (!general.empty()) {
+      groups.push_back(std::move(general));
+      targets.push_back(core);
+    }
+  } else {
+    std::vector<size_t> all(rows.size());
+    for (size_t i = 0; i < all.size(); ++i) all[i] = i;
+    groups.push_back(std::move(all));
+    targets.push_back({rep.collection, opts.encoder.empty() ? std::string() : opts.encoder});
   }
-  coll->upsert(std::move(records));
+
+  // 2. Each group's collection and encoder (the recorded one wins; a different one is
+  // refused), and its records, all prepared before anything is written.
+  struct Prepared {
+    store::Collection* coll = nullptr;
+    std::string collection, encoder;
+    std::vector<store::Record> records;
+    std::vector<size_t> rows;
+  };
+  std::vector<Prepared> prepared;
+  size_t done = 0;
+  for (size_t g = 0; g < groups.size(); ++g) {
+    Prepared p;
+    p.collection = targets[g].collection;
+    p.encoder = tdr ? targets[g].encoder : opts.encoder;
+    if (catalog_->exists(p.collection)) {
+      const auto& recorded = catalog_->get(p.collection).schema().vector.encoder;
+      if (p.encoder.empty()) p.encoder = recorded.empty() ? slot.encoder : recorded;
+      if (!recorded.empty() && recorded != p.encoder)
+        fail(ErrorCode::invalid_argument, "collection '" + p.collection + "' holds '" + recorded +
+                                              "' vectors; cannot add '" + p.encoder + "' vectors");
+    } else if (p.encoder.empty()) {
+      p.encoder = opts.collection.empty() ? slot.encoder : default_encoder(p.collection);
+    }
+    auto& encoder = encoders_.encoder(p.encoder);
+    const auto want = compounds ? encode::Modality::molecule : encode::Modality::text;
+    if (encoder.info().modality != want)
+      fail(ErrorCode::invalid_argument, "encoder '" + p.encoder + "' does not embed " +
+                                            (compounds ? "molecules" : "text"));
+    if (catalog_->exists(p.collection)) {
+      p.coll = &catalog_->get(p.collection);
+    } else {
+      auto schema = compounds ? encode::compound_schema(p.collection)
+                              : chunk_schema(p.collection, encoder.info().dim, encoder.info().metric);
+      schema.vector.encoder = p.encoder;
+      p.coll = &catalog_->create(schema);
+    }
+    const auto& schema = p.coll->schema();
+    // 3. Embed.
+    const auto& idx = groups[g];
+    const size_t batch = std::max<size_t>(1, std::min<size_t>(encoder.info().max_batch, 256));
+    for (size_t start = 0; start < idx.size(); start += batch) {
+      const size_t end = std::min(idx.size(), start + batch);
+      std::vector<std::string> inputs_batch;
+      for (size_t i = start; i < end; ++i) inputs_batch.push_back(embed[idx[i]]);
+      auto vecs = encoder.encode(inputs_batch, encode::EncodeMode::document);
+      for (size_t i = start; i < end; ++i) {
+        const json& src = rows[idx[i]];
+        json row = json::object();
+        // Only the schema's fields (a source may carry more); metadata copied by type.
+        for (const auto& [k, v] : src.items())
+          if (k == "id" || k == "text" || (schema.field_index(k) && !v.is_null())) row[k] = v;
+        if (src.contains("__meta")) copy_known_fields(src["__meta"], schema, row);
+        row["vector"] = std::move(vecs[i - start]);
+        p.records.push_back(store::record_from_json(row, schema));
+      }
+      done += end - start;
+      if (progress) progress(done, rows.size());
+    }
+    p.rows = idx;
+    prepared.push_back(std::move(p));
+  }
+
+  // 4. One all-or-nothing write per collection, then the registry.
+  rep.collection.clear();
+  rep.encoder.clear();
+  for (auto& p : prepared) {
+    p.coll->upsert(std::move(p.records));
+    rep.collection += (rep.collection.empty() ? "" : " + ") + p.collection;
+    rep.encoder += (rep.encoder.empty() ? "" : " + ") + p.encoder;
+    rep.per_collection.push_back({p.collection, p.rows.size()});
+    // A row's document is its registry record (one per row for text formats).
+    if (documents.size() == rows.size())
+      for (size_t i : p.rows) add_collection(documents[i], p.collection);
+    else
+      for (auto& d : documents) add_collection(d, p.collection);
+  }
   for (auto& d : documents) {
-    if (auto old = registry().get(d.document_id)) d.collections_used = old->collections_used;
-    add_collection(d, rep.collection);
+    if (auto old = registry().get(d.document_id))
+      for (const auto& c : old->collections_used) add_collection(d, c);
     registry().upsert(d);
   }
   rep.documents = documents.size();

@@ -43,8 +43,9 @@ struct IngestOptions {
 };
 
 struct IngestReport {
-  std::string collection;
+  std::string collection;  // "a + b" when the document profile split the input
   std::string encoder;
+  std::vector<std::pair<std::string, size_t>> per_collection;  // rows written to each
   size_t documents = 0;
   size_t rows = 0;
   std::vector<std::string> skipped;  // "FILE:LINE: message" or "FILE: message"

@@ -93,10 +93,14 @@ int cmd_ingest(const GlobalFlags& g, const std::vector<std::string>& inputs, con
   auto rep = engine.ingest(inputs, o, [&](size_t done, size_t total) { progress.update(done, total, "records"); });
   progress.finish();
   for (const auto& s : rep.skipped) std::fprintf(stderr, "skipped %s\n", s.c_str());
-  std::printf("ingested %zu documents as %zu rows (%zu skipped) into collection %s (encoder %s) in %.2f s; "
-              "it now holds %zu rows\n",
+  std::printf("ingested %zu documents as %zu rows (%zu skipped) into collection %s (encoder %s) in %.2f s",
               rep.documents, rep.rows, rep.skipped.size(), rep.collection.c_str(), rep.encoder.c_str(),
-              seconds_since(t0), engine.catalog().get(rep.collection).count());
+              seconds_since(t0));
+  std::string holds;
+  for (const auto& [name, n] : rep.per_collection)
+    holds += (holds.empty() ? "" : ", ") + name + " +" + std::to_string(n) + " = " +
+             std::to_string(engine.catalog().get(name).count()) + " rows";
+  std::printf("%s%s\n", holds.empty() ? "" : "; ", holds.c_str());
   return 0;
 }
 
@@ -606,6 +610,8 @@ int main(int argc, char** argv) {
                    "overlap over dense candidates), hybrid (dense + BM25 fused) or pipeline (the full orchestrated path)")
       ->capture_default_str();
   eval->add_option("--namespace", eval_ns, "plugin namespace of pipeline requests")->capture_default_str();
+  bool eval_pipeline = false;
+  eval->add_flag("--pipeline", eval_pipeline, "same as --retriever pipeline (the full orchestrated query path)");
   eval->add_option("--run", run_file, "write the TREC run (qid Q0 docid rank score tag) here");
   eval->add_option("--per-query", per_query, "write per-query metrics as CSV here");
   eval->add_option("--tag", tag, "run tag (last column of the run file)")->capture_default_str();
@@ -652,6 +658,7 @@ int main(int argc, char** argv) {
     if (*ingest) return cmd_ingest(g, inputs, ingest_flags);
     if (*search) return cmd_search(g, words, sf);
     if (*entities) return cmd_entities(g, entity_words, entities_json, entities_drugs);
+    if (*eval && eval_pipeline) retriever = "pipeline";
     if (*eval) return cmd_eval(g, beir, split, retriever, run_file, per_query, tag, depth, algorithm, score_run, eval_ns);
     if (*bench) return cmd_bench(g, bbeir, bsplit, repeat);
     if (*compounds) return cmd_compounds(smiles_csv, cname, csmiles, csmarts, ck);

@@ -98,6 +98,10 @@ struct BiomedOptions {
   size_t related_drugs_for_boost = 6;
   // Ingest (CHUNK).
   size_t chunk_primary_drugs = 3;
+  // TDR: text ingested in the biomed namespace without an explicit collection is
+  // routed by its document profile (biomedical -> text_biomed, general -> core text).
+  bool document_profile_routing = true;
+  double profile_min_density = 2.0;  // biomedical cue words or entities per 100 tokens
   std::map<std::string, ProfileWeights> profiles = default_profile_weights();
 };
 
