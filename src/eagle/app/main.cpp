@@ -145,7 +145,7 @@ std::map<std::string, json> parse_facets(const std::vector<std::string>& kvs) {
 
 int cmd_search(const GlobalFlags& g, const std::vector<std::string>& words, const SearchFlags& f) {
   auto cfg = resolve_config(g);
-  size_t k = f.k ? f.k : cfg.pipeline.final_top_k;
+  size_t k = f.k ? f.k : cfg.top_k;
   if (k > eagle::search::kMaxFinalTopK)
     eagle::fail(ErrorCode::invalid_argument, "-k must be at most " + std::to_string(eagle::search::kMaxFinalTopK));
   eagle::search::RetrievalRequest req;
@@ -579,7 +579,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> words;
   SearchFlags sf;
   search->add_option("query", words, "query text")->required();
-  search->add_option("-k,--top-k", sf.k, "number of hits (default: pipeline.final_top_k)");
+  search->add_option("-k,--top-k", sf.k, "number of hits (default: search.top_k)");
   search->add_flag("--json", sf.as_json, "print one JSON object instead of a table");
   search->add_flag("--explain", sf.explain, "show each hit's rank and score in every leg, and the route decision");
   search->add_option("--namespace", sf.plugin_namespace, "plugin namespace: core or biomed (default: pipeline.namespace)");
