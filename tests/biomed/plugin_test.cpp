@@ -268,10 +268,14 @@ TEST(BiomedRoute, Step7DrugHitsAddTheChemicalCollectionStep13RegulatorySuppresse
   auto reg = request("imatinib drug label warnings");
   auto ctx2 = context(reg);
   EXPECT_EQ(collections_of(*p.route(ctx2, reg)), (std::vector<std::string>{"eagle_text_biomed", "eagle_text"}));
-  // An entity with related drugs also adds it.
+  // Only with a structure to search by: a gene with related drugs, or a biologic
+  // without SMILES, would give the molecule encoder nothing to embed.
   auto gene = request("EGFR exon 19");
   auto ctx3 = context(gene);
-  EXPECT_EQ(collections_of(*p.route(ctx3, gene)).back(), "eagle_chemical");
+  EXPECT_EQ(collections_of(*p.route(ctx3, gene)), (std::vector<std::string>{"eagle_text_biomed", "eagle_text"}));
+  auto bio = request("adalimumab in psoriasis");
+  auto ctx4 = context(bio);
+  EXPECT_EQ(collections_of(*p.route(ctx4, bio)), (std::vector<std::string>{"eagle_text_biomed", "eagle_text"}));
 }
 
 TEST(BiomedRoute, Step5ChemicalTaskAndSmilesRouteToTheChemicalCollectionOnly) {
@@ -319,7 +323,7 @@ TEST(BiomedRoute, AbsentCollectionsAreDroppedAndAudited) {
   ctx.telemetry = &tel;
   auto d = *p.route(ctx, req);
   EXPECT_EQ(collections_of(d), std::vector<std::string>{"eagle_text"});
-  EXPECT_EQ(d.hints["absent"], json::array({"eagle_text_biomed", "eagle_chemical"}));
+  EXPECT_EQ(d.hints["absent"], json::array({"eagle_text_biomed"}));
   ASSERT_FALSE(tel.audits().empty());
   EXPECT_EQ(tel.audits()[0]["audit"], "route_absent");
 }

@@ -342,11 +342,14 @@ TEST(Orchestrator, ScopeTagsResolveThroughTheSqliteRegistry) {
 // eager legs return: a pass-through RERANK subscriber forces the eager path.
 TEST(Orchestrator, LazyHitMaterialisationEqualsTheEagerPath) {
   Fixture f;
+  // connect_to edges between recalled hits: a child that is itself a (trimmed) hit
+  // must be handled the same way on both paths.
   for (int i = 0; i < 40; ++i)
     f.add("eagle_text", {{"id", "d" + std::to_string(i)},
                          {"text", "doc " + std::to_string(i) + (i % 3 ? " egfr mutation" : " met amplification")},
                          {"kb_name", i % 2 ? "a" : "b"},
-                         {"year", 2000 + i}});
+                         {"year", 2000 + i},
+                         {"connect_to", json::array({"d" + std::to_string((i * 7 + 3) % 40)})}});
   auto req = request("egfr met amplification", 7);
   req.explain = true;
   auto lazy = f.orch().retrieve(req);

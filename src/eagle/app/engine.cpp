@@ -56,7 +56,9 @@ void copy_known_fields(const json& meta, const CollectionSchema& schema, json& r
                     (f.type == FieldType::int64 && it->is_number_integer()) ||
                     (f.type == FieldType::float64 && it->is_number()) ||
                     (f.type == FieldType::boolean && it->is_boolean()) ||
-                    (f.type == FieldType::string_list && it->is_array()) || f.type == FieldType::json;
+                    (f.type == FieldType::string_list && it->is_array() &&
+                     std::all_of(it->begin(), it->end(), [](const json& e) { return e.is_string(); })) ||
+                    f.type == FieldType::json;
     if (ok) row[f.name] = *it;
   }
 }
@@ -338,8 +340,18 @@ IngestReport Engine::ingest(const std::vector<std::string>& inputs, const Ingest
     if (bus_.has_subscribers(search::HookPoint::CHUNK, opts.plugin_namespace)) {
       json batch = json::array();
       for (auto& r : rows) {
-        if (r.contains("__meta") && r["__meta"].is_object() && r["__meta"].contains("section"))
-          r["section"] = r["__meta"]["section"];
+        // The source's own fields first, so the stamps fill gaps and never override them.
+        if (r.contains("__meta") && r["__meta"].is_object()) {
+          const auto& meta = r["__meta"];
+          if (meta.contains("section")) r["section"] = meta["section"];
+          for (const char* key : {"primary_drugs", "biomed_section"})
+            if (meta.contains(key) && !r.contains(key)) {
+              json one = json::object();
+              static const CollectionSchema kChunkFields = chunk_schema("chunk_fields", 1);
+              copy_known_fields(json{{key, meta[key]}}, kChunkFields, one);
+              if (one.contains(key)) r[key] = one[key];
+            }
+        }
         batch.push_back(std::move(r));
       }
       search::HookContext ctx;
@@ -388,7 +400,8 @@ IngestReport Engine::ingest(const std::vector<std::string>& inputs, const Ingest
   // 2. Each group's collection and encoder (the recorded one wins; a different one is
   // refused), and its records, all prepared before anything is written.
   struct Prepared {
-    store::Collection* coll = nullptr;
+    store::Collection* coll = nullptr;  // null: created at write time from `schema`
+    CollectionSchema schema;
     std::string collection, encoder;
     std::vector<store::Record> records;
     std::vector<size_t> rows;
@@ -398,30 +411,33 @@ IngestReport Engine::ingest(const std::vector<std::string>& inputs, const Ingest
   for (size_t g = 0; g < groups.size(); ++g) {
     Prepared p;
     p.collection = targets[g].collection;
-    p.encoder = tdr ? targets[g].encoder : opts.encoder;
+    p.encoder = opts.encoder;  // an explicit --encoder; else the recorded one, else the slot's
+    const std::string fallback =
+        tdr ? targets[g].encoder : (opts.collection.empty() ? slot.encoder : default_encoder(p.collection));
     if (catalog_->exists(p.collection)) {
       const auto& recorded = catalog_->get(p.collection).schema().vector.encoder;
-      if (p.encoder.empty()) p.encoder = recorded.empty() ? slot.encoder : recorded;
+      if (p.encoder.empty()) p.encoder = recorded.empty() ? fallback : recorded;
       if (!recorded.empty() && recorded != p.encoder)
         fail(ErrorCode::invalid_argument, "collection '" + p.collection + "' holds '" + recorded +
                                               "' vectors; cannot add '" + p.encoder + "' vectors");
     } else if (p.encoder.empty()) {
-      p.encoder = opts.collection.empty() ? slot.encoder : default_encoder(p.collection);
+      p.encoder = fallback;
     }
     auto& encoder = encoders_.encoder(p.encoder);
     const auto want = compounds ? encode::Modality::molecule : encode::Modality::text;
     if (encoder.info().modality != want)
       fail(ErrorCode::invalid_argument, "encoder '" + p.encoder + "' does not embed " +
                                             (compounds ? "molecules" : "text"));
+    // A new collection is created only at the write below, after every group embedded.
     if (catalog_->exists(p.collection)) {
       p.coll = &catalog_->get(p.collection);
+      p.schema = p.coll->schema();
     } else {
-      auto schema = compounds ? encode::compound_schema(p.collection)
-                              : chunk_schema(p.collection, encoder.info().dim, encoder.info().metric);
-      schema.vector.encoder = p.encoder;
-      p.coll = &catalog_->create(schema);
+      p.schema = compounds ? encode::compound_schema(p.collection)
+                           : chunk_schema(p.collection, encoder.info().dim, encoder.info().metric);
+      p.schema.vector.encoder = p.encoder;
     }
-    const auto& schema = p.coll->schema();
+    const auto& schema = p.schema;
     // 3. Embed.
     const auto& idx = groups[g];
     const size_t batch = std::max<size_t>(1, std::min<size_t>(encoder.info().max_batch, 256));
@@ -451,6 +467,7 @@ IngestReport Engine::ingest(const std::vector<std::string>& inputs, const Ingest
   rep.collection.clear();
   rep.encoder.clear();
   for (auto& p : prepared) {
+    if (!p.coll) p.coll = &catalog_->create(p.schema);
     p.coll->upsert(std::move(p.records));
     rep.collection += (rep.collection.empty() ? "" : " + ") + p.collection;
     rep.encoder += (rep.encoder.empty() ? "" : " + ") + p.encoder;

@@ -66,9 +66,12 @@ class Engine {
   encode::EncoderRegistry& encoders() { return encoders_; }
   search::CollectionProvider collections();
 
-  // Reads the inputs, embeds them, writes them to one collection (created on first
-  // use) and records each document in the registry. All-or-nothing per call: a bad
-  // record (without skip_bad) stops before anything is written.
+  // Reads the inputs, embeds them, writes them to their collection (created on first
+  // use) and records each document in the registry. Everything is read, validated and
+  // embedded before the first write, so a bad record (without skip_bad) or a failing
+  // encoder leaves the store unchanged. Each collection's write is atomic; when the
+  // document profile splits the input over two collections they are two writes, and
+  // the registry rows follow the collection writes.
   IngestReport ingest(const std::vector<std::string>& inputs, const IngestOptions& opts, const ProgressFn& progress = {});
 
   // The query pipeline; the biomed plugin and its vocabulary load on first use of

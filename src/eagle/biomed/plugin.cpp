@@ -204,7 +204,12 @@ std::optional<search::RouteDecision> BiomedPlugin::route(HookContext& ctx, const
   // Step 7: drug hits (or entities with related drugs) also search the compounds.
   const bool related = std::any_of(entities.begin(), entities.end(),
                                    [&](const EntityMatch& m) { return !kb_.entity(m.entity).related_drugs.empty(); });
-  if ((!drugs.empty() || related) && !chemical_task && !suppressed(opts_.chemical.collection))
+  // Only when there is a structure to search with (a biologic such as adalimumab has
+  // none): the molecule encoder embeds SMILES, never text.
+  const bool has_structure = std::any_of(drugs.begin(), drugs.end(), [&](const EntityMatch& m) {
+    return !kb_.entity(m.entity).smiles.empty();
+  });
+  if ((!drugs.empty() || related) && has_structure && !chemical_task && !suppressed(opts_.chemical.collection))
     add(opts_.chemical, "drug_hits");
   // Steps 8-9: imaging keywords.
   if (any_kw(opts_.radiology_keywords)) add(opts_.radiology, "radiology_keywords");

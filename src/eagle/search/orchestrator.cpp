@@ -208,10 +208,12 @@ void Orchestrator::materialize(HitList& hits) const {
         hits[i].text = std::move(full.text);
         hits[i].metadata = std::move(full.metadata);
         hits[i].is_image = full.is_image;
+        hits[i].materialized = true;
       }
-      hits[i].materialized = true;
     }
   }
+  // A row deleted (or a collection dropped) since the search: the hit is gone.
+  std::erase_if(hits, [](const ScoredHit& h) { return !h.materialized; });
 }
 
 HitList Orchestrator::run_plan(const CollectionQueryPlan& plan, const std::string& query, const Scope& scope,
@@ -287,7 +289,7 @@ HitList Orchestrator::run_plan(const CollectionQueryPlan& plan, const std::strin
 }
 
 HitList Orchestrator::expand(HitList hits, const RouteDecision& route, const RetrievalRequest& req,
-                             const Scope& scope, Telemetry& tel) const {
+                             const Scope& scope, Telemetry& tel, const std::vector<std::string>& also_present) const {
   size_t added = 0;
   HitList out;
   const bool parent_doc = config_.parent_doc_retrieval && route.hints.value("parent_doc_retrieval", true);
@@ -296,7 +298,7 @@ HitList Orchestrator::expand(HitList hits, const RouteDecision& route, const Ret
            (parent_doc && h.field("type") == "section_summary");
   };
   if (std::none_of(hits.begin(), hits.end(), needs_expansion)) return hits;  // the common case
-  std::unordered_set<std::string> present;
+  std::unordered_set<std::string> present(also_present.begin(), also_present.end());
   for (const auto& h : hits) present.insert(h.collection + "\x1f" + h.id);
   for (auto& h : hits) {
     const bool has_edges = config_.graph_expansion && h.metadata.contains("connect_to");
@@ -426,9 +428,15 @@ RetrievalResponse Orchestrator::retrieve(const RetrievalRequest& req) const {
   }
   // With no merged rerank, expansion only follows the hits that make the cut (children
   // come right after their parent), so trimming first returns the same list.
-  if (lazy && merged.size() > req.top_k) merged.resize(req.top_k);
+  // The trimmed hits still count as present, as they would without the trim (a child
+  // that is also a recalled hit is not inserted twice).
+  std::vector<std::string> trimmed;
+  if (lazy && merged.size() > req.top_k) {
+    for (size_t i = req.top_k; i < merged.size(); ++i) trimmed.push_back(merged[i].collection + "\x1f" + merged[i].id);
+    merged.resize(req.top_k);
+  }
   materialize(merged);
-  merged = expand(std::move(merged), route, req, scope, tel);
+  merged = expand(std::move(merged), route, req, scope, tel, trimmed);
   if (tel.enabled())
     tel.event("fusion", {{"lists", n_lists}, {"succeeded", succeeded}, {"merged", merged.size()},
                          {"supplement", supplement.size()}, {"ms", ms_since(t_fuse)}});

@@ -296,9 +296,10 @@ std::vector<float> BertModel::forward(const std::vector<std::vector<int32_t>>& i
       // One job per (sequence, head), on Eagle's workers (AVX-512 path) or serially
       // with OpenBLAS threading each product. No OpenMP: its spinning workers fight
       // OpenBLAS's threads for the cores.
-      std::vector<std::vector<float>> scores_of(static_cast<size_t>(kernels::threads()), std::vector<float>(L * L));
-      kernels::parallel_for(work, [&](int job, int worker) {
-        std::vector<float>& scores = scores_of[static_cast<size_t>(worker)];
+      kernels::parallel_for(work, [&](int job, int) {
+        // Per-thread scratch: independent of how many workers the pool has now.
+        thread_local std::vector<float> scores;
+        if (scores.size() < L * L) scores.resize(L * L);
         const size_t b = static_cast<size_t>(job) / heads;
         const uint32_t hd = static_cast<uint32_t>(job) % heads;
         const size_t len = ids[b].size();

@@ -8,6 +8,7 @@
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -32,10 +33,11 @@ class Pool {
   explicit Pool(int n) { resize(n); }
   ~Pool() { stop(); }
 
-  int size() const { return static_cast<int>(workers_.size()) + 1; }
+  int size() const { return count_.load(std::memory_order_acquire); }
 
   void resize(int n) {
     n = std::max(1, n);
+    std::lock_guard run_lock(run_mutex_);  // never while a region is running
     if (n == size()) return;
     stop();
     stop_ = false;
@@ -43,17 +45,19 @@ class Pool {
     // or a region started before the thread first runs would never be seen by it.
     const uint64_t start = generation_.load(std::memory_order_acquire);
     for (int i = 1; i < n; ++i) workers_.emplace_back([this, i, start] { loop(i, start); });
+    count_.store(n, std::memory_order_release);
   }
 
   void run(int jobs, const std::function<void(int, int)>& fn) {
     if (jobs <= 0) return;
+    std::lock_guard run_lock(run_mutex_);  // one parallel region at a time; no resize meanwhile
     if (workers_.empty() || jobs == 1) {
       for (int j = 0; j < jobs; ++j) fn(j, 0);
       return;
     }
-    std::lock_guard run_lock(run_mutex_);  // one parallel region at a time
     fn_ = &fn;
     jobs_ = jobs;
+    error_ = nullptr;
     next_.store(0, std::memory_order_relaxed);
     pending_.store(static_cast<int>(workers_.size()), std::memory_order_relaxed);
     {
@@ -62,18 +66,29 @@ class Pool {
     }
     cv_.notify_all();
     work(0);
-    // Wait for the workers to leave the region (they may still be finishing a job).
+    // Always wait for the workers to leave the region (they may still be finishing a
+    // job that reads `fn`), even when a job threw.
     for (int spin = 0; pending_.load(std::memory_order_acquire) != 0; ++spin) {
       if (spin < 200000) _mm_pause();
       else std::this_thread::yield();
     }
     fn_ = nullptr;
+    if (error_) std::rethrow_exception(error_);
   }
 
  private:
+  // Runs jobs until none is left; the first exception is kept for the caller and the
+  // remaining jobs are skipped (an exception must not escape a worker thread).
   void work(int worker) {
-    for (int j = next_.fetch_add(1, std::memory_order_relaxed); j < jobs_; j = next_.fetch_add(1, std::memory_order_relaxed))
-      (*fn_)(j, worker);
+    for (int j = next_.fetch_add(1, std::memory_order_relaxed); j < jobs_; j = next_.fetch_add(1, std::memory_order_relaxed)) {
+      try {
+        (*fn_)(j, worker);
+      } catch (...) {
+        std::lock_guard lock(error_mutex_);
+        if (!error_) error_ = std::current_exception();
+        next_.store(jobs_, std::memory_order_relaxed);
+      }
+    }
   }
 
   void loop(int worker, uint64_t seen) {
@@ -106,7 +121,9 @@ class Pool {
   }
 
   std::vector<std::thread> workers_;
-  std::mutex mutex_, run_mutex_;
+  std::mutex mutex_, run_mutex_, error_mutex_;
+  std::exception_ptr error_;
+  std::atomic<int> count_{1};
   std::condition_variable cv_;
   std::atomic<uint64_t> generation_{0};
   std::atomic<bool> stop_flag_{false};
