@@ -289,7 +289,7 @@ HitList Orchestrator::run_plan(const CollectionQueryPlan& plan, const std::strin
 }
 
 HitList Orchestrator::expand(HitList hits, const RouteDecision& route, const RetrievalRequest& req,
-                             const Scope& scope, Telemetry& tel, const std::vector<std::string>& also_present) const {
+                             const Scope& scope, Telemetry& tel, const HitList& also_present) const {
   size_t added = 0;
   HitList out;
   const bool parent_doc = config_.parent_doc_retrieval && route.hints.value("parent_doc_retrieval", true);
@@ -298,7 +298,8 @@ HitList Orchestrator::expand(HitList hits, const RouteDecision& route, const Ret
            (parent_doc && h.field("type") == "section_summary");
   };
   if (std::none_of(hits.begin(), hits.end(), needs_expansion)) return hits;  // the common case
-  std::unordered_set<std::string> present(also_present.begin(), also_present.end());
+  std::unordered_set<std::string> present;
+  for (const auto& h : also_present) present.insert(h.collection + "\x1f" + h.id);
   for (const auto& h : hits) present.insert(h.collection + "\x1f" + h.id);
   for (auto& h : hits) {
     const bool has_edges = config_.graph_expansion && h.metadata.contains("connect_to");
@@ -430,9 +431,10 @@ RetrievalResponse Orchestrator::retrieve(const RetrievalRequest& req) const {
   // come right after their parent), so trimming first returns the same list.
   // The trimmed hits still count as present, as they would without the trim (a child
   // that is also a recalled hit is not inserted twice).
-  std::vector<std::string> trimmed;
+  HitList trimmed;
   if (lazy && merged.size() > req.top_k) {
-    for (size_t i = req.top_k; i < merged.size(); ++i) trimmed.push_back(merged[i].collection + "\x1f" + merged[i].id);
+    trimmed.assign(std::make_move_iterator(merged.begin() + static_cast<std::ptrdiff_t>(req.top_k)),
+                   std::make_move_iterator(merged.end()));
     merged.resize(req.top_k);
   }
   materialize(merged);

@@ -87,7 +87,7 @@ class Orchestrator {
   // Fills text and metadata of lazy hits from their collections' rows.
   void materialize(HitList& hits) const;
   HitList expand(HitList hits, const RouteDecision& route, const RetrievalRequest& req, const Scope& scope,
-                 Telemetry& tel, const std::vector<std::string>& also_present = {}) const;
+                 Telemetry& tel, const HitList& also_present = {}) const;
 
   CollectionProvider collections_;
   encode::EncoderRegistry& encoders_;
