@@ -67,6 +67,9 @@ TEST(Cli, HelpDocumentsCommandsAndOptions) {
 
 TEST(Cli, IngestsTheSampleCorpusAndSearches) {
   auto dir = temp_dir("sample");
+  auto empty = run("--data-dir " + dir.string() + " search anything");
+  EXPECT_EQ(empty.rc, 2);
+  EXPECT_NE(empty.out.find("no collections yet"), std::string::npos) << empty.out;
   auto r = run("--data-dir " + dir.string() + " ingest " + std::string(EAGLE_SOURCE_DIR) + "/examples");
   ASSERT_EQ(r.rc, 0) << r.out;
   auto s = run("--data-dir " + dir.string() + " search savolitinib osimertinib MET amplification -k 3");

@@ -161,6 +161,9 @@ int cmd_search(const GlobalFlags& g, const std::vector<std::string>& words, cons
   req.route_mode = eagle::search::parse_route_mode(f.route_mode);
   req.explain = f.explain;
   eagle::app::Engine engine(cfg);
+  if (engine.catalog().list().empty())
+    eagle::fail(ErrorCode::not_found, "the store at " + cfg.data_dir +
+                                          " has no collections yet: add documents with `eagle ingest` first");
   auto resp = engine.search(req);
   if (f.as_json) {
     json out = {{"query", req.query}, {"took_ms", resp.metadata["took_ms"]}, {"hits", json::array()},
