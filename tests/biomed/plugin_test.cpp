@@ -30,13 +30,13 @@ class FakeKnowledge : public EntityKnowledge {
     return static_cast<EntityId>(entities_.size() - 1);
   }
   std::vector<EntityMatch> match_entities(std::string_view text) const override {
-    const std::string t = lower(text);
+    const std::string t = ascii_lower(text);
     std::vector<EntityMatch> out;
     for (EntityId id = 0; id < entities_.size(); ++id) {
       std::vector<std::string> names = {entities_[id].name};
       names.insert(names.end(), entities_[id].aliases.begin(), entities_[id].aliases.end());
       for (const auto& n : names) {
-        const std::string ln = lower(n);
+        const std::string ln = ascii_lower(n);
         size_t pos = t.find(ln);
         while (pos != std::string::npos) {
           const bool left = pos == 0 || !std::isalpha(static_cast<unsigned char>(t[pos - 1]));

@@ -314,9 +314,14 @@ IngestReport Engine::ingest(const std::vector<std::string>& inputs, const Ingest
       for (auto& d : r.documents) {
         json row = {{"id", d.id}, {"text", d.indexed_text()}, {"document_id", d.id}};
         if (!opts.kb_name.empty()) row["kb_name"] = opts.kb_name;
-        auto meta = json::parse(d.metadata_json, nullptr, false);
-        row["__meta"] = meta;
+        // The source's chunk fields (typed) go on the row before any plugin stamps, so
+        // CHUNK subscribers fill gaps and never override them; `section` feeds the
+        // biomed section stamp. The write keeps only the target schema's fields.
         if (!d.title.empty()) row["document_name"] = d.title;
+        auto meta = json::parse(d.metadata_json, nullptr, false);
+        static const CollectionSchema kChunkFields = chunk_schema("chunk_fields", 1);
+        copy_known_fields(meta, kChunkFields, row);
+        if (meta.is_object() && meta.contains("section")) row["section"] = meta["section"];
         auto rec = record_for(d.id);
         rec.name = d.title.empty() ? d.id : d.title;
         rec.document_name = d.title;
@@ -339,21 +344,7 @@ IngestReport Engine::ingest(const std::vector<std::string>& inputs, const Ingest
     ensure_plugin(opts.plugin_namespace);
     if (bus_.has_subscribers(search::HookPoint::CHUNK, opts.plugin_namespace)) {
       json batch = json::array();
-      for (auto& r : rows) {
-        // The source's own fields first, so the stamps fill gaps and never override them.
-        if (r.contains("__meta") && r["__meta"].is_object()) {
-          const auto& meta = r["__meta"];
-          if (meta.contains("section")) r["section"] = meta["section"];
-          for (const char* key : {"primary_drugs", "biomed_section"})
-            if (meta.contains(key) && !r.contains(key)) {
-              json one = json::object();
-              static const CollectionSchema kChunkFields = chunk_schema("chunk_fields", 1);
-              copy_known_fields(json{{key, meta[key]}}, kChunkFields, one);
-              if (one.contains(key)) r[key] = one[key];
-            }
-        }
-        batch.push_back(std::move(r));
-      }
+      for (auto& r : rows) batch.push_back(std::move(r));
       search::HookContext ctx;
       ctx.plugin_namespace = opts.plugin_namespace;
       batch = bus_.transform<search::HookPoint::CHUNK>(ctx, std::move(batch));
@@ -449,10 +440,9 @@ IngestReport Engine::ingest(const std::vector<std::string>& inputs, const Ingest
       for (size_t i = start; i < end; ++i) {
         const json& src = rows[idx[i]];
         json row = json::object();
-        // Only the schema's fields (a source may carry more); metadata copied by type.
+        // Only the target schema's fields (a source may carry more).
         for (const auto& [k, v] : src.items())
           if (k == "id" || k == "text" || (schema.field_index(k) && !v.is_null())) row[k] = v;
-        if (src.contains("__meta")) copy_known_fields(src["__meta"], schema, row);
         row["vector"] = std::move(vecs[i - start]);
         p.records.push_back(store::record_from_json(row, schema));
       }

@@ -6,20 +6,14 @@
 namespace eagle::biomed {
 using nlohmann::json;
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 std::vector<std::string> drug_names(const EntityKnowledge& kb, std::string_view text) {
   std::vector<std::string> out;
   auto push = [&](std::string s) {
     if (!s.empty() && std::find(out.begin(), out.end(), s) == out.end()) out.push_back(std::move(s));
   };
   for (const auto& m : kb.match_drug_entities(text)) {
-    push(lower(m.text));
-    push(lower(kb.entity(m.entity).name));
+    push(ascii_lower(m.text));
+    push(ascii_lower(kb.entity(m.entity).name));
   }
   return out;
 }
@@ -52,7 +46,7 @@ QueryRetrievalIntent QueryRetrievalIntent::from_json(const json& j) {
 
 QueryRetrievalIntent detect_retrieval_intent(const std::string& query, const EntityKnowledge& kb,
                                              const IntentOptions& opts) {
-  const std::string q = lower(query);
+  const std::string q = ascii_lower(query);
   auto any_cue = [&](const std::vector<std::string>& cues) {
     return std::any_of(cues.begin(), cues.end(), [&](const std::string& c) { return has_cue(q, c); });
   };

@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "eagle/biomed/ingest/text_util.h"  // ascii_lower: names and cues compare case-insensitively
 #include "eagle/biomed/vocab/entity.h"
 
 namespace eagle::biomed {
@@ -25,8 +26,5 @@ class EntityKnowledge {
 // de-duplicated: the surface form, then the preferred name when it differs
 // (a brand name in the query still finds documents that use the generic name).
 std::vector<std::string> drug_names(const EntityKnowledge& kb, std::string_view text);
-
-// ASCII lower-casing (names and cues are compared case-insensitively).
-std::string lower(std::string_view s);
 
 }  // namespace eagle::biomed

@@ -38,13 +38,6 @@ std::vector<std::string> sparse_terms_for(const QueryRetrievalIntent& intent) {
   return out;
 }
 
-std::string truncate_utf8(const std::string& s, size_t n) {
-  if (s.size() <= n) return s;
-  size_t cut = n;
-  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
-  return s.substr(0, cut);
-}
-
 double dot(const std::vector<float>& a, const std::vector<float>& b) {
   double s = 0;
   for (size_t i = 0; i < a.size() && i < b.size(); ++i) s += static_cast<double>(a[i]) * b[i];
@@ -53,9 +46,9 @@ double dot(const std::vector<float>& a, const std::vector<float>& b) {
 
 void push_unique_ci(std::vector<std::string>& out, const std::string& term) {
   if (term.empty()) return;
-  const std::string l = lower(term);
+  const std::string l = ascii_lower(term);
   for (const auto& o : out)
-    if (lower(o) == l) return;
+    if (ascii_lower(o) == l) return;
   out.push_back(term);
 }
 
@@ -122,7 +115,7 @@ std::optional<json> BiomedPlugin::chunk_transform(HookContext&, const json& chun
   // Drug names as their preferred names, so a brand and its generic count as one.
   const FindDrugs find_drugs = [this](std::string_view text) {
     std::vector<std::string> names;
-    for (const auto& m : kb_.match_drug_entities(text)) names.push_back(lower(kb_.entity(m.entity).name));
+    for (const auto& m : kb_.match_drug_entities(text)) names.push_back(ascii_lower(kb_.entity(m.entity).name));
     return names;
   };
   for (auto& c : out) {
@@ -183,7 +176,7 @@ std::optional<search::RouteDecision> BiomedPlugin::route(HookContext& ctx, const
     d.plans.push_back(std::move(p));
     d.hints["why"][ce.collection] = why;
   };
-  const std::string q = lower(req.query);
+  const std::string q = ascii_lower(req.query);
   auto any_kw = [&](const std::vector<std::string>& kws) {
     return std::any_of(kws.begin(), kws.end(), [&](const std::string& k) { return has_cue(q, k); });
   };
@@ -254,13 +247,13 @@ std::string BiomedPlugin::expand_query_for_dense_retrieval(const std::string& qu
     if (terms.size() >= opts_.expansion_cap) break;
     if (!seen.insert(m.entity).second) continue;  // ranked by first occurrence
     const Entity& e = kb_.entity(m.entity);
-    const std::string surface = lower(m.text);
+    const std::string surface = ascii_lower(m.text);
     size_t aliases = 0;
     std::vector<std::string> names = {e.name};
     names.insert(names.end(), e.aliases.begin(), e.aliases.end());
     for (const auto& a : names) {
       if (aliases >= opts_.aliases_per_entity) break;
-      if (lower(a) == surface) continue;  // the query already says it
+      if (ascii_lower(a) == surface) continue;  // the query already says it
       const size_t before = terms.size();
       push_unique_ci(terms, a);
       if (terms.size() > before) ++aliases;
@@ -388,7 +381,7 @@ std::optional<HitList> BiomedPlugin::tier1_rerank(HookContext& ctx, const std::s
     } else {
       // cosine_rerank: encode the query and each node text (truncated), dot product.
       std::vector<std::string> texts;
-      for (const auto& h : nodes) texts.push_back(truncate_utf8(h.text, opts_.rerank_text_chars));
+      for (const auto& h : nodes) texts.push_back(std::string(utf8_prefix(h.text, opts_.rerank_text_chars)));
       auto qv = enc.encode({query}, encode::EncodeMode::query).at(0);
       auto dv = enc.encode(texts, encode::EncodeMode::document);
       for (size_t i = 0; i < nodes.size(); ++i) scores[i] = dot(qv, dv.at(i));
@@ -415,7 +408,7 @@ std::optional<HitList> BiomedPlugin::supplement(HookContext& ctx, const std::str
     for (const auto& m : kb_.match_entities(query)) {
       const auto& rel = kb_.entity(m.entity).related_drugs;
       if (rel.empty()) continue;
-      for (size_t i = 0; i < rel.size() && i < opts_.related_drugs_for_supplement; ++i) push_unique_ci(terms, lower(rel[i]));
+      for (size_t i = 0; i < rel.size() && i < opts_.related_drugs_for_supplement; ++i) push_unique_ci(terms, ascii_lower(rel[i]));
       break;
     }
   }
@@ -499,7 +492,7 @@ std::vector<std::string> BiomedPlugin::boost_terms_for_query(const std::string& 
   if (!terms.empty()) return terms;
   for (const auto& m : kb_.match_entities(query)) {
     const auto& rel = kb_.entity(m.entity).related_drugs;
-    for (size_t i = 0; i < rel.size() && i < opts_.related_drugs_for_boost; ++i) push_unique_ci(terms, lower(rel[i]));
+    for (size_t i = 0; i < rel.size() && i < opts_.related_drugs_for_boost; ++i) push_unique_ci(terms, ascii_lower(rel[i]));
   }
   return terms;
 }
@@ -551,7 +544,7 @@ std::optional<HitList> BiomedPlugin::tier2_rerank(HookContext& ctx, const std::s
   if (encoders_.has_reranker(opts_.domain_rerank_encoder)) {
     try {
       std::vector<std::string> texts;
-      for (const auto& h : text_nodes) texts.push_back(truncate_utf8(h.text, opts_.rerank_text_chars));
+      for (const auto& h : text_nodes) texts.push_back(std::string(utf8_prefix(h.text, opts_.rerank_text_chars)));
       auto s = encoders_.reranker(opts_.domain_rerank_encoder).score(query, texts);
       if (s.size() == text_nodes.size()) {
         for (size_t i = 0; i < s.size(); ++i) ce[i] = s[i];

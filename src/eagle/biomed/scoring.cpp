@@ -21,12 +21,7 @@ std::string meta_string(const json& m, const char* key) {
 
 }  // namespace
 
-std::string lower_prefix(const std::string& text, size_t n) {
-  if (text.size() <= n) return lower(text);
-  size_t cut = n;
-  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
-  return lower(std::string_view(text).substr(0, cut));
-}
+std::string lower_prefix(const std::string& text, size_t n) { return ascii_lower(utf8_prefix(text, n)); }
 
 std::vector<std::string> primary_drugs_of(const json& m) {
   auto it = m.find("primary_drugs");
@@ -37,20 +32,20 @@ std::vector<std::string> primary_drugs_of(const json& m) {
     if (!s.empty() && s.front() == '[') {
       // A JSON array kept in a string field by an older ingest.
       v = json::parse(s, nullptr, false);
-      if (v.is_discarded()) return {lower(s)};
+      if (v.is_discarded()) return {ascii_lower(s)};
     } else {
-      return s.empty() ? std::vector<std::string>{} : std::vector<std::string>{lower(s)};
+      return s.empty() ? std::vector<std::string>{} : std::vector<std::string>{ascii_lower(s)};
     }
   }
   std::vector<std::string> out;
   if (v.is_array())
     for (const auto& d : v)
-      if (d.is_string() && !d.get<std::string>().empty()) out.push_back(lower(d.get<std::string>()));
+      if (d.is_string() && !d.get<std::string>().empty()) out.push_back(ascii_lower(d.get<std::string>()));
   return out;
 }
 
 std::string path_blob(const json& m) {
-  return lower(meta_string(m, "path") + " " + meta_string(m, "file_name") + " " + meta_string(m, "document_name") +
+  return ascii_lower(meta_string(m, "path") + " " + meta_string(m, "file_name") + " " + meta_string(m, "document_name") +
                " " + meta_string(m, "source_uri"));
 }
 
@@ -73,13 +68,13 @@ double entity_match_score(const search::ScoredHit& h, const std::vector<std::str
 
 double section_match_score(const search::ScoredHit& h, const std::vector<std::string>& cues) {
   if (cues.empty()) return 0.0;
-  const std::string blob = lower(meta_string(h.metadata, "biomed_section") + " " + meta_string(h.metadata, "path") +
+  const std::string blob = ascii_lower(meta_string(h.metadata, "biomed_section") + " " + meta_string(h.metadata, "path") +
                                  " " + lower_prefix(meta_string(h.metadata, "content_summary"), 200));
   size_t hit = 0;
   for (const auto& c : cues) {
-    std::string spaced = lower(c);
+    std::string spaced = ascii_lower(c);
     std::replace(spaced.begin(), spaced.end(), '_', ' ');
-    if (blob.find(lower(c)) != std::string::npos || blob.find(spaced) != std::string::npos) ++hit;
+    if (blob.find(ascii_lower(c)) != std::string::npos || blob.find(spaced) != std::string::npos) ++hit;
   }
   return static_cast<double>(hit) / static_cast<double>(cues.size());
 }

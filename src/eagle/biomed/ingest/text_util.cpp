@@ -37,11 +37,17 @@ std::string ascii_lower(std::string_view s) {
   return out;
 }
 
-std::string truncate_at_word(std::string_view s, size_t max_bytes) {
-  if (s.size() <= max_bytes) return std::string(s);
+std::string_view utf8_prefix(std::string_view s, size_t max_bytes) {
+  if (s.size() <= max_bytes) return s;
   size_t cut = max_bytes;
   // Back off continuation bytes (10xxxxxx) so the cut lands on a code point start.
   while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
+  return s.substr(0, cut);
+}
+
+std::string truncate_at_word(std::string_view s, size_t max_bytes) {
+  if (s.size() <= max_bytes) return std::string(s);
+  size_t cut = utf8_prefix(s, max_bytes).size();
   const size_t space = s.rfind(' ', cut);
   if (space != std::string_view::npos && space >= max_bytes / 2) cut = space;
   while (cut > 0 && s[cut - 1] == ' ') --cut;

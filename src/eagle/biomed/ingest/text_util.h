@@ -13,6 +13,9 @@ std::string collapse_whitespace(std::string_view s);
 // ASCII lower-casing; other bytes (UTF-8) are kept as they are.
 std::string ascii_lower(std::string_view s);
 
+// At most `max_bytes` bytes of `s`, never ending inside a UTF-8 sequence.
+std::string_view utf8_prefix(std::string_view s, size_t max_bytes);
+
 // At most `max_bytes` bytes of `s`, cut at the last space before the limit when there
 // is one in its second half (a word boundary), never inside a UTF-8 sequence; trailing
 // spaces removed. Used for content_summary.

@@ -189,34 +189,33 @@ bool is_upper_case(std::string_view s) {
   return upper;
 }
 
-bool has_lower_case(std::string_view s) {
+namespace {
+
+// True when some code point of `s` satisfies `is_case` (invalid bytes skipped).
+template <typename IsCase>
+bool any_code_point(std::string_view s, IsCase is_case) {
   for (size_t i = 0; i < s.size();) {
     int32_t cp;
-    size_t n = decode(s, i, cp);
-    i += n;
-    if (cp < 0) continue;
-    if (cp < 0x80) {
-      if (cp >= 'a' && cp <= 'z') return true;
-    } else if (utf8proc_category(cp) == UTF8PROC_CATEGORY_LL) {
-      return true;
-    }
+    i += decode(s, i, cp);
+    if (cp >= 0 && is_case(cp)) return true;
   }
   return false;
 }
 
+}  // namespace
+
+bool has_lower_case(std::string_view s) {
+  return any_code_point(s, [](int32_t cp) {
+    return cp < 0x80 ? (cp >= 'a' && cp <= 'z') : utf8proc_category(cp) == UTF8PROC_CATEGORY_LL;
+  });
+}
+
 bool has_upper_case(std::string_view s) {
-  for (size_t i = 0; i < s.size();) {
-    int32_t cp;
-    size_t n = decode(s, i, cp);
-    i += n;
-    if (cp < 0) continue;
-    if (cp < 0x80) {
-      if (cp >= 'A' && cp <= 'Z') return true;
-    } else if (auto cat = utf8proc_category(cp); cat == UTF8PROC_CATEGORY_LU || cat == UTF8PROC_CATEGORY_LT) {
-      return true;
-    }
-  }
-  return false;
+  return any_code_point(s, [](int32_t cp) {
+    if (cp < 0x80) return cp >= 'A' && cp <= 'Z';
+    const auto cat = utf8proc_category(cp);
+    return cat == UTF8PROC_CATEGORY_LU || cat == UTF8PROC_CATEGORY_LT;
+  });
 }
 
 }  // namespace eagle::biomed
