@@ -45,8 +45,9 @@ fs::path temp_dir(const std::string& name) {
 std::string tree_digest(const fs::path& dir) {
   std::string out;
   std::vector<fs::path> files;
+  // LOCK holds only who last owned the store (an advisory note beside the flock).
   for (const auto& e : fs::recursive_directory_iterator(dir))
-    if (e.is_regular_file()) files.push_back(e.path());
+    if (e.is_regular_file() && e.path().filename() != "LOCK") files.push_back(e.path());
   std::sort(files.begin(), files.end());
   for (const auto& f : files) {
     std::ifstream in(f, std::ios::binary);

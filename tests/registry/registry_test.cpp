@@ -537,6 +537,210 @@ TYPED_TEST(RegistryTest, CollectionsUsedIsTheUnionOverIdsOrKbs) {
             ErrorCode::invalid_argument);
 }
 
+// ---- listings: GET /documents, /knowledge_bases, /tags -------------------------
+
+namespace {
+
+std::vector<std::string> ids_of(const std::vector<DocumentRecord>& records) {
+  std::vector<std::string> out;
+  for (const auto& r : records) out.push_back(r.document_id);
+  return out;
+}
+
+DocumentQuery query(std::vector<std::string> kb_names = {}, std::optional<std::string> ns = std::nullopt,
+                    size_t limit = kMaxLimit, size_t offset = 0) {
+  DocumentQuery q;
+  q.kb_names = std::move(kb_names);
+  q.plugin_namespace = std::move(ns);
+  q.limit = limit;
+  q.offset = offset;
+  return q;
+}
+
+}  // namespace
+
+TYPED_TEST(RegistryTest, ListPagesCoverEveryDocumentOnceInBytewiseOrder) {
+  Ids ids = {"b", "a", "C", "B", "c", "A", "_x", "10", "9", "Z", "é", "z", "a-b", "a_b", "a b", "ä"};
+  for (const auto& id : ids) this->reg_->upsert(this->doc(id, "x"));
+  Ids sorted = ids;
+  std::sort(sorted.begin(), sorted.end());  // bytewise: char_traits<char> compares as unsigned char
+  EXPECT_EQ(ids_of(this->reg_->list(query())), sorted);
+  EXPECT_EQ(this->reg_->count(query()), ids.size());
+  for (size_t page : {1u, 3u, 5u, 16u, 17u}) {
+    Ids seen;
+    for (size_t offset = 0; offset < ids.size() + page; offset += page) {
+      auto got = ids_of(this->reg_->list(query({}, std::nullopt, page, offset)));
+      EXPECT_LE(got.size(), page);
+      seen.insert(seen.end(), got.begin(), got.end());
+    }
+    EXPECT_EQ(seen, sorted) << "page size " << page;
+  }
+  EXPECT_TRUE(this->reg_->list(query({}, std::nullopt, 10, ids.size())).empty());
+  EXPECT_TRUE(this->reg_->list(query({}, std::nullopt, 10, kMaxOffset)).empty());
+  EXPECT_EQ(ids_of(this->reg_->list(query({}, std::nullopt, 2, 14))), (Ids{sorted[14], sorted[15]}));
+  // The default query: the first 50.
+  EXPECT_EQ(this->reg_->list(DocumentQuery{}).size(), ids.size());
+}
+
+TYPED_TEST(RegistryTest, ListReturnsRecordsAsGetDoes) {
+  auto a = this->doc("a", "Humira", "HUMIRA_label.xml", "Humira (adalimumab)", "pharma", "biomed");
+  a.source_type = "spl";
+  a.year = 2023;
+  a.source_uri = "https://dailymed.nlm.nih.gov/x?setid=1";
+  a.collections_used = {"eagle_text", "eagle_chemical"};
+  auto b = this->doc("b", "", "", "", "");  // year unset, no collections, no KB
+  this->reg_->upsert(a);
+  this->reg_->upsert(b);
+  auto listed = this->reg_->list(query());
+  ASSERT_EQ(listed.size(), 2u);
+  EXPECT_EQ(listed[0], *this->reg_->get("a"));
+  EXPECT_EQ(listed[1], *this->reg_->get("b"));
+  EXPECT_TRUE(std::regex_match(listed[0].created_at, kIsoUtc)) << listed[0].created_at;
+  EXPECT_EQ(listed[0].year, std::optional<int64_t>(2023));
+  EXPECT_FALSE(listed[1].year.has_value());
+  EXPECT_EQ(listed[0].collections_used, (Ids{"eagle_text", "eagle_chemical"}));
+}
+
+TYPED_TEST(RegistryTest, ListFiltersByKbsAndNamespaceAndCountAgrees) {
+  this->reg_->upsert(this->doc("a1", "x", "", "", "kb-a", "core"));
+  this->reg_->upsert(this->doc("a2", "x", "", "", "kb-a", "biomed"));
+  this->reg_->upsert(this->doc("b1", "x", "", "", "kb-b", "biomed"));
+  this->reg_->upsert(this->doc("c1", "x", "", "", "kb-c", "core"));
+  this->reg_->upsert(this->doc("n1", "x", "", "", "", "core"));
+  auto check = [&](const DocumentQuery& q, const Ids& want) {
+    EXPECT_EQ(ids_of(this->reg_->list(q)), want);
+    EXPECT_EQ(this->reg_->count(q), want.size());
+  };
+  check(query(), (Ids{"a1", "a2", "b1", "c1", "n1"}));
+  check(query({"kb-a"}), (Ids{"a1", "a2"}));
+  check(query({"kb-b", "kb-a", "kb-a"}), (Ids{"a1", "a2", "b1"}));  // order and duplicates do not matter
+  check(query({""}), Ids{"n1"});                                    // the documents without a KB
+  check(query({"kb-none"}), Ids{});
+  check(query({}, "biomed"), (Ids{"a2", "b1"}));
+  check(query({}, "core"), (Ids{"a1", "c1", "n1"}));
+  check(query({}, "other"), Ids{});
+  check(query({"kb-a", "kb-c"}, "core"), (Ids{"a1", "c1"}));
+  check(query({"kb-c"}, "biomed"), Ids{});
+  // count ignores limit and offset; list pages the same filtered set.
+  EXPECT_EQ(this->reg_->count(query({}, "core", 1, 2)), 3u);
+  EXPECT_EQ(ids_of(this->reg_->list(query({}, "core", 1, 1))), Ids{"c1"});
+  EXPECT_EQ(this->reg_->count(query({}, std::nullopt, 0, kMaxOffset + 1)), 5u);
+}
+
+TYPED_TEST(RegistryTest, KnowledgeBasesCountTheirDocumentsIncludingTheEmptyKb) {
+  EXPECT_TRUE(this->reg_->knowledge_bases().empty());
+  for (const char* id : {"f1", "f2", "f3"}) this->reg_->upsert(this->doc(id, "x", "", "", "finance"));
+  this->reg_->upsert(this->doc("p1", "x", "", "", "Pharma", "biomed"));
+  this->reg_->upsert(this->doc("p2", "x", "", "", "pharma", "biomed"));
+  this->reg_->upsert(this->doc("p3", "x", "", "", "pharma", "core"));
+  this->reg_->upsert(this->doc("n1", "x", "", "", ""));
+  this->reg_->upsert(this->doc("n2", "x", "", "", ""));
+  this->reg_->upsert(this->doc("u1", "x", "", "", "增值税"));
+  EXPECT_EQ(this->reg_->knowledge_bases(),
+            (std::vector<NameCount>{{"", 2}, {"Pharma", 1}, {"finance", 3}, {"pharma", 2}, {"增值税", 1}}));
+  EXPECT_EQ(this->reg_->knowledge_bases({"pharma", "finance", "pharma", "kb-none"}),
+            (std::vector<NameCount>{{"finance", 3}, {"pharma", 2}}));
+  EXPECT_EQ(this->reg_->knowledge_bases({""}), (std::vector<NameCount>{{"", 2}}));
+  EXPECT_TRUE(this->reg_->knowledge_bases({"kb-none"}).empty());
+  // Moving and removing documents moves the counts.
+  this->reg_->upsert(this->doc("f1", "x", "", "", "pharma"));
+  ASSERT_TRUE(this->reg_->remove("u1"));
+  EXPECT_EQ(this->reg_->knowledge_bases(),
+            (std::vector<NameCount>{{"", 2}, {"Pharma", 1}, {"finance", 2}, {"pharma", 3}}));
+}
+
+TYPED_TEST(RegistryTest, TagsCountTheirDocumentsByNamespaceAndKb) {
+  this->reg_->upsert(this->doc("d1", "x", "", "", "kb-a"));
+  this->reg_->upsert(this->doc("d2", "x", "", "", "kb-a"));
+  this->reg_->upsert(this->doc("d3", "x", "", "", "kb-b", "biomed"));
+  this->reg_->upsert(this->doc("d4", "x", "", "", ""));
+  this->reg_->set_keywords("d1", "core", {"2025", "tax", "Tax"});
+  this->reg_->set_keywords("d1", "biomed", {"2025", "oncology"});  // "2025" in two namespaces on d1
+  this->reg_->set_keywords("d2", "core", {"tax"});
+  this->reg_->set_keywords("d3", "biomed", {"oncology", "增值税"});
+  this->reg_->set_keywords("d4", "core", {"2025"});
+  using Counts = std::vector<NameCount>;
+  EXPECT_EQ(this->reg_->tags(),
+            (Counts{{"2025", 2}, {"Tax", 1}, {"oncology", 2}, {"tax", 2}, {"增值税", 1}}));
+  EXPECT_EQ(this->reg_->tags("core"), (Counts{{"2025", 2}, {"Tax", 1}, {"tax", 2}}));
+  EXPECT_EQ(this->reg_->tags("biomed"), (Counts{{"2025", 1}, {"oncology", 2}, {"增值税", 1}}));
+  EXPECT_TRUE(this->reg_->tags("other").empty());
+  EXPECT_EQ(this->reg_->tags(std::nullopt, {"kb-a"}),
+            (Counts{{"2025", 1}, {"Tax", 1}, {"oncology", 1}, {"tax", 2}}));
+  EXPECT_EQ(this->reg_->tags("biomed", {"kb-b", "kb-a"}),
+            (Counts{{"2025", 1}, {"oncology", 2}, {"增值税", 1}}));
+  EXPECT_EQ(this->reg_->tags(std::nullopt, {""}), (Counts{{"2025", 1}}));
+  EXPECT_TRUE(this->reg_->tags(std::nullopt, {"kb-none"}).empty());
+  EXPECT_TRUE(this->reg_->tags("core", {"kb-b"}).empty());
+  // Removing a document takes its tags out of the counts.
+  ASSERT_TRUE(this->reg_->remove("d1"));
+  EXPECT_EQ(this->reg_->tags(), (Counts{{"2025", 1}, {"oncology", 1}, {"tax", 1}, {"增值税", 1}}));
+}
+
+TYPED_TEST(RegistryTest, ListingBoundsAreEnforced) {
+  this->reg_->upsert(this->doc("d", "x"));
+  auto code = [&](const DocumentQuery& q) { return error_code_of([&] { this->reg_->list(q); }); };
+  EXPECT_EQ(code(query({}, std::nullopt, 0)), ErrorCode::invalid_argument);
+  EXPECT_EQ(code(query({}, std::nullopt, kMaxLimit + 1)), ErrorCode::invalid_argument);
+  EXPECT_EQ(code(query({}, std::nullopt, 10, kMaxOffset + 1)), ErrorCode::invalid_argument);
+  EXPECT_EQ(ids_of(this->reg_->list(query({}, std::nullopt, kMaxLimit, 0))), Ids{"d"});
+  EXPECT_EQ(ids_of(this->reg_->list(query({}, std::nullopt, 1, 0))), Ids{"d"});
+
+  Ids kbs(kMaxIds, "kb1");
+  EXPECT_EQ(this->reg_->count(query(kbs)), 1u);
+  EXPECT_EQ(this->reg_->knowledge_bases(kbs), (std::vector<NameCount>{{"kb1", 1}}));
+  kbs.push_back("kb1");
+  EXPECT_EQ(code(query(kbs)), ErrorCode::invalid_argument);
+  EXPECT_EQ(error_code_of([&] { this->reg_->count(query(kbs)); }), ErrorCode::invalid_argument);
+  EXPECT_EQ(error_code_of([&] { this->reg_->knowledge_bases(kbs); }), ErrorCode::invalid_argument);
+  EXPECT_EQ(error_code_of([&] { this->reg_->tags(std::nullopt, kbs); }), ErrorCode::invalid_argument);
+
+  const std::string too_long(kMaxKeyBytes + 1, 'k'), bad_utf8 = "kb\xff", nul("kb\0x", 4);
+  for (const auto& bad : {too_long, bad_utf8, nul}) {
+    EXPECT_EQ(code(query({bad})), ErrorCode::invalid_argument);
+    EXPECT_EQ(code(query({}, bad)), ErrorCode::invalid_argument);
+    EXPECT_EQ(error_code_of([&] { this->reg_->count(query({}, bad)); }), ErrorCode::invalid_argument);
+    EXPECT_EQ(error_code_of([&] { this->reg_->knowledge_bases({"ok", bad}); }), ErrorCode::invalid_argument);
+    EXPECT_EQ(error_code_of([&] { this->reg_->tags(bad); }), ErrorCode::invalid_argument);
+    EXPECT_EQ(error_code_of([&] { this->reg_->tags(std::nullopt, {bad}); }), ErrorCode::invalid_argument);
+  }
+  // A set namespace must name one: "" is refused, not read as "any".
+  EXPECT_EQ(code(query({}, "")), ErrorCode::invalid_argument);
+  EXPECT_EQ(error_code_of([&] { this->reg_->count(query({}, "")); }), ErrorCode::invalid_argument);
+  EXPECT_EQ(error_code_of([&] { this->reg_->tags(""); }), ErrorCode::invalid_argument);
+  // At the key bound is fine.
+  EXPECT_TRUE(
+      this->reg_->list(query({std::string(kMaxKeyBytes, 'k')}, std::string(kMaxKeyBytes, 'n'))).empty());
+}
+
+TYPED_TEST(RegistryTest, ListingFiltersTreatInjectionShapedValuesAsLiterals) {
+  const std::string sq = "a' OR '1'='1";
+  const std::string dq = "a\" or kb_name != \"";
+  const std::string arr = "{kb1,kb2}";
+  const std::string json = "[\"kb1\"]";
+  this->reg_->upsert(this->doc("plain", "x", "", "", "kb1"));
+  this->reg_->upsert(this->doc("other", "x", "", "", "kb2"));
+  this->reg_->upsert(this->doc("inj", "x", "", "", sq, sq));
+  this->reg_->set_keywords("plain", "core", {"t"});
+  this->reg_->set_keywords("inj", sq, {dq});
+  for (const auto& v :
+       {dq, arr, json, std::string("kb1' OR '1'='1"), std::string("%"), std::string("NULL")}) {
+    EXPECT_TRUE(this->reg_->list(query({v})).empty()) << v;
+    EXPECT_EQ(this->reg_->count(query({v})), 0u) << v;
+    EXPECT_TRUE(this->reg_->list(query({}, v)).empty()) << v;
+    EXPECT_TRUE(this->reg_->knowledge_bases({v}).empty()) << v;
+    EXPECT_TRUE(this->reg_->tags(v).empty()) << v;
+    EXPECT_TRUE(this->reg_->tags(std::nullopt, {v}).empty()) << v;
+  }
+  EXPECT_EQ(ids_of(this->reg_->list(query({sq}))), Ids{"inj"});
+  EXPECT_EQ(ids_of(this->reg_->list(query({}, sq))), Ids{"inj"});
+  EXPECT_EQ(this->reg_->count(query({sq}, sq)), 1u);
+  EXPECT_EQ(this->reg_->knowledge_bases({sq}), (std::vector<NameCount>{{sq, 1}}));
+  EXPECT_EQ(this->reg_->tags(sq), (std::vector<NameCount>{{dq, 1}}));
+  EXPECT_EQ(this->reg_->tags(std::nullopt, {sq}), (std::vector<NameCount>{{dq, 1}}));
+  EXPECT_EQ(this->reg_->count(query()), 3u);  // the table survived
+}
+
 // ---- input checks shared by both backends ------------------------------------
 
 TYPED_TEST(RegistryTest, InvalidTextIsRefusedAlike) {

@@ -2,6 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <map>
 #include <sstream>
@@ -123,6 +124,91 @@ void add_biomed_options(std::vector<ConfigOption>& o) {
   }
 }
 
+std::vector<std::string> split_list(const std::string& v) {
+  std::vector<std::string> out;
+  std::stringstream ss(v);
+  for (std::string item; std::getline(ss, item, ',');) {
+    auto b = item.find_first_not_of(' ');
+    auto e = item.find_last_not_of(' ');
+    if (b != std::string::npos) out.push_back(item.substr(b, e - b + 1));
+  }
+  return out;
+}
+
+std::string join_list(const std::vector<std::string>& v) {
+  std::string out;
+  for (const auto& x : v) out += (out.empty() ? "" : ",") + x;
+  return out;
+}
+
+// auth.tokens: a list of {name, token_env, kb_names?}; checked here so a typo is an
+// error at start, not a server that lets everyone in.
+nlohmann::json parse_tokens(const std::string& v) {
+  auto j = nlohmann::json::parse(v.empty() ? "[]" : v, nullptr, false);
+  if (j.is_discarded() || !j.is_array())
+    fail(ErrorCode::invalid_argument, "auth.tokens: expected a list of {name, token_env, kb_names}");
+  for (const auto& t : j) {
+    if (!t.is_object() || !t.contains("name") || !t["name"].is_string() || !t.contains("token_env") ||
+        !t["token_env"].is_string() || t["token_env"].get<std::string>().empty())
+      fail(ErrorCode::invalid_argument, "auth.tokens: each entry needs a name and a token_env (string)");
+    for (const auto& [k, x] : t.items()) {
+      if (k != "name" && k != "token_env" && k != "kb_names")
+        fail(ErrorCode::invalid_argument, "auth.tokens: unknown field '" + k + "' (name, token_env, kb_names)");
+      if (k == "kb_names" && (!x.is_array() || std::any_of(x.begin(), x.end(), [](const auto& e) { return !e.is_string(); })))
+        fail(ErrorCode::invalid_argument, "auth.tokens: kb_names must be a list of strings");
+    }
+  }
+  return j;
+}
+
+void add_server_options(std::vector<ConfigOption>& o) {
+  o.push_back({"server.host", "address `eagle serve` binds (non-loopback needs auth.tokens)",
+               [](Config& c, const std::string& v) { c.server.host = v; },
+               [](const Config& c) { return c.server.host; }});
+  o.push_back({"server.port", "TCP port of `eagle serve` (0: any free port, printed at start)",
+               [](Config& c, const std::string& v) {
+                 try {
+                   size_t pos;
+                   int p = std::stoi(v, &pos);
+                   if (pos == v.size() && p >= 0 && p <= 65535) {
+                     c.server.port = p;
+                     return;
+                   }
+                 } catch (...) {
+                 }
+                 fail(ErrorCode::invalid_argument, "server.port: expected an integer in [0, 65535], got '" + v + "'");
+               },
+               [](const Config& c) { return std::to_string(c.server.port); }});
+  o.push_back({"server.threads", "HTTP worker threads; searches run on them in parallel",
+               [](Config& c, const std::string& v) { c.server.threads = to_count("server.threads", v, 1024); },
+               [](const Config& c) { return std::to_string(c.server.threads); }});
+  o.push_back({"server.max_body_bytes", "largest request body (413 beyond)",
+               [](Config& c, const std::string& v) {
+                 c.server.max_body_bytes = to_count("server.max_body_bytes", v, size_t{4} << 30);
+               },
+               [](const Config& c) { return std::to_string(c.server.max_body_bytes); }});
+  o.push_back({"server.ingest_root", "folder under which POST /ingest {\"path\"} may read (empty: refused)",
+               [](Config& c, const std::string& v) { c.server.ingest_root = v; },
+               [](const Config& c) { return c.server.ingest_root; }});
+  o.push_back({"server.allowed_hosts", "Host header allow-list, comma-separated (empty: localhost, 127.0.0.1, [::1] and server.host)",
+               [](Config& c, const std::string& v) { c.server.allowed_hosts = split_list(v); },
+               [](const Config& c) { return join_list(c.server.allowed_hosts); }});
+  o.push_back({"server.allowed_origins", "Origin allow-list for browser requests, comma-separated (empty: none)",
+               [](Config& c, const std::string& v) { c.server.allowed_origins = split_list(v); },
+               [](const Config& c) { return join_list(c.server.allowed_origins); }});
+  o.push_back({"server.request_timeout_s", "read/write timeout of a connection, seconds",
+               [](Config& c, const std::string& v) {
+                 double d = to_double("server.request_timeout_s", v);
+                 if (d <= 0 || d > 3600) fail(ErrorCode::invalid_argument, "server.request_timeout_s must be in (0, 3600]");
+                 c.server.request_timeout_s = d;
+               },
+               [](const Config& c) { return fmt(c.server.request_timeout_s); }});
+  o.push_back({"auth.tokens",
+               "bearer tokens as JSON/YAML list [{name, token_env, kb_names?}]; values come from the env vars named",
+               [](Config& c, const std::string& v) { c.auth_tokens = parse_tokens(v); },
+               [](const Config& c) { return c.auth_tokens.dump(); }});
+}
+
 std::vector<ConfigOption> make_options() {
   std::vector<ConfigOption> o;
   o.push_back({"data_dir", "folder of the embedded store (created by `eagle ingest`)",
@@ -233,6 +319,13 @@ std::vector<ConfigOption> make_options() {
   o.push_back({"pipeline.namespace", "plugin namespace of `eagle search` requests (core or biomed)",
                [](Config& c, const std::string& v) { c.pipeline.plugin_namespace = v; },
                [](const Config& c) { return c.pipeline.plugin_namespace; }});
+  o.push_back({"ingest.commit_rows", "rows per ingest commit (whole documents); searches wait at most one commit",
+               [](Config& c, const std::string& v) { c.ingest_commit_rows = to_count("ingest.commit_rows", v, 100000); },
+               [](const Config& c) { return std::to_string(c.ingest_commit_rows); }});
+  o.push_back({"ingest.checkpoint", "end each ingest with a checkpoint (fast opens: a segment instead of a log replay)",
+               [](Config& c, const std::string& v) { c.checkpoint_after_ingest = to_bool("ingest.checkpoint", v); },
+               [](const Config& c) { return std::string(c.checkpoint_after_ingest ? "true" : "false"); }});
+  add_server_options(o);
   o.push_back({"registry.url", "document registry: empty = SQLite at <data_dir>/registry.db; sqlite:PATH; postgresql://...",
                [](Config& c, const std::string& v) { c.registry_url = v; },
                [](const Config& c) { return c.registry_url; }});
@@ -315,6 +408,12 @@ Config load_config(const std::optional<std::filesystem::path>& file) {
       if (root.IsMap() && root["encoders"]) {
         cfg.encoders = yaml_to_json(root["encoders"]);
         root.remove("encoders");
+      }
+      // auth.tokens is a list of maps: read it whole, not flattened.
+      if (root.IsMap() && root["auth"] && root["auth"].IsMap() && root["auth"]["tokens"]) {
+        cfg.auth_tokens = parse_tokens(yaml_to_json(root["auth"]["tokens"]).dump());
+        root["auth"].remove("tokens");
+        if (root["auth"].size() == 0) root.remove("auth");
       }
       flatten(root, "", flat);
     } catch (const YAML::Exception& e) {

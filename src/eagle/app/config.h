@@ -24,6 +24,24 @@ struct Config {
   size_t top_k = 10;
   size_t run_depth = 1000;
   bool skip_bad = false;
+  // Ingest writes in commits of about this many rows (whole documents each), so a
+  // server's searches wait at most one commit; the ingest ends with a checkpoint so
+  // the next open loads a segment instead of replaying the log.
+  size_t ingest_commit_rows = 1024;
+  bool checkpoint_after_ingest = true;
+  // `eagle serve` (docs/http-api.md).
+  struct Server {
+    std::string host = "127.0.0.1";
+    int port = 8686;
+    size_t threads = 16;                      // HTTP worker threads (searches run on them in parallel)
+    size_t max_body_bytes = 64ull << 20;      // 413 beyond
+    std::string ingest_root;                  // POST /ingest {"path"} resolves under it; empty = refused
+    std::vector<std::string> allowed_hosts;   // Host header allow-list; empty = loopback names + server.host
+    std::vector<std::string> allowed_origins; // Origin allow-list; empty = none (browsers' cross-site calls refused)
+    double request_timeout_s = 30;            // read/write timeout of a connection
+  } server;
+  // auth.tokens: [{name, token_env, kb_names?}] (JSON; the YAML list is converted).
+  nlohmann::json auth_tokens = nlohmann::json::array();
   // The `encoders:` section, label -> settings (see encode/registry_config.h); kept
   // as JSON because its shape depends on each encoder's type.
   nlohmann::json encoders = nlohmann::json::object();

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <set>
+#include <shared_mutex>
 
 #include "eagle/core/error.h"
 #include "eagle/encode/chem/chem_encoder.h"
@@ -100,13 +102,25 @@ std::string resolve_vocab_dir(const Config& cfg) {
        "no vocabulary folder: set biomed.vocab_dir (DrugBank CSVs, genes_human.tsv, MeSH, DOID, UMLS RRF)");
 }
 
-Engine::Engine(Config cfg) : cfg_(std::move(cfg)) {
+bool AccessScope::allows(const std::string& kb) const {
+  return kb_names.empty() || std::find(kb_names.begin(), kb_names.end(), kb) != kb_names.end();
+}
+
+Engine::Engine(Config cfg, StoreAccess access, const std::string& owner) : cfg_(std::move(cfg)), access_(access) {
   store::CollectionOptions copts;
   copts.bm25 = cfg_.bm25;
   copts.analyzer = cfg_.analyzer;
+  copts.read_only = access_ == StoreAccess::read_only;
+  // The writer's lock comes first: nothing of the store is touched before we own it.
+  if (access_ == StoreAccess::write) lock_.emplace(store::StoreLock::acquire(cfg_.data_dir, owner));
   catalog_ = std::make_unique<store::Catalog>(fs::path(cfg_.data_dir) / "collections", copts);
   registry_url_ =
       cfg_.registry_url.empty() ? "sqlite:" + (fs::path(cfg_.data_dir) / "registry.db").string() : cfg_.registry_url;
+  // A reader of a store whose registry does not exist yet sees an empty one (and
+  // creates nothing).
+  if (access_ == StoreAccess::read_only && cfg_.registry_url.empty() &&
+      !fs::exists(fs::path(cfg_.data_dir) / "registry.db"))
+    registry_url_ = "sqlite::memory:";
   encoders_ = build_encoder_registry(cfg_);
   if (!cfg_.pipeline.telemetry_file.empty())
     sink_ = std::make_shared<search::JsonlFileSink>(cfg_.pipeline.telemetry_file);
@@ -114,15 +128,20 @@ Engine::Engine(Config cfg) : cfg_(std::move(cfg)) {
 
 Engine::~Engine() = default;
 
+void Engine::require_writer(const char* what) const {
+  if (access_ != StoreAccess::write)
+    fail(ErrorCode::conflict, std::string("cannot ") + what + ": the store is open read-only");
+}
+
 registry::DocumentRegistry& Engine::registry() {
-  if (!registry_) registry_ = registry::open_registry(registry_url_);
+  std::call_once(registry_once_, [&] {
+    registry_ = registry::open_registry(registry_url_, access_ == StoreAccess::read_only);
+  });
   return *registry_;
 }
 
 search::CollectionProvider Engine::collections() {
-  return [this](const std::string& name) -> store::Collection* {
-    return catalog_->exists(name) ? &catalog_->get(name) : nullptr;
-  };
+  return [this](const std::string& name) -> store::Collection* { return catalog_->find(name); };
 }
 
 std::string Engine::default_encoder(const std::string& collection) const {
@@ -133,35 +152,54 @@ std::string Engine::default_encoder(const std::string& collection) const {
 }
 
 const biomed::EntityKnowledge& Engine::knowledge() {
+  std::lock_guard init(init_mu_);
   if (!knowledge_) knowledge_ = load_knowledge(cfg_);
   return *knowledge_;
 }
 
 void Engine::ensure_plugin(const std::string& ns) {
+  const bool ready = ns == "biomed" ? biomed_ready_.load() : core_ready_.load();
+  if (ready) return;
+  // Subscribing hooks changes what running searches read: exclusive.
+  std::unique_lock state(state_mu_);
+  ensure_plugin_locked(ns);
+}
+
+void Engine::ensure_plugin_locked(const std::string& ns) {
+  std::lock_guard init(init_mu_);
   if (!orchestrator_) {
     // Scope tags and the scope-aware collection union read the registry.
     doc_catalog_ = std::make_unique<search::RegistryCatalog>(registry());
     orchestrator_ = std::make_unique<search::Orchestrator>(collections(), encoders_, bus_, pipeline_config_of(cfg_),
                                                            sink_, doc_catalog_.get());
+    core_ready_ = true;
   }
   if (ns == "biomed" && !biomed_) {
     auto opts = cfg_.biomed.options;
     // The vectors a collection holds decide the encoder its plans use (a slot's
     // default label would not compare with them).
     for (auto* slot : {&opts.text_biomed, &opts.text_medcpt, &opts.core_text, &opts.chemical})
-      if (catalog_->exists(slot->collection)) {
-        const auto& recorded = catalog_->get(slot->collection).schema().vector.encoder;
+      if (auto* c = catalog_->find(slot->collection)) {
+        const auto& recorded = c->schema().vector.encoder;
         if (!recorded.empty()) slot->encoder = recorded;
       }
     biomed_ = std::make_unique<biomed::BiomedPlugin>(knowledge(), collections(), encoders_, &registry(), opts);
     biomed_->register_hooks(bus_);
+    biomed_ready_ = true;
   }
+}
+
+void Engine::preload(const std::string& ns) {
+  for (const auto& name : catalog_->list()) catalog_->get(name);
+  registry();
+  ensure_plugin(ns);
 }
 
 search::RetrievalResponse Engine::search(const search::RetrievalRequest& req) {
   if (req.plugin_namespace != "core" && req.plugin_namespace != "biomed")
     fail(ErrorCode::invalid_argument, "unknown plugin namespace '" + req.plugin_namespace + "' (core or biomed)");
   ensure_plugin(req.plugin_namespace);
+  std::shared_lock state(state_mu_);
   return orchestrator_->retrieve(req);
 }
 
@@ -216,6 +254,10 @@ void add_collection(registry::DocumentRecord& r, const std::string& collection) 
 
 IngestReport Engine::ingest(const std::vector<std::string>& inputs, const IngestOptions& opts,
                             const ProgressFn& progress) {
+  require_writer("ingest");
+  // One writer at a time: what exists, the recorded encoders and the chunks being
+  // replaced stay as read here until the commit.
+  std::lock_guard writer(write_mu_);
   IngestReport rep;
   const std::string format = detect_format(inputs, opts.format);
   const auto& bo = cfg_.biomed.options;
@@ -453,12 +495,72 @@ IngestReport Engine::ingest(const std::vector<std::string>& inputs, const Ingest
     prepared.push_back(std::move(p));
   }
 
-  // 4. One all-or-nothing write per collection, then the registry.
+  // A scoped caller (a token limited to KBs) may write only its KBs and may not
+  // replace a document that lives in another one.
+  if (!opts.scope.kb_names.empty()) {
+    if (!opts.scope.allows(opts.kb_name))
+      fail(ErrorCode::permission_denied, "this token may not write knowledge base '" + opts.kb_name + "'");
+    for (const auto& d : documents)
+      if (auto old = registry().get(d.document_id); old && !opts.scope.allows(old->kb_name))
+        fail(ErrorCode::permission_denied,
+             "document '" + d.document_id + "' belongs to a knowledge base this token may not write");
+  }
+
+  // 4. Commit in batches of whole documents. A document ingested again loses its
+  // old chunks in the same commit (in every collection), so no stale section
+  // survives and no reader sees the document twice or not at all. Searches are
+  // excluded only while a batch is swapped in.
   rep.collection.clear();
   rep.encoder.clear();
+  std::set<store::Collection*> written;
   for (auto& p : prepared) {
-    if (!p.coll) p.coll = &catalog_->create(p.schema);
-    p.coll->upsert(std::move(p.records));
+    if (!p.coll) {
+      std::unique_lock state(state_mu_);
+      p.coll = &catalog_->create(p.schema);
+    }
+    const auto doc_field = p.schema.field_index("document_id");
+    auto doc_of = [&](const store::Record& r) {
+      if (doc_field)
+        if (const auto* d = std::get_if<std::string>(&r.values[*doc_field])) return *d;
+      return r.id;
+    };
+    const size_t commit_rows = std::max<size_t>(1, cfg_.ingest_commit_rows);
+    size_t start = 0;
+    while (start < p.records.size()) {
+      size_t end = std::min(p.records.size(), start + commit_rows);
+      while (end < p.records.size() && doc_of(p.records[end]) == doc_of(p.records[end - 1])) ++end;
+      std::vector<store::Record> batch(std::make_move_iterator(p.records.begin() + static_cast<std::ptrdiff_t>(start)),
+                                       std::make_move_iterator(p.records.begin() + static_cast<std::ptrdiff_t>(end)));
+      std::vector<std::string> docs;
+      std::set<std::string> new_ids, seen_docs;
+      for (const auto& r : batch) {
+        new_ids.insert(r.id);
+        if (seen_docs.insert(doc_of(r)).second) docs.push_back(doc_of(r));
+      }
+      // The documents' current chunks everywhere (replaced ids in the target collection
+      // are overwritten by the upsert itself).
+      std::vector<std::pair<store::Collection*, std::vector<std::string>>> stale;
+      if (doc_field) {
+        for (auto* c : document_collections()) {
+          std::vector<std::string> ids;
+          for (auto& [id, doc] : c->ids_where_in("document_id", docs))
+            if (c != p.coll || !new_ids.count(id)) ids.push_back(id);
+          if (!ids.empty()) stale.emplace_back(c, std::move(ids));
+        }
+      }
+      {
+        std::unique_lock state(state_mu_);
+        std::vector<std::string> own_stale;
+        for (auto& [c, ids] : stale) {
+          if (c == p.coll) own_stale = std::move(ids);
+          else c->remove(ids);
+        }
+        p.coll->replace(own_stale, std::move(batch));
+      }
+      for (auto& [c, ids] : stale) written.insert(c);
+      start = end;
+    }
+    written.insert(p.coll);
     rep.collection += (rep.collection.empty() ? "" : " + ") + p.collection;
     rep.encoder += (rep.encoder.empty() ? "" : " + ") + p.encoder;
     rep.per_collection.push_back({p.collection, p.rows.size()});
@@ -468,14 +570,151 @@ IngestReport Engine::ingest(const std::vector<std::string>& inputs, const Ingest
     else
       for (auto& d : documents) add_collection(d, p.collection);
   }
+  // The registry follows the collection writes.
   for (auto& d : documents) {
     if (auto old = registry().get(d.document_id))
-      for (const auto& c : old->collections_used) add_collection(d, c);
+      for (const auto& c : old->collections_used)
+        if (catalog_->exists(c) && !catalog_->get(c).ids_where_equals("document_id", d.document_id).empty())
+          add_collection(d, c);
     registry().upsert(d);
   }
+  // Fast opens: the next process loads a segment instead of replaying the log. The
+  // segment is written while searches go on.
+  if (cfg_.checkpoint_after_ingest)
+    for (auto* c : written) c->checkpoint();
   rep.documents = documents.size();
   rep.rows = rows.size();
   return rep;
+}
+
+std::vector<store::Collection*> Engine::document_collections() {
+  std::vector<store::Collection*> out;
+  for (const auto& name : catalog_->list())
+    if (auto* c = catalog_->find(name); c && c->schema().field_index("document_id")) out.push_back(c);
+  return out;
+}
+
+namespace {
+registry::DocumentRecord record_in_scope(registry::DocumentRegistry& reg, const std::string& id,
+                                         const AccessScope& scope) {
+  auto rec = reg.get(id);
+  // Out of scope reads as absent: a scoped caller learns nothing about other KBs.
+  if (!rec || !scope.allows(rec->kb_name)) fail(ErrorCode::not_found, "no document '" + id + "'");
+  return *rec;
+}
+}  // namespace
+
+std::optional<DocumentView> Engine::document(const std::string& document_id, const AccessScope& scope) {
+  auto rec = registry().get(document_id);
+  if (!rec || !scope.allows(rec->kb_name)) return std::nullopt;
+  DocumentView v;
+  v.record = *rec;
+  v.tags = registry().keywords(document_id, rec->plugin_namespace);
+  std::shared_lock state(state_mu_);
+  for (auto* c : document_collections()) {
+    const auto ids = c->ids_where_equals("document_id", document_id);
+    for (const auto& id : ids) {
+      auto r = c->get(id);
+      if (!r) continue;
+      auto hit = search::hit_from_record(*r, c->schema(), c->schema().name, 0);
+      // A scoped caller sees only the chunks of its knowledge bases.
+      if (!scope.allows(hit.field("kb_name"))) continue;
+      v.chunks.push_back({r->id, c->schema().name, std::move(r->text), std::move(hit.metadata)});
+    }
+  }
+  return v;
+}
+
+size_t Engine::delete_document(const std::string& document_id, const AccessScope& scope) {
+  require_writer("delete a document");
+  std::lock_guard writer(write_mu_);
+  auto rec = registry().get(document_id);
+  std::vector<std::pair<store::Collection*, std::vector<std::string>>> chunks;
+  for (auto* c : document_collections()) {
+    auto ids = c->ids_where_equals("document_id", document_id);
+    if (!ids.empty()) chunks.emplace_back(c, std::move(ids));
+  }
+  if (!rec && chunks.empty()) fail(ErrorCode::not_found, "no document '" + document_id + "'");
+  if (rec && !scope.allows(rec->kb_name)) fail(ErrorCode::not_found, "no document '" + document_id + "'");
+  if (!scope.kb_names.empty()) {
+    // Chunks of a scoped delete must all lie in the caller's KBs.
+    for (auto& [c, ids] : chunks)
+      for (const auto& id : ids)
+        if (auto r = c->get(id, "kb_name in {kbs}", {{"kbs", scope.kb_names}}); !r)
+          fail(ErrorCode::not_found, "no document '" + document_id + "'");
+  }
+  size_t removed = 0;
+  {
+    // Every collection at once: no search sees the document half deleted.
+    std::unique_lock state(state_mu_);
+    for (auto& [c, ids] : chunks) removed += c->remove(ids);
+  }
+  if (rec) registry().remove(document_id);
+  return removed;
+}
+
+std::vector<std::string> Engine::set_tags(const std::string& document_id, const std::string& plugin_namespace,
+                                          const std::vector<std::string>& tags, const AccessScope& scope) {
+  require_writer("tag a document");
+  std::lock_guard writer(write_mu_);
+  record_in_scope(registry(), document_id, scope);
+  registry().set_keywords(document_id, plugin_namespace, tags);
+  return registry().keywords(document_id, plugin_namespace);
+}
+
+std::vector<registry::DocumentRecord> Engine::list_documents(const registry::DocumentQuery& q, size_t* total) {
+  if (total) *total = registry().count(q);
+  return registry().list(q);
+}
+
+std::vector<registry::NameCount> Engine::knowledge_bases(const AccessScope& scope) {
+  return registry().knowledge_bases(scope.kb_names);
+}
+
+std::vector<registry::NameCount> Engine::tags(std::optional<std::string> plugin_namespace, const AccessScope& scope) {
+  std::optional<std::string_view> ns;
+  if (plugin_namespace) ns = *plugin_namespace;
+  return registry().tags(ns, scope.kb_names);
+}
+
+CollectionInfo Engine::collection_info(const std::string& name) {
+  auto* c = catalog_->find(name);
+  if (!c) fail(ErrorCode::not_found, "no collection named '" + name + "'");
+  auto d = c->describe();
+  const auto& v = c->schema().vector;
+  CollectionInfo i;
+  i.name = name;
+  i.rows = d.value("live", size_t{0});
+  i.deleted = d.value("deleted", size_t{0});
+  i.dimension = v.dim;
+  i.metric = std::string(metric_name(v.metric));
+  i.encoder = v.encoder;
+  i.index = v.index == VectorIndexKind::hnsw ? "hnsw" : "flat";
+  i.log_bytes = d.value("log_bytes", uint64_t{0});
+  i.last_lsn = d.value("last_lsn", uint64_t{0});
+  return i;
+}
+
+std::vector<CollectionInfo> Engine::collection_infos() {
+  std::vector<CollectionInfo> out;
+  for (const auto& name : catalog_->list()) out.push_back(collection_info(name));
+  return out;
+}
+
+void Engine::checkpoint() {
+  require_writer("checkpoint");
+  std::lock_guard writer(write_mu_);
+  for (const auto& name : catalog_->list()) catalog_->get(name).checkpoint();
+}
+
+void Engine::compact() {
+  require_writer("compact");
+  std::lock_guard writer(write_mu_);
+  for (const auto& name : catalog_->list()) {
+    auto& c = catalog_->get(name);
+    // Compaction renumbers rows: searches wait for the swap only (inside compact()).
+    c.compact();
+  }
 }
 
 }  // namespace eagle::app

@@ -3,8 +3,11 @@
 // registry, the encoders, the HookBus with its plugins, and the query pipeline.
 // `eagle ingest`, `eagle search` and `eagle entities` all go through one Engine, so
 // what the CLI does is what an embedding application gets.
+#include <atomic>
 #include <functional>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,7 +18,9 @@
 #include "eagle/registry/registry.h"
 #include "eagle/search/hookbus.h"
 #include "eagle/search/orchestrator.h"
+#include "eagle/core/rw_mutex.h"
 #include "eagle/store/collection.h"
+#include "eagle/store/store_lock.h"
 
 namespace eagle::app {
 
@@ -33,7 +38,16 @@ std::string resolve_vocab_dir(const Config& cfg);
 // Aho-Corasick matcher.
 std::unique_ptr<biomed::EntityKnowledge> load_knowledge(const Config& cfg, std::string* report = nullptr);
 
+// The knowledge bases a caller may see (a token's kb_names); empty = all. Every
+// document read, listing, tag change, ingest and delete checks it; searches get it
+// forced into their scope (RetrievalRequest::allowed_kbs).
+struct AccessScope {
+  std::vector<std::string> kb_names;
+  bool allows(const std::string& kb) const;
+};
+
 struct IngestOptions {
+  AccessScope scope;           // a scoped caller may not replace documents of other KBs
   std::string collection;      // empty: eagle_text, or the biomed slot for spl/compounds
   std::string encoder;         // empty: the collection's recorded encoder, else the slot's default
   std::string kb_name;
@@ -53,12 +67,45 @@ struct IngestReport {
 
 using ProgressFn = std::function<void(size_t done, size_t total)>;
 
+// How a command opens the store. write: the process owns it (StoreLock on
+// DATA_DIR/LOCK; a second writer fails at once). read_only: a reader beside a
+// possible writer; nothing in the store is created, truncated, deleted or rewritten.
+enum class StoreAccess { read_only, write };
+
+struct DocumentChunk {
+  std::string id;
+  std::string collection;
+  std::string text;
+  nlohmann::json metadata;  // the row's scalar fields
+};
+
+struct DocumentView {
+  registry::DocumentRecord record;
+  std::vector<std::string> tags;  // in the record's namespace
+  std::vector<DocumentChunk> chunks;  // every collection, ingest (row) order
+};
+
+struct CollectionInfo {
+  std::string name;
+  size_t rows = 0;     // live rows
+  size_t deleted = 0;  // tombstones until the next compaction
+  uint32_t dimension = 0;
+  std::string metric, encoder, index;
+  uint64_t log_bytes = 0;
+  uint64_t last_lsn = 0;
+};
+
+// Thread-safe: searches run in parallel (the store's state under a shared lock);
+// ingest, delete, tagging and checkpoints are serialised, prepare their work outside
+// the state lock and hold it exclusively only to swap in each commit, so a reader
+// sees every document whole or not at all.
 class Engine {
  public:
-  explicit Engine(Config cfg);
+  explicit Engine(Config cfg, StoreAccess access = StoreAccess::write, const std::string& owner = "eagle");
   ~Engine();
 
   const Config& config() const { return cfg_; }
+  StoreAccess access() const { return access_; }
   store::Catalog& catalog() { return *catalog_; }
   // Opened on first use: commands that never need it (a failing ingest, a core
   // search) leave the registry file untouched.
@@ -72,18 +119,56 @@ class Engine {
   // encoder leaves the store unchanged. Each collection's write is atomic; when the
   // document profile splits the input over two collections they are two writes, and
   // the registry rows follow the collection writes.
+  // A document ingested again replaces all of its chunks (in every collection), in the
+  // same commit as its new ones. Rows are committed in batches of whole documents
+  // (ingest.commit_rows); the ingest ends with a checkpoint (ingest.checkpoint).
   IngestReport ingest(const std::vector<std::string>& inputs, const IngestOptions& opts, const ProgressFn& progress = {});
 
   // The query pipeline; the biomed plugin and its vocabulary load on first use of
-  // the biomed namespace.
+  // the biomed namespace (or at start: preload()).
   search::RetrievalResponse search(const search::RetrievalRequest& req);
   const biomed::EntityKnowledge& knowledge();
+  // Opens every collection and the registry, and loads the namespace's plugin, so
+  // the first request does not pay for it (a server calls it before it is ready).
+  void preload(const std::string& plugin_namespace);
+
+  // Document lifecycle. A document outside `scope` is not_found (its existence is
+  // not revealed).
+  std::optional<DocumentView> document(const std::string& document_id, const AccessScope& scope = {});
+  // Removes every chunk of the document from every collection and its registry row;
+  // returns the chunks removed. not_found when absent.
+  size_t delete_document(const std::string& document_id, const AccessScope& scope = {});
+  std::vector<std::string> set_tags(const std::string& document_id, const std::string& plugin_namespace,
+                                    const std::vector<std::string>& tags, const AccessScope& scope = {});
+  std::vector<registry::DocumentRecord> list_documents(const registry::DocumentQuery& q, size_t* total = nullptr);
+  std::vector<registry::NameCount> knowledge_bases(const AccessScope& scope = {});
+  std::vector<registry::NameCount> tags(std::optional<std::string> plugin_namespace, const AccessScope& scope = {});
+  std::vector<CollectionInfo> collection_infos();
+  CollectionInfo collection_info(const std::string& name);
+
+  // Writes a segment of every collection (fast opens) / also drops deleted rows.
+  void checkpoint();
+  void compact();
 
  private:
   void ensure_plugin(const std::string& ns);
+  void ensure_plugin_locked(const std::string& ns);
   std::string default_encoder(const std::string& collection) const;
+  void require_writer(const char* what) const;
+  // Collections whose schema has a document_id field (where a document's chunks live).
+  std::vector<store::Collection*> document_collections();
 
   Config cfg_;
+  StoreAccess access_;
+  std::optional<store::StoreLock> lock_;  // held for the Engine's life when access_ == write
+  // state_mu_: searches shared, the swap of a commit exclusive. write_mu_ orders
+  // writers. init_mu_ guards lazy set-up (registry, vocabulary, plugins).
+  // Lock order: write_mu_, then state_mu_, then init_mu_.
+  RwMutex state_mu_;
+  std::mutex write_mu_;
+  std::recursive_mutex init_mu_;
+  std::atomic<bool> core_ready_{false}, biomed_ready_{false};
+  std::once_flag registry_once_;
   std::unique_ptr<store::Catalog> catalog_;
   std::unique_ptr<registry::DocumentRegistry> registry_;
   std::string registry_url_;

@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 
+#include "eagle/app/cli.h"
 #include "eagle/app/config.h"
 #include "eagle/app/engine.h"
 #include "eagle/biomed/plugin.h"
@@ -32,25 +33,8 @@ using nlohmann::json;
 
 namespace {
 
-struct GlobalFlags {
-  std::string config_file;
-  std::vector<std::string> sets;  // KEY=VALUE
-  std::string data_dir;
-};
-
-eagle::app::Config resolve_config(const GlobalFlags& g) {
-  std::optional<fs::path> file;
-  if (!g.config_file.empty()) file = g.config_file;
-  auto cfg = eagle::app::load_config(file);
-  for (const auto& kv : g.sets) {
-    auto eq = kv.find('=');
-    if (eq == std::string::npos)
-      eagle::fail(ErrorCode::invalid_argument, "--set expects KEY=VALUE, got '" + kv + "'");
-    eagle::app::set_option(cfg, kv.substr(0, eq), kv.substr(eq + 1));
-  }
-  if (!g.data_dir.empty()) cfg.data_dir = g.data_dir;
-  return cfg;
-}
+using eagle::app::GlobalFlags;
+using eagle::app::resolve_config;
 
 std::string snippet(const std::string& text, size_t max_chars) {
   std::string s;
@@ -81,7 +65,7 @@ struct IngestFlags {
 int cmd_ingest(const GlobalFlags& g, const std::vector<std::string>& inputs, const IngestFlags& f) {
   auto cfg = resolve_config(g);
   auto t0 = std::chrono::steady_clock::now();
-  eagle::app::Engine engine(cfg);
+  eagle::app::Engine engine(cfg, eagle::app::StoreAccess::write, "eagle ingest");
   eagle::app::IngestOptions o;
   o.format = f.format;
   o.skip_bad = f.skip_bad || cfg.skip_bad;
@@ -112,6 +96,7 @@ struct SearchFlags {
   std::string kb_name;
   std::vector<std::string> scope_kbs, scope_docs, tags, legacy_scope, facets;
   std::string route_mode = "text";
+  std::string filter;
 };
 
 // KEY=VALUE facets: integers for year, a comma list becomes an `in` list.
@@ -160,7 +145,9 @@ int cmd_search(const GlobalFlags& g, const std::vector<std::string>& words, cons
   req.facets = parse_facets(f.facets);
   req.route_mode = eagle::search::parse_route_mode(f.route_mode);
   req.explain = f.explain;
-  eagle::app::Engine engine(cfg);
+  req.filter = f.filter;
+  // A reader: never modifies the store, so it runs beside a server or an ingest.
+  eagle::app::Engine engine(cfg, eagle::app::StoreAccess::read_only);
   if (engine.catalog().list().empty())
     eagle::fail(ErrorCode::not_found, "the store at " + cfg.data_dir +
                                           " has no collections yet: add documents with `eagle ingest` first");
@@ -594,6 +581,8 @@ int main(int argc, char** argv) {
   search->add_option("--facet", sf.facets,
                      "FIELD=VALUE[,VALUE] on source_type, year, chunk_type, parent_section or type (repeatable)");
   search->add_option("--route-mode", sf.route_mode, "text, visual or hybrid")->capture_default_str();
+  search->add_option("--filter", sf.filter,
+                     "Milvus filter expression AND-ed with the scope, e.g. 'year >= 2020 and source_type == \"label\"'");
 
   auto* entities = app.add_subcommand("entities", "match biomedical entities in a text with the configured vocabularies");
   std::vector<std::string> entity_words;
@@ -648,12 +637,32 @@ int main(int argc, char** argv) {
   encoders_cmd->add_option("--label", enc_label, "encoder label")->capture_default_str();
   encoders_cmd->add_flag("--query", enc_query, "encode as queries (asymmetric encoders)");
 
+  std::vector<eagle::app::Command> commands;
+  eagle::app::add_store_commands(app, g, commands);
+  eagle::app::add_serve_command(app, g, commands);
+
+  // An unknown command gets a message that names it and the commands there are
+  // (CLI11 would only say an argument was not expected).
+  if (argc > 1 && argv[1][0] != '-') {
+    bool known = false;
+    std::string names;
+    for (const auto* sub : app.get_subcommands({})) {
+      known = known || sub->get_name() == argv[1];
+      names += (names.empty() ? "" : ", ") + sub->get_name();
+    }
+    if (!known) {
+      std::fprintf(stderr, "eagle: unknown command '%s'\ncommands: %s\n(eagle --help for more)\n", argv[1], names.c_str());
+      return 2;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
   try {
+    for (const auto& c : commands)
+      if (*c.app) return c.run();
     if (*config_cmd) {
       std::fputs(eagle::app::describe_config(resolve_config(g)).c_str(), stdout);
       return 0;

@@ -438,9 +438,11 @@ std::optional<HitList> BiomedPlugin::supplement(HookContext& ctx, const std::str
     try {
       auto exp = dense_expand(ctx, query, t.encoder);
       auto vec = encoders_.encoder(t.encoder).encode({exp->dense_query}, encode::EncodeMode::query).at(0);
-      store::TemplateParams params;
+      // The request's scope (kb, scope_filter, facets, filter, a token's KBs) holds here too.
+      store::TemplateParams params(ctx.scope_params.begin(), ctx.scope_params.end());
       params["supp_docs"] = doc_ids;
       std::string filter = "document_id in {supp_docs}";
+      if (!ctx.scope_filter.empty()) filter = "(" + ctx.scope_filter + ") and " + filter;
       if (kb) {
         filter += " and kb_name == {supp_kb}";
         params["supp_kb"] = std::string(*kb);

@@ -9,6 +9,9 @@ std::string_view error_code_name(ErrorCode code) {
     case ErrorCode::conflict: return "conflict";
     case ErrorCode::unavailable: return "unavailable";
     case ErrorCode::internal: return "internal";
+    case ErrorCode::unauthenticated: return "unauthenticated";
+    case ErrorCode::permission_denied: return "permission_denied";
+    case ErrorCode::too_large: return "too_large";
   }
   return "internal";
 }
@@ -20,6 +23,9 @@ int http_status(ErrorCode code) {
     case ErrorCode::conflict: return 409;
     case ErrorCode::unavailable: return 503;
     case ErrorCode::internal: return 500;
+    case ErrorCode::unauthenticated: return 401;
+    case ErrorCode::permission_denied: return 403;
+    case ErrorCode::too_large: return 413;
   }
   return 500;
 }

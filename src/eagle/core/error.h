@@ -8,7 +8,9 @@
 
 namespace eagle {
 
-enum class ErrorCode { invalid_argument, not_found, conflict, unavailable, internal };
+// invalid_argument 400, unauthenticated 401, permission_denied 403, not_found 404,
+// conflict 409, too_large 413, unavailable 503, internal 500.
+enum class ErrorCode { invalid_argument, not_found, conflict, unavailable, internal, unauthenticated, permission_denied, too_large };
 
 std::string_view error_code_name(ErrorCode code);
 int http_status(ErrorCode code);

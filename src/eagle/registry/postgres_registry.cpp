@@ -45,6 +45,7 @@ COMMIT;
 )sql";
 
 // created_at in the same ISO-8601 UTC form as the SQLite backend's strftime.
+// kGet and kList select the columns Impl::record() reads, in its order.
 constexpr const char* kGet = R"sql(
 SELECT document_id, name, file_name, document_name, kb_name, plugin_namespace, source_type, year, source_uri,
        array_to_json(collections_used)::text,
@@ -84,6 +85,33 @@ SELECT document_id, file_name, document_name FROM documents WHERE document_id = 
 constexpr const char* kCollections = R"sql(
 SELECT DISTINCT c FROM documents d CROSS JOIN LATERAL unnest(d.collections_used) AS c
 WHERE d.document_id = ANY ($1::text[]) OR d.kb_name = ANY ($2::text[]))sql";
+
+// The listings: a NULL $1 (kb_names) or namespace is no filter. COLLATE "C"
+// orders bytewise like SQLite's BINARY, so LIMIT/OFFSET pages cut the same rows.
+constexpr const char* kList = R"sql(
+SELECT document_id, name, file_name, document_name, kb_name, plugin_namespace, source_type, year, source_uri,
+       array_to_json(collections_used)::text,
+       to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
+FROM documents
+WHERE ($1::text[] IS NULL OR kb_name = ANY ($1::text[])) AND ($2::text IS NULL OR plugin_namespace = $2::text)
+ORDER BY document_id COLLATE "C" LIMIT $3::bigint OFFSET $4::bigint)sql";
+
+constexpr const char* kCountDocuments = R"sql(
+SELECT count(*) FROM documents
+WHERE ($1::text[] IS NULL OR kb_name = ANY ($1::text[])) AND ($2::text IS NULL OR plugin_namespace = $2::text))sql";
+
+constexpr const char* kKnowledgeBases = R"sql(
+SELECT kb_name, count(*) FROM documents
+WHERE $1::text[] IS NULL OR kb_name = ANY ($1::text[])
+GROUP BY kb_name ORDER BY kb_name COLLATE "C")sql";
+
+// count(DISTINCT): a tag in two namespaces on one document counts it once.
+constexpr const char* kTags = R"sql(
+SELECT k.keyword, count(DISTINCT k.document_id) FROM document_keywords k
+WHERE ($1::text IS NULL OR k.plugin_namespace = $1::text)
+  AND ($2::text[] IS NULL OR k.document_id IN (SELECT d.document_id FROM documents d
+                                               WHERE d.kb_name = ANY ($2::text[])))
+GROUP BY k.keyword ORDER BY k.keyword COLLATE "C")sql";
 
 constexpr const char* kExistsForUpdate = "SELECT 1 FROM documents WHERE document_id = $1 FOR UPDATE";
 constexpr const char* kDeleteKeywords =
@@ -186,6 +214,13 @@ struct PostgresRegistry::Impl {
     return res;
   }
 
+  // A row of kGet or kList, as get() and list() return it.
+  DocumentRecord record(const PGresult* res, int row, std::string_view what) const;
+  // A bigint column (year, count(*)), which arrives as decimal text.
+  int64_t integer(const PGresult* res, int row, int col, std::string_view what) const;
+  // (name, count(*)) rows: kKnowledgeBases, kTags.
+  std::vector<NameCount> name_counts(const PGresult* res, std::string_view what) const;
+
   void command(const char* sql, std::string_view what) {
     Result res(PQexec(conn, sql), &PQclear);
     ExecStatusType st = res ? PQresultStatus(res.get()) : PGRES_FATAL_ERROR;
@@ -216,7 +251,52 @@ std::string str(std::string_view v) {
   return std::string(v);
 }
 
+// A listing's KB filter: NULL (no filter) when empty, else a text[] literal.
+Param kb_param(const std::vector<std::string>& kb_names) {
+  return kb_names.empty() ? std::nullopt : Param(pg_text_array(kb_names));
+}
+
 }  // namespace
+
+int64_t PostgresRegistry::Impl::integer(const PGresult* res, int row, int col, std::string_view what) const {
+  std::string v = value(res, row, col);
+  int64_t out = 0;
+  auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), out);
+  if (ec != std::errc() || end != v.data() + v.size()) {
+    raise(ErrorCode::internal, what, "'" + v + "' is not an integer");
+  }
+  return out;
+}
+
+DocumentRecord PostgresRegistry::Impl::record(const PGresult* p, int row, std::string_view what) const {
+  DocumentRecord r;
+  r.document_id = value(p, row, 0);
+  r.name = value(p, row, 1);
+  r.file_name = value(p, row, 2);
+  r.document_name = value(p, row, 3);
+  r.kb_name = value(p, row, 4);
+  r.plugin_namespace = value(p, row, 5);
+  r.source_type = value(p, row, 6);
+  if (!PQgetisnull(p, row, 7)) r.year = integer(p, row, 7, what);
+  r.source_uri = value(p, row, 8);
+  try {
+    r.collections_used = nlohmann::json::parse(value(p, row, 9)).get<std::vector<std::string>>();
+  } catch (const nlohmann::json::exception& e) {
+    raise(ErrorCode::internal, what, std::string("collections_used: ") + e.what());
+  }
+  r.created_at = value(p, row, 10);
+  return r;
+}
+
+std::vector<NameCount> PostgresRegistry::Impl::name_counts(const PGresult* res, std::string_view what) const {
+  std::vector<NameCount> out;
+  int n = PQntuples(res);
+  out.reserve(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    out.push_back(NameCount{value(res, i, 0), static_cast<size_t>(integer(res, i, 1, what))});
+  }
+  return out;
+}
 
 PostgresRegistry::PostgresRegistry(const std::string& conninfo, const std::string& schema)
     : impl_(std::make_unique<Impl>()) {
@@ -287,31 +367,7 @@ std::optional<DocumentRecord> PostgresRegistry::do_get(std::string_view document
   auto res = impl_->run(kGet, {str(document_id)}, "get");
   const PGresult* p = res.get();
   if (PQntuples(p) == 0) return std::nullopt;
-  DocumentRecord r;
-  r.document_id = value(p, 0, 0);
-  r.name = value(p, 0, 1);
-  r.file_name = value(p, 0, 2);
-  r.document_name = value(p, 0, 3);
-  r.kb_name = value(p, 0, 4);
-  r.plugin_namespace = value(p, 0, 5);
-  r.source_type = value(p, 0, 6);
-  if (!PQgetisnull(p, 0, 7)) {
-    std::string y = value(p, 0, 7);
-    int64_t v = 0;
-    auto [end, ec] = std::from_chars(y.data(), y.data() + y.size(), v);
-    if (ec != std::errc() || end != y.data() + y.size()) {
-      impl_->raise(ErrorCode::internal, "get", "year '" + y + "' is not an integer");
-    }
-    r.year = v;
-  }
-  r.source_uri = value(p, 0, 8);
-  try {
-    r.collections_used = nlohmann::json::parse(value(p, 0, 9)).get<std::vector<std::string>>();
-  } catch (const nlohmann::json::exception& e) {
-    impl_->raise(ErrorCode::internal, "get", std::string("collections_used: ") + e.what());
-  }
-  r.created_at = value(p, 0, 10);
-  return r;
+  return impl_->record(p, 0, "get");
 }
 
 void PostgresRegistry::do_set_keywords(std::string_view document_id, std::string_view plugin_namespace,
@@ -391,6 +447,42 @@ std::vector<std::string> PostgresRegistry::do_collections_used(
   auto res =
       impl_->run(kCollections, {pg_text_array(document_ids), pg_text_array(kb_names)}, "collections_used");
   return column(res.get(), 0);
+}
+
+std::vector<DocumentRecord> PostgresRegistry::do_list(const DocumentQuery& q) const {
+  std::lock_guard lock(mutex_);
+  impl_->ensure_ready();
+  auto res = impl_->run(
+      kList, {kb_param(q.kb_names), q.plugin_namespace, std::to_string(q.limit), std::to_string(q.offset)},
+      "list");
+  std::vector<DocumentRecord> out;
+  int n = PQntuples(res.get());
+  out.reserve(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) out.push_back(impl_->record(res.get(), i, "list"));
+  return out;
+}
+
+size_t PostgresRegistry::do_count(const DocumentQuery& q) const {
+  std::lock_guard lock(mutex_);
+  impl_->ensure_ready();
+  auto res = impl_->run(kCountDocuments, {kb_param(q.kb_names), q.plugin_namespace}, "count");
+  return PQntuples(res.get()) ? static_cast<size_t>(impl_->integer(res.get(), 0, 0, "count")) : 0;
+}
+
+std::vector<NameCount> PostgresRegistry::do_knowledge_bases(const std::vector<std::string>& kb_names) const {
+  std::lock_guard lock(mutex_);
+  impl_->ensure_ready();
+  auto res = impl_->run(kKnowledgeBases, {kb_param(kb_names)}, "knowledge_bases");
+  return impl_->name_counts(res.get(), "knowledge_bases");
+}
+
+std::vector<NameCount> PostgresRegistry::do_tags(std::optional<std::string_view> plugin_namespace,
+                                                 const std::vector<std::string>& kb_names) const {
+  std::lock_guard lock(mutex_);
+  impl_->ensure_ready();
+  Param ns = plugin_namespace ? Param(std::string(*plugin_namespace)) : std::nullopt;
+  auto res = impl_->run(kTags, {ns, kb_param(kb_names)}, "tags");
+  return impl_->name_counts(res.get(), "tags");
 }
 
 }  // namespace eagle::registry

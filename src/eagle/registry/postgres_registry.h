@@ -40,6 +40,11 @@ class PostgresRegistry final : public DocumentRegistry {
       const std::vector<std::string>& document_ids) const override;
   std::vector<std::string> do_collections_used(const std::vector<std::string>& document_ids,
                                                const std::vector<std::string>& kb_names) const override;
+  std::vector<DocumentRecord> do_list(const DocumentQuery& q) const override;
+  size_t do_count(const DocumentQuery& q) const override;
+  std::vector<NameCount> do_knowledge_bases(const std::vector<std::string>& kb_names) const override;
+  std::vector<NameCount> do_tags(std::optional<std::string_view> plugin_namespace,
+                                 const std::vector<std::string>& kb_names) const override;
 
  private:
   struct Impl;

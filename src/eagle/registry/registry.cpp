@@ -58,6 +58,27 @@ void check_limit(size_t limit) {
   if (limit > kMaxLimit) invalid("limit " + std::to_string(limit) + " exceeds " + std::to_string(kMaxLimit));
 }
 
+// A listing's KB filter: at most kMaxIds valid keys ("" is a KB: the documents
+// without one), sorted and distinct for the backend.
+std::vector<std::string> checked_kb_names(const std::vector<std::string>& kb_names) {
+  check_list(kb_names, kMaxIds, "kb_names");
+  std::vector<std::string> out = kb_names;
+  detail::sort_unique(out);
+  return out;
+}
+
+// The filters of a DocumentQuery (count ignores limit and offset, list checks them
+// besides); the copy has its kb_names sorted and distinct.
+DocumentQuery checked_filters(const DocumentQuery& q) {
+  DocumentQuery out;
+  out.kb_names = checked_kb_names(q.kb_names);
+  if (q.plugin_namespace) {
+    check_non_empty(*q.plugin_namespace, "plugin_namespace");
+    out.plugin_namespace = q.plugin_namespace;
+  }
+  return out;
+}
+
 bool starts_with(std::string_view s, std::string_view prefix) {
   return s.substr(0, prefix.size()) == prefix;
 }
@@ -205,13 +226,39 @@ std::vector<std::string> DocumentRegistry::collections_used(const std::vector<st
   return out;
 }
 
-std::unique_ptr<DocumentRegistry> open_registry(std::string_view url) {
+std::vector<DocumentRecord> DocumentRegistry::list(const DocumentQuery& q) const {
+  if (q.limit == 0) invalid("limit must be at least 1");
+  check_limit(q.limit);
+  if (q.offset > kMaxOffset) {
+    invalid("offset " + std::to_string(q.offset) + " exceeds " + std::to_string(kMaxOffset));
+  }
+  DocumentQuery checked = checked_filters(q);
+  checked.limit = q.limit;
+  checked.offset = q.offset;
+  return do_list(checked);
+}
+
+size_t DocumentRegistry::count(const DocumentQuery& q) const {
+  return do_count(checked_filters(q));
+}
+
+std::vector<NameCount> DocumentRegistry::knowledge_bases(const std::vector<std::string>& kb_names) const {
+  return do_knowledge_bases(checked_kb_names(kb_names));
+}
+
+std::vector<NameCount> DocumentRegistry::tags(std::optional<std::string_view> plugin_namespace,
+                                              const std::vector<std::string>& kb_names) const {
+  if (plugin_namespace) check_non_empty(*plugin_namespace, "plugin_namespace");
+  return do_tags(plugin_namespace, checked_kb_names(kb_names));
+}
+
+std::unique_ptr<DocumentRegistry> open_registry(std::string_view url, bool read_only) {
   if (url == "sqlite::memory:") return std::make_unique<SqliteRegistry>(":memory:");
   if (starts_with(url, "sqlite:")) {
     std::string_view path = url.substr(7);
     if (starts_with(path, "//")) path = path.substr(2);  // sqlite:///abs/path, sqlite://rel/path
     if (path.empty()) invalid("registry URL '" + std::string(url) + "' names no database file");
-    return std::make_unique<SqliteRegistry>(std::string(path));
+    return std::make_unique<SqliteRegistry>(std::string(path), read_only);
   }
   // libpq reads both URI schemes itself; the key=value form comes after the colon.
   if (starts_with(url, "postgresql://") || starts_with(url, "postgres://")) {

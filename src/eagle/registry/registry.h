@@ -30,6 +30,9 @@ inline constexpr size_t kMaxIds = 10000;    // ids or kb names per call, keyword
 // b-tree entries beyond ~2.7 kB and SQLite LIKE patterns beyond 50 kB, so both
 // backends refuse the same long values up front.
 inline constexpr size_t kMaxKeyBytes = 1024;
+// Rows a listing may skip (DocumentQuery::offset): deeper pages are a scan the
+// caller should narrow with filters instead.
+inline constexpr size_t kMaxOffset = 10'000'000;
 
 struct DocumentRecord {
   std::string document_id;  // primary key
@@ -55,6 +58,22 @@ struct DocumentNames {
   std::string document_name;
 
   bool operator==(const DocumentNames&) const = default;
+};
+
+// A page of the document listing (GET /documents). Filters combine with AND.
+struct DocumentQuery {
+  std::vector<std::string> kb_names;            // empty = any KB; else kb_name IN (...): a token's scope
+  std::optional<std::string> plugin_namespace;  // unset = any namespace; set = non-empty
+  size_t limit = 50;                            // 1..kMaxLimit
+  size_t offset = 0;                            // <= kMaxOffset
+};
+
+// One distinct value (a KB, a tag) and how many documents carry it.
+struct NameCount {
+  std::string name;
+  size_t count = 0;
+
+  bool operator==(const NameCount&) const = default;
 };
 
 class DocumentRegistry {
@@ -104,6 +123,23 @@ class DocumentRegistry {
   std::vector<std::string> collections_used(const std::vector<std::string>& document_ids,
                                             const std::vector<std::string>& kb_names = {}) const;
 
+  // Listings for the HTTP server (GET /documents, /knowledge_bases, /tags).
+  // Documents matching q, sorted by document_id (bytewise), q.offset skipped, at
+  // most q.limit; each record filled as get() fills it.
+  std::vector<DocumentRecord> list(const DocumentQuery& q) const;
+  // How many documents match q's kb_names/plugin_namespace (limit/offset ignored).
+  size_t count(const DocumentQuery& q) const;
+  // Distinct kb_name values with their document counts, sorted by kb_name bytewise;
+  // documents without a KB count under "". kb_names non-empty restricts to those KBs
+  // (a KB without documents is not listed).
+  std::vector<NameCount> knowledge_bases(const std::vector<std::string>& kb_names = {}) const;
+  // Distinct tags (document_keywords.keyword) with the number of documents carrying
+  // each, sorted by tag bytewise. plugin_namespace unset = every namespace (a tag in
+  // two namespaces on one document counts that document once); kb_names non-empty =
+  // only tags of documents in those KBs.
+  std::vector<NameCount> tags(std::optional<std::string_view> plugin_namespace = std::nullopt,
+                              const std::vector<std::string>& kb_names = {}) const;
+
   // "sqlite" or "postgresql".
   virtual std::string_view backend() const = 0;
 
@@ -127,6 +163,14 @@ class DocumentRegistry {
   // Either list may be empty (not both); the result need not be sorted or distinct.
   virtual std::vector<std::string> do_collections_used(const std::vector<std::string>& document_ids,
                                                        const std::vector<std::string>& kb_names) const = 0;
+  // The listings: kb_names sorted and distinct, empty = no KB filter; a namespace,
+  // when set, non-empty; 1 <= limit <= kMaxLimit, offset <= kMaxOffset. Results
+  // sorted bytewise as the public methods promise.
+  virtual std::vector<DocumentRecord> do_list(const DocumentQuery& q) const = 0;
+  virtual size_t do_count(const DocumentQuery& q) const = 0;
+  virtual std::vector<NameCount> do_knowledge_bases(const std::vector<std::string>& kb_names) const = 0;
+  virtual std::vector<NameCount> do_tags(std::optional<std::string_view> plugin_namespace,
+                                         const std::vector<std::string>& kb_names) const = 0;
 };
 
 // Opens a registry from a URL:
@@ -135,7 +179,9 @@ class DocumentRegistry {
 //   postgresql://... postgres://...   a libpq URI
 //   postgres:CONNINFO, postgresql:CONNINFO   a libpq key=value string
 // Anything else is invalid_argument; a server that cannot be reached, unavailable.
-std::unique_ptr<DocumentRegistry> open_registry(std::string_view url);
+// read_only (a reader beside the store's writer): an SQLite file is opened without
+// writing anything; PostgreSQL is opened as usual (its server arbitrates).
+std::unique_ptr<DocumentRegistry> open_registry(std::string_view url, bool read_only = false);
 
 // `%` + term with `\`, `%` and `_` escaped by `\` + `%`: the pattern for
 // `x LIKE/ILIKE pattern ESCAPE '\'` that matches any x containing term literally.

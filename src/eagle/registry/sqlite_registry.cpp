@@ -59,6 +59,10 @@ enum Query : size_t {
   q_ids_for_tags,
   q_names,
   q_collections,
+  q_list,
+  q_count_documents,
+  q_knowledge_bases,
+  q_tags,
   q_count
 };
 
@@ -78,6 +82,7 @@ constexpr std::array<const char*, q_count> kSql = {
             file_name_fold = excluded.file_name_fold, document_name_fold = excluded.document_name_fold)sql",
     // q_remove: document_keywords rows go by ON DELETE CASCADE.
     "DELETE FROM documents WHERE document_id = ?1",
+    // q_get and q_list: the columns read_record() reads, in its order.
     R"sql(SELECT document_id, name, file_name, document_name, kb_name, plugin_namespace, source_type, year,
                  source_uri, collections_used, created_at
           FROM documents WHERE document_id = ?1)sql",
@@ -101,6 +106,26 @@ constexpr std::array<const char*, q_count> kSql = {
     R"sql(SELECT DISTINCT c.value FROM documents d, json_each(d.collections_used) c
           WHERE d.document_id IN (SELECT value FROM json_each(?1))
              OR d.kb_name IN (SELECT value FROM json_each(?2)))sql",
+    // The listings: a NULL ?1 (kb_names) or namespace is no filter. ORDER BY uses
+    // the BINARY collation, bytewise like PostgreSQL's COLLATE "C".
+    R"sql(SELECT document_id, name, file_name, document_name, kb_name, plugin_namespace, source_type, year,
+                 source_uri, collections_used, created_at
+          FROM documents
+          WHERE (?1 IS NULL OR kb_name IN (SELECT value FROM json_each(?1)))
+            AND (?2 IS NULL OR plugin_namespace = ?2)
+          ORDER BY document_id LIMIT ?3 OFFSET ?4)sql",
+    R"sql(SELECT COUNT(*) FROM documents
+          WHERE (?1 IS NULL OR kb_name IN (SELECT value FROM json_each(?1)))
+            AND (?2 IS NULL OR plugin_namespace = ?2))sql",
+    R"sql(SELECT kb_name, COUNT(*) FROM documents
+          WHERE ?1 IS NULL OR kb_name IN (SELECT value FROM json_each(?1))
+          GROUP BY kb_name ORDER BY kb_name)sql",
+    // q_tags: COUNT(DISTINCT): a tag in two namespaces on one document counts it once.
+    R"sql(SELECT k.keyword, COUNT(DISTINCT k.document_id) FROM document_keywords k
+          WHERE (?1 IS NULL OR k.plugin_namespace = ?1)
+            AND (?2 IS NULL OR k.document_id IN (SELECT d.document_id FROM documents d
+                                                 WHERE d.kb_name IN (SELECT value FROM json_each(?2))))
+          GROUP BY k.keyword ORDER BY k.keyword)sql",
 };
 
 // Busy, locked, I/O and open failures are the database being unavailable; a
@@ -220,6 +245,51 @@ class Cursor {
   sqlite3_stmt* stmt_;
 };
 
+// A row of q_get or q_list, as get() and list() return it.
+DocumentRecord read_record(const Cursor& c, const std::string& path) {
+  DocumentRecord r;
+  r.document_id = c.text(0);
+  r.name = c.text(1);
+  r.file_name = c.text(2);
+  r.document_name = c.text(3);
+  r.kb_name = c.text(4);
+  r.plugin_namespace = c.text(5);
+  r.source_type = c.text(6);
+  if (!c.is_null(7)) r.year = c.int64(7);
+  r.source_uri = c.text(8);
+  try {
+    r.collections_used = nlohmann::json::parse(c.text(9)).get<std::vector<std::string>>();
+  } catch (const nlohmann::json::exception& e) {
+    fail(ErrorCode::internal, "registry (sqlite " + path + "): collections_used of '" + r.document_id +
+                                  "' is not a JSON array of strings: " + e.what());
+  }
+  r.created_at = c.text(10);
+  return r;
+}
+
+// Binds a listing's KB filter: NULL (no filter) when empty, else a JSON array.
+void bind_kb_names(Cursor& c, int i, const std::vector<std::string>& kb_names) {
+  if (kb_names.empty()) {
+    c.bind_null(i);
+  } else {
+    c.bind(i, json_array(kb_names));
+  }
+}
+
+void bind_optional(Cursor& c, int i, const std::optional<std::string_view>& v) {
+  if (v) {
+    c.bind(i, *v);
+  } else {
+    c.bind_null(i);
+  }
+}
+
+std::vector<NameCount> read_name_counts(Cursor& c) {
+  std::vector<NameCount> out;
+  while (c.step()) out.push_back(NameCount{c.text(0), static_cast<size_t>(c.int64(1))});
+  return out;
+}
+
 // BEGIN IMMEDIATE takes the write lock up front, so a read-then-write transaction
 // cannot fail half-way with SQLITE_BUSY; rolled back unless committed.
 class Transaction {
@@ -242,25 +312,31 @@ class Transaction {
 
 struct SqliteRegistry::Impl : Database {};
 
-SqliteRegistry::SqliteRegistry(const std::string& path) : impl_(std::make_unique<Impl>()) {
+SqliteRegistry::SqliteRegistry(const std::string& path, bool read_only) : impl_(std::make_unique<Impl>()) {
   impl_->path = path;
-  int rc = sqlite3_open_v2(path.c_str(), &impl_->db,
-                           SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
+  const int flags = read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+  int rc = sqlite3_open_v2(path.c_str(), &impl_->db, flags | SQLITE_OPEN_NOMUTEX, nullptr);
   if (rc != SQLITE_OK) impl_->raise(rc, "open");
   sqlite3_extended_result_codes(impl_->db, 1);
   // Another process (a second engine, an ingest job) may hold the write lock for a
   // moment; wait for it rather than fail the request.
   sqlite3_busy_timeout(impl_->db, 5000);
   impl_->exec("PRAGMA foreign_keys = ON", "enable foreign keys");
-  // WAL: readers never block the writer; ":memory:" stays in its own journal mode.
-  impl_->exec("PRAGMA journal_mode = WAL", "enable WAL");
-  impl_->exec("PRAGMA synchronous = NORMAL", "set synchronous");
   int64_t version = impl_->pragma_int("PRAGMA user_version");
   if (version > kSchemaVersion) {
     fail(ErrorCode::unavailable, "registry (sqlite " + path + "): schema version " + std::to_string(version) +
                                      " is newer than this build's " + std::to_string(kSchemaVersion));
   }
-  {
+  if (read_only) {
+    // A reader beside the writer: the writer made the schema; nothing is written here.
+    if (version != kSchemaVersion)
+      fail(ErrorCode::unavailable, "registry (sqlite " + path + ") has no schema yet");
+  } else {
+    // WAL: readers never block the writer; ":memory:" stays in its own journal mode.
+    impl_->exec("PRAGMA journal_mode = WAL", "enable WAL");
+    impl_->exec("PRAGMA synchronous = NORMAL", "set synchronous");
+  }
+  if (!read_only) {
     Transaction tx(*impl_);
     impl_->exec(kSchema, "create schema");
     impl_->exec(("PRAGMA user_version = " + std::to_string(kSchemaVersion)).c_str(), "set schema version");
@@ -302,24 +378,7 @@ std::optional<DocumentRecord> SqliteRegistry::do_get(std::string_view document_i
   Cursor c(*impl_, impl_->stmts[q_get]);
   c.bind(1, document_id);
   if (!c.step()) return std::nullopt;
-  DocumentRecord r;
-  r.document_id = c.text(0);
-  r.name = c.text(1);
-  r.file_name = c.text(2);
-  r.document_name = c.text(3);
-  r.kb_name = c.text(4);
-  r.plugin_namespace = c.text(5);
-  r.source_type = c.text(6);
-  if (!c.is_null(7)) r.year = c.int64(7);
-  r.source_uri = c.text(8);
-  try {
-    r.collections_used = nlohmann::json::parse(c.text(9)).get<std::vector<std::string>>();
-  } catch (const nlohmann::json::exception& e) {
-    fail(ErrorCode::internal, "registry (sqlite " + impl_->path + "): collections_used of '" + r.document_id +
-                                  "' is not a JSON array of strings: " + e.what());
-  }
-  r.created_at = c.text(10);
-  return r;
+  return read_record(c, impl_->path);
 }
 
 void SqliteRegistry::do_set_keywords(std::string_view document_id, std::string_view plugin_namespace,
@@ -404,6 +463,45 @@ std::vector<std::string> SqliteRegistry::do_collections_used(const std::vector<s
   std::vector<std::string> out;
   while (c.step()) out.push_back(c.text(0));
   return out;
+}
+
+std::vector<DocumentRecord> SqliteRegistry::do_list(const DocumentQuery& q) const {
+  std::optional<std::string_view> ns;
+  if (q.plugin_namespace) ns = *q.plugin_namespace;
+  std::lock_guard lock(mutex_);
+  Cursor c(*impl_, impl_->stmts[q_list]);
+  bind_kb_names(c, 1, q.kb_names);
+  bind_optional(c, 2, ns);
+  c.bind(3, static_cast<int64_t>(q.limit)).bind(4, static_cast<int64_t>(q.offset));
+  std::vector<DocumentRecord> out;
+  while (c.step()) out.push_back(read_record(c, impl_->path));
+  return out;
+}
+
+size_t SqliteRegistry::do_count(const DocumentQuery& q) const {
+  std::optional<std::string_view> ns;
+  if (q.plugin_namespace) ns = *q.plugin_namespace;
+  std::lock_guard lock(mutex_);
+  Cursor c(*impl_, impl_->stmts[q_count_documents]);
+  bind_kb_names(c, 1, q.kb_names);
+  bind_optional(c, 2, ns);
+  return c.step() ? static_cast<size_t>(c.int64(0)) : 0;
+}
+
+std::vector<NameCount> SqliteRegistry::do_knowledge_bases(const std::vector<std::string>& kb_names) const {
+  std::lock_guard lock(mutex_);
+  Cursor c(*impl_, impl_->stmts[q_knowledge_bases]);
+  bind_kb_names(c, 1, kb_names);
+  return read_name_counts(c);
+}
+
+std::vector<NameCount> SqliteRegistry::do_tags(std::optional<std::string_view> plugin_namespace,
+                                               const std::vector<std::string>& kb_names) const {
+  std::lock_guard lock(mutex_);
+  Cursor c(*impl_, impl_->stmts[q_tags]);
+  bind_optional(c, 1, plugin_namespace);
+  bind_kb_names(c, 2, kb_names);
+  return read_name_counts(c);
 }
 
 }  // namespace eagle::registry

@@ -15,7 +15,9 @@ class SqliteRegistry final : public DocumentRegistry {
  public:
   // `path` is a file path or ":memory:". unavailable when the file cannot be
   // opened or its schema created.
-  explicit SqliteRegistry(const std::string& path);
+  // read_only: opens an existing file without writing anything (no schema creation,
+  // no journal-mode change); every write then fails with unavailable.
+  explicit SqliteRegistry(const std::string& path, bool read_only = false);
   ~SqliteRegistry() override;
 
   std::string_view backend() const override { return "sqlite"; }
@@ -37,6 +39,11 @@ class SqliteRegistry final : public DocumentRegistry {
       const std::vector<std::string>& document_ids) const override;
   std::vector<std::string> do_collections_used(const std::vector<std::string>& document_ids,
                                                const std::vector<std::string>& kb_names) const override;
+  std::vector<DocumentRecord> do_list(const DocumentQuery& q) const override;
+  size_t do_count(const DocumentQuery& q) const override;
+  std::vector<NameCount> do_knowledge_bases(const std::vector<std::string>& kb_names) const override;
+  std::vector<NameCount> do_tags(std::optional<std::string_view> plugin_namespace,
+                                 const std::vector<std::string>& kb_names) const override;
 
  private:
   struct Impl;

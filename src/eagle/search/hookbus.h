@@ -37,6 +37,11 @@ struct HookContext {
   const RetrievalRequest* request = nullptr;
   std::map<std::string, std::any> extra;
   Telemetry* telemetry = nullptr;  // audit events go here when set
+  // The request's scope as a filter expression with bound parameters (kb_name,
+  // scope_filter, facets, filter, allowed_kbs): any subscriber that reads rows
+  // (the biomed supplement) must AND it into its own filter.
+  std::string scope_filter;
+  std::map<std::string, nlohmann::json> scope_params;
   double encode_ms = 0;  // time in the encoder and in index searches (overhead accounting)
   double search_ms = 0;
   template <typename T>

@@ -8,6 +8,7 @@
 #include <unordered_set>
 
 #include "eagle/core/error.h"
+#include "eagle/filter/parser.h"
 
 namespace eagle::search {
 using nlohmann::json;
@@ -165,6 +166,17 @@ Orchestrator::Scope Orchestrator::build_scope(const RetrievalRequest& req, HookC
     std::string un;
     for (const auto& o : ors) un += (un.empty() ? "" : " or ") + o;
     parts.push_back(un);
+  }
+  if (!req.allowed_kbs.empty()) {
+    parts.push_back("kb_name in {allowed_kbs}");
+    s.params["allowed_kbs"] = req.allowed_kbs;
+  }
+  if (!req.filter.empty()) {
+    // Parsed on its own first: a well-formed expression has balanced parentheses, so
+    // AND-ing it below cannot escape into the scope's terms.
+    static const CollectionSchema kChunkFields = chunk_schema("filter_check", 1);
+    filter::parse(req.filter, kChunkFields, {});
+    parts.push_back(req.filter);
   }
   for (const auto& [field, value] : req.facets) {
     if (!kFacetFields.count(field))
@@ -324,7 +336,8 @@ HitList Orchestrator::expand(HitList hits, const RouteDecision& route, const Ret
         std::string target = edge.is_string() ? edge.get<std::string>()
                                               : (edge.is_object() ? edge.value("target", std::string()) : "");
         if (target.empty()) continue;
-        if (auto r = coll->get(target)) add(*r, "graph_expansion");  // absent targets are skipped
+        // Absent targets, and targets outside the request's scope, are skipped.
+        if (auto r = coll->get(target, scope.expr, scope.params)) add(*r, "graph_expansion");
       }
     }
     // Parent-document retrieval: a section summary drills down to its chunks.
@@ -365,6 +378,8 @@ RetrievalResponse Orchestrator::retrieve(const RetrievalRequest& req) const {
   auto classified = bus_.first<HookPoint::CLASSIFY_QUERY>(ctx, req);
   RouteDecision route = classified ? *classified : default_route(req);
   Scope scope = build_scope(req, ctx, tel);
+  ctx.scope_filter = scope.expr;
+  for (const auto& [k, v] : scope.params) ctx.scope_params[k] = v;
   // Scope-aware catalog union: collections the scoped documents used at ingest.
   if (documents_ && (!req.scope_filter.empty())) {
     for (const auto& c : documents_->collections_used(req.scope_filter.kb_names, scope.document_ids, ctx.plugin_namespace)) {
@@ -396,11 +411,13 @@ RetrievalResponse Orchestrator::retrieve(const RetrievalRequest& req) const {
                     !bus_.has_subscribers(HookPoint::RETRIEVE_SUPPLEMENT, ctx.plugin_namespace);
   std::vector<HitList> lists;
   int succeeded = 0;
+  size_t text_count = 0, visual_count = 0;  // recalled per kind (the seed's recall step)
   for (const auto& plan : route.plans) {
     auto t0 = std::chrono::steady_clock::now();
     try {
       auto hits = run_plan(plan, query, scope, req, ctx, lazy);
       ++succeeded;
+      (plan.collection == config_.core_visual_collection ? visual_count : text_count) += hits.size();
       if (tel.enabled())
         tel.event("recall", {{"collection", plan.collection}, {"encoder", plan.encoder}, {"count", hits.size()},
                              {"ms", ms_since(t0)}});
@@ -470,6 +487,8 @@ RetrievalResponse Orchestrator::retrieve(const RetrievalRequest& req) const {
   resp.hits = std::move(merged);
   resp.route = std::move(route);
   resp.metadata["scope_capped"] = scope.capped;
+  resp.metadata["text_count"] = text_count;
+  resp.metadata["visual_count"] = visual_count;
   resp.metadata["rerank_policy"] = policy == RerankPolicy::domain ? "domain" : policy == RerankPolicy::general ? "general" : "none";
   resp.metadata["took_ms"] = tel.elapsed_ms();
   resp.metadata["encode_ms"] = ctx.encode_ms;

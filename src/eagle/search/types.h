@@ -86,6 +86,12 @@ struct RetrievalRequest {
   ScopeFilter scope_filter;
   std::vector<std::string> legacy_scope;  // document ids, post-filter
   std::map<std::string, nlohmann::json> facets;  // source_type, year, chunk_type, parent_section, type
+  // A Milvus filter expression AND-ed with the scope. It must parse on its own (so it
+  // cannot reach outside its parentheses) against the chunk fields.
+  std::string filter;
+  // Knowledge bases the caller may see (a token's kb_names): forced onto every leg,
+  // expansion, drill-down and supplement. Empty = no restriction.
+  std::vector<std::string> allowed_kbs;
   RouteMode route_mode = RouteMode::text;
   bool has_image = false;
   std::string plugin_namespace = "core";

@@ -151,6 +151,14 @@ std::unique_ptr<Collection> Collection::create(const fs::path& dir, CollectionSc
   return open(dir, opts);
 }
 
+namespace {
+std::string manifest_text(const fs::path& dir) {
+  std::ifstream in(dir / "MANIFEST", std::ios::binary);
+  if (!in) return {};
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+}  // namespace
+
 std::unique_ptr<Collection> Collection::open(const fs::path& dir, CollectionOptions opts) {
   if (!fs::exists(dir / "schema.json"))
     fail(ErrorCode::not_found, "no collection at " + dir.string() + " (schema.json missing)");
@@ -160,44 +168,81 @@ std::unique_ptr<Collection> Collection::open(const fs::path& dir, CollectionOpti
   } catch (const json::exception& e) {
     fail(ErrorCode::invalid_argument, (dir / "schema.json").string() + ": " + e.what());
   }
-  std::unique_ptr<Collection> c(new Collection(CollectionSchema::from_json(sj), opts, dir));
-  std::unique_lock lock(c->mutex_);
+  const auto schema = CollectionSchema::from_json(sj);
+  // A reader races the writer's checkpoints: the manifest it read may name a segment
+  // (and logs) the writer deletes a moment later. The writer always publishes the
+  // new manifest before deleting anything, so a reader that finds the manifest
+  // unchanged after loading has a consistent view; otherwise it starts again.
+  for (int attempt = 0;; ++attempt) {
+    const std::string manifest_before = manifest_text(dir);
+    std::unique_ptr<Collection> c(new Collection(schema, opts, dir));
+    try {
+      c->load_from_disk(manifest_before);
+    } catch (const Error&) {
+      if (!opts.read_only || attempt >= 20 || manifest_text(dir) == manifest_before) throw;
+      continue;  // a checkpoint replaced files under us
+    }
+    if (opts.read_only && manifest_text(dir) != manifest_before && attempt < 20) continue;
+    return c;
+  }
+}
+
+void Collection::load_from_disk(const std::string& manifest) {
+  std::unique_lock lock(mutex_);
+  const fs::path& dir = dir_;
+  const bool ro = opts_.read_only;
   // 1. The segment named by the manifest, if any.
   std::string segment;
-  if (fs::exists(dir / "MANIFEST")) {
+  if (!manifest.empty()) {
     try {
-      auto m = json::parse(read_file(dir / "MANIFEST"));
+      auto m = json::parse(manifest);
       segment = m.at("segment").get<std::string>();
-      c->load_segment(dir / segment);
-      c->last_lsn_ = m.at("last_lsn").get<uint64_t>();
+      load_segment(dir / segment);
+      last_lsn_ = m.at("last_lsn").get<uint64_t>();
     } catch (const json::exception& e) {
       fail(ErrorCode::invalid_argument, (dir / "MANIFEST").string() + ": " + e.what());
     }
   }
-  // 2. Remove leftovers of an interrupted checkpoint: temporary files and segments
-  //    the manifest does not name.
+  // 2. A writer removes leftovers of an interrupted checkpoint: temporary files and
+  //    segments the manifest does not name. A reader leaves every file alone.
   std::vector<std::pair<uint64_t, fs::path>> wals;
   for (const auto& e : fs::directory_iterator(dir)) {
     const auto name = e.path().filename().string();
-    if (name.size() > 4 && name.substr(name.size() - 4) == ".tmp") fs::remove(e.path());
-    else if (numbered(e.path(), "seg-", ".eagle") && name != segment) fs::remove(e.path());
-    else if (auto n = numbered(e.path(), "wal-", ".log")) wals.emplace_back(*n, e.path());
+    if (name.size() > 4 && name.substr(name.size() - 4) == ".tmp") {
+      if (!ro) fs::remove(e.path());
+    } else if (numbered(e.path(), "seg-", ".eagle") && name != segment) {
+      if (!ro) fs::remove(e.path());
+    } else if (auto n = numbered(e.path(), "wal-", ".log")) {
+      wals.emplace_back(*n, e.path());
+    }
   }
   std::sort(wals.begin(), wals.end());
-  // 3. Replay every log record after the segment.
-  const uint64_t segment_lsn = c->last_lsn_;
+  // 3. Replay every log record after the segment. A writer cuts a torn tail (a write
+  //    never acknowledged); a reader stops before it, since the frame may be one the
+  //    writer is appending right now.
+  const uint64_t segment_lsn = last_lsn_;
   for (const auto& [first, file] : wals) {
-    replay_wal(file, [&](uint64_t lsn, WalOp op, const std::string& payload) {
-      if (lsn <= segment_lsn) return;
-      c->replay(lsn, op, payload);
-    });
+    auto st = replay_wal(
+        file,
+        [&](uint64_t lsn, WalOp op, const std::string& payload) {
+          if (lsn <= segment_lsn) return;
+          replay(lsn, op, payload);
+        },
+        /*truncate_torn_tail=*/!ro);
+    if (!ro) wal_bytes_ = st.bytes;
   }
+  if (ro) return;
   // 4. Append to the newest log (or a new one).
-  fs::path wal_file = wals.empty() ? dir / numbered_name("wal-", c->last_lsn_ + 1, ".log") : wals.back().second;
-  c->wal_ = std::make_unique<WalWriter>(wal_file, opts.sync);
-  c->wal_bytes_ = fs::exists(wal_file) ? fs::file_size(wal_file) : 0;
+  fs::path wal_file = wals.empty() ? dir / numbered_name("wal-", last_lsn_ + 1, ".log") : wals.back().second;
+  wal_ = std::make_unique<WalWriter>(wal_file, opts_.sync);
+  wal_bytes_ = fs::exists(wal_file) ? fs::file_size(wal_file) : 0;
   fsync_path(dir, true);
-  return c;
+}
+
+void Collection::require_writable() const {
+  if (opts_.read_only)
+    fail(ErrorCode::conflict, "collection '" + schema_.name +
+                                  "' is open read-only (another process owns the store for writing)");
 }
 
 void Collection::validate_batch(const std::vector<Record>& records, bool allow_existing) const {
@@ -250,48 +295,92 @@ std::string records_payload(const std::vector<Record>& records, const Collection
 }  // namespace
 
 void Collection::insert(std::vector<Record> records) {
-  std::unique_lock lock(mutex_);
-  validate_batch(records, false);
-  if (records.empty()) return;
-  log(WalOp::insert, wal_ ? records_payload(records, schema_) : std::string());
-  apply_insert(records);
-  maybe_checkpoint_locked();
+  require_writable();
+  std::lock_guard w(write_mu_);
+  {
+    std::unique_lock lock(mutex_);
+    validate_batch(records, false);
+    if (records.empty()) return;
+    log(WalOp::insert, wal_ ? records_payload(records, schema_) : std::string());
+    apply_insert(records);
+  }
+  maybe_checkpoint();
 }
 
 void Collection::upsert(std::vector<Record> records) {
-  std::unique_lock lock(mutex_);
-  validate_batch(records, true);
-  if (records.empty()) return;
-  log(WalOp::upsert, wal_ ? records_payload(records, schema_) : std::string());
-  apply_insert(records);
-  maybe_checkpoint_locked();
+  require_writable();
+  std::lock_guard w(write_mu_);
+  {
+    std::unique_lock lock(mutex_);
+    validate_batch(records, true);
+    if (records.empty()) return;
+    log(WalOp::upsert, wal_ ? records_payload(records, schema_) : std::string());
+    apply_insert(records);
+  }
+  maybe_checkpoint();
+}
+
+size_t Collection::replace(const std::vector<std::string>& delete_ids, std::vector<Record> records) {
+  require_writable();
+  if (delete_ids.size() > kMaxBatch)
+    fail(ErrorCode::invalid_argument, "a delete may name at most " + std::to_string(kMaxBatch) + " ids");
+  std::lock_guard w(write_mu_);
+  size_t n = 0;
+  {
+    std::unique_lock lock(mutex_);
+    validate_batch(records, true);
+    std::vector<std::string> present;
+    for (const auto& id : delete_ids)
+      if (live_.count(id)) present.push_back(id);
+    if (present.empty() && records.empty()) return 0;
+    if (wal_) {
+      json payload = {{"delete", present}, {"upsert", json::parse(records_payload(records, schema_))}};
+      log(WalOp::replace, payload.dump());
+    } else {
+      log(WalOp::replace, std::string());
+    }
+    n = apply_remove(present);
+    apply_insert(records);
+  }
+  maybe_checkpoint();
+  return n;
 }
 
 size_t Collection::remove(const std::vector<std::string>& ids) {
-  std::unique_lock lock(mutex_);
+  require_writable();
   if (ids.size() > kMaxBatch)
     fail(ErrorCode::invalid_argument, "a delete may name at most " + std::to_string(kMaxBatch) + " ids");
-  std::vector<std::string> present;
-  for (const auto& id : ids)
-    if (live_.count(id)) present.push_back(id);
-  if (present.empty()) return 0;
-  log(WalOp::delete_ids, json(present).dump());
-  size_t n = apply_remove(present);
-  maybe_checkpoint_locked();
+  std::lock_guard w(write_mu_);
+  size_t n = 0;
+  {
+    std::unique_lock lock(mutex_);
+    std::vector<std::string> present;
+    for (const auto& id : ids)
+      if (live_.count(id)) present.push_back(id);
+    if (present.empty()) return 0;
+    log(WalOp::delete_ids, json(present).dump());
+    n = apply_remove(present);
+  }
+  maybe_checkpoint();
   return n;
 }
 
 size_t Collection::remove_where(std::string_view expr, const TemplateParams& params) {
-  std::unique_lock lock(mutex_);
-  // The filter is resolved to ids now, so replaying the log deletes exactly these
-  // rows even if later writes would match the same expression.
-  Bitset rows = filter_locked(expr, params);
-  std::vector<std::string> ids;
-  rows.for_each([&](size_t r) { ids.push_back(rows_[r].id); });
-  if (ids.empty()) return 0;
-  log(WalOp::delete_ids, json(ids).dump());
-  size_t n = apply_remove(ids);
-  maybe_checkpoint_locked();
+  require_writable();
+  std::lock_guard w(write_mu_);
+  size_t n = 0;
+  {
+    std::unique_lock lock(mutex_);
+    // The filter is resolved to ids now, so replaying the log deletes exactly these
+    // rows even if later writes would match the same expression.
+    Bitset rows = filter_locked(expr, params);
+    std::vector<std::string> ids;
+    rows.for_each([&](size_t r) { ids.push_back(rows_[r].id); });
+    if (ids.empty()) return 0;
+    log(WalOp::delete_ids, json(ids).dump());
+    n = apply_remove(ids);
+  }
+  maybe_checkpoint();
   return n;
 }
 
@@ -330,6 +419,11 @@ void Collection::replay(uint64_t lsn, WalOp op, const std::string& payload) {
   json j = json::parse(payload);  // CRC-checked: a parse error here is a bug
   if (op == WalOp::delete_ids) {
     apply_remove(j.get<std::vector<std::string>>());
+  } else if (op == WalOp::replace) {
+    apply_remove(j.at("delete").get<std::vector<std::string>>());
+    std::vector<Record> records;
+    for (const auto& rj : j.at("upsert")) records.push_back(record_from_json(rj, schema_));
+    apply_insert(records);
   } else {
     std::vector<Record> records;
     for (const auto& rj : j) records.push_back(record_from_json(rj, schema_));
@@ -338,20 +432,34 @@ void Collection::replay(uint64_t lsn, WalOp op, const std::string& payload) {
   last_lsn_ = lsn;
 }
 
-void Collection::maybe_checkpoint_locked() {
-  if (wal_ && wal_bytes_ >= opts_.checkpoint_wal_bytes) checkpoint_locked();
+void Collection::maybe_checkpoint() {
+  bool due;
+  {
+    std::shared_lock lock(mutex_);
+    due = wal_ && wal_bytes_ >= opts_.checkpoint_wal_bytes;
+  }
+  if (due) checkpoint_unlocked();
 }
 
 void Collection::checkpoint() {
-  std::unique_lock lock(mutex_);
-  checkpoint_locked();
+  if (!persistent()) return;
+  require_writable();
+  std::lock_guard w(write_mu_);
+  checkpoint_unlocked();
 }
 
-void Collection::checkpoint_locked() {
+void Collection::checkpoint_unlocked() {
   if (!persistent()) return;
-  // 1. The segment: every row up to last_lsn_, written whole before it is named.
-  const std::string seg_name = numbered_name("seg-", last_lsn_, ".eagle");
-  write_segment(dir_ / seg_name);
+  std::string seg_name;
+  {
+    // 1. The segment: every row up to last_lsn_, written whole before it is named.
+    //    Writers wait on write_mu_ (held by our caller), so a shared lock gives a
+    //    stable state and searches go on while the file is written.
+    std::shared_lock lock(mutex_);
+    seg_name = numbered_name("seg-", last_lsn_, ".eagle");
+    write_segment(dir_ / seg_name);
+  }
+  std::unique_lock lock(mutex_);
   // 2. The manifest switches to it atomically; from here the old files are garbage.
   write_file_atomic(dir_ / "MANIFEST", [&](std::ostream& out) {
     out << json{{"format", 1}, {"segment", seg_name}, {"last_lsn", last_lsn_}}.dump();
@@ -480,6 +588,89 @@ std::optional<Record> Collection::get(const std::string& id) const {
   return Record{row.id, row.text, {}, row.values};
 }
 
+uint64_t Collection::log_bytes() const {
+  std::shared_lock lock(mutex_);
+  return wal_bytes_;
+}
+
+std::optional<Record> Collection::get(const std::string& id, std::string_view expr,
+                                      const TemplateParams& params) const {
+  if (expr.find_first_not_of(" \t\r\n") == std::string_view::npos) return get(id);
+  auto parsed = filter::parse(expr, schema_, params);
+  std::shared_lock lock(mutex_);
+  auto it = live_.find(id);
+  if (it == live_.end()) return std::nullopt;
+  const auto& row = rows_[it->second];
+  RowAdapter view;
+  view.bind(&row.id, &row.values);
+  if (!filter::evaluate(parsed, view)) return std::nullopt;
+  return Record{row.id, row.text, {}, row.values};
+}
+
+std::vector<std::string> Collection::ids_where_equals(const std::string& field, const std::string& value) const {
+  auto idx = schema_.field_index(field);
+  if (!idx) fail(ErrorCode::invalid_argument, "collection '" + schema_.name + "' has no field '" + field + "'");
+  std::vector<std::string> out;
+  std::shared_lock lock(mutex_);
+  Bitset rows = filter_locked(field + " == {v}", {{"v", value}});
+  rows.for_each([&](size_t r) { out.push_back(rows_[r].id); });
+  return out;
+}
+
+std::vector<std::pair<std::string, std::string>> Collection::ids_where_in(
+    const std::string& field, const std::vector<std::string>& values) const {
+  auto idx = schema_.field_index(field);
+  if (!idx) fail(ErrorCode::invalid_argument, "collection '" + schema_.name + "' has no field '" + field + "'");
+  std::vector<std::pair<std::string, std::string>> out;
+  if (values.empty()) return out;
+  std::shared_lock lock(mutex_);
+  Bitset rows = filter_locked(field + " in {v}", {{"v", values}});
+  rows.for_each([&](size_t r) {
+    const auto* v = std::get_if<std::string>(&rows_[r].values[*idx]);
+    out.emplace_back(rows_[r].id, v ? *v : std::string());
+  });
+  return out;
+}
+
+void Collection::compact() {
+  if (!persistent()) return;
+  require_writable();
+  std::lock_guard w(write_mu_);
+  {
+    // Rebuild every index from the live rows (vectors as the index stores them), then
+    // swap it in; the log is unchanged until the checkpoint below makes it obsolete.
+    std::shared_lock read(mutex_);
+    if (!deleted_.any()) {
+      read.unlock();
+      checkpoint_unlocked();
+      return;
+    }
+  }
+  std::unique_ptr<Collection> fresh(new Collection(schema_, opts_, {}));
+  {
+    std::shared_lock read(mutex_);
+    std::vector<Record> live;
+    live.reserve(live_.size());
+    std::vector<float> v(schema_.vector.dim);
+    for (uint32_t r = 0; r < rows_.size(); ++r) {
+      if (deleted_.test(r)) continue;
+      vectors_->stored_vector(r, v.data());
+      live.push_back(Record{rows_[r].id, rows_[r].text, v, rows_[r].values});
+    }
+    fresh->apply_insert(live);
+  }
+  {
+    std::unique_lock lock(mutex_);
+    rows_ = std::move(fresh->rows_);
+    deleted_ = std::move(fresh->deleted_);
+    live_ = std::move(fresh->live_);
+    lexical_ = std::move(fresh->lexical_);
+    vectors_ = std::move(fresh->vectors_);
+    scalar_ = std::move(fresh->scalar_);
+  }
+  checkpoint_unlocked();
+}
+
 std::vector<Record> Collection::records(const std::vector<CollectionHit>& hits) const {
   std::shared_lock lock(mutex_);
   std::vector<Record> out;
@@ -548,51 +739,81 @@ json Collection::describe() const {
           {"deleted", deleted_.count()},
           {"persistent", persistent()},
           {"last_lsn", last_lsn_},
+          {"log_bytes", wal_bytes_},
           {"vector_index_bytes", vectors_->memory_bytes()}};
 }
 
 // ---------------------------------------------------------------- Catalog
 
 Catalog::Catalog(fs::path root, CollectionOptions opts) : root_(std::move(root)), opts_(opts) {
+  if (opts_.read_only) return;  // a reader never creates anything
   std::error_code ec;
   fs::create_directories(root_, ec);
   if (ec) fail(ErrorCode::unavailable, "cannot create " + root_.string() + ": " + ec.message());
 }
 
 Collection& Catalog::create(const CollectionSchema& schema) {
+  if (opts_.read_only) fail(ErrorCode::conflict, "the store is open read-only; cannot create '" + schema.name + "'");
   schema.validate();
-  if (exists(schema.name)) fail(ErrorCode::conflict, "collection '" + schema.name + "' already exists");
+  std::lock_guard lock(mu_);
+  if (exists_locked(schema.name)) fail(ErrorCode::conflict, "collection '" + schema.name + "' already exists");
   auto c = Collection::create(root_ / schema.name, schema, opts_);
+  // The new folder's entry in the catalog folder must survive a crash too.
+  fsync_path(root_, true);
   auto& ref = *c;
   open_[schema.name] = std::move(c);
   return ref;
 }
 
-bool Catalog::exists(const std::string& name) const {
+bool Catalog::exists_locked(const std::string& name) const {
+  if (open_.count(name)) return true;
   return valid_collection_name(name) && fs::exists(root_ / name / "schema.json");
 }
 
+bool Catalog::exists(const std::string& name) const {
+  std::lock_guard lock(mu_);
+  return exists_locked(name);
+}
+
 Collection& Catalog::get(const std::string& name) {
+  std::lock_guard lock(mu_);
   if (auto it = open_.find(name); it != open_.end()) return *it->second;
-  if (!exists(name)) fail(ErrorCode::not_found, "no collection named '" + name + "'");
+  if (!exists_locked(name)) fail(ErrorCode::not_found, "no collection named '" + name + "'");
   auto c = Collection::open(root_ / name, opts_);
   auto& ref = *c;
   open_[name] = std::move(c);
   return ref;
 }
 
+Collection* Catalog::find(const std::string& name) {
+  std::lock_guard lock(mu_);
+  if (auto it = open_.find(name); it != open_.end()) return it->second.get();
+  if (!exists_locked(name)) return nullptr;
+  auto c = Collection::open(root_ / name, opts_);
+  auto* ref = c.get();
+  open_[name] = std::move(c);
+  return ref;
+}
+
 void Catalog::drop(const std::string& name) {
-  if (!exists(name)) fail(ErrorCode::not_found, "no collection named '" + name + "'");
+  if (opts_.read_only) fail(ErrorCode::conflict, "the store is open read-only; cannot drop '" + name + "'");
+  std::lock_guard lock(mu_);
+  if (!exists_locked(name)) fail(ErrorCode::not_found, "no collection named '" + name + "'");
   open_.erase(name);
   // Remove the schema first: a crash mid-drop leaves a folder that is not a collection.
   fs::remove(root_ / name / "schema.json");
+  fsync_path(root_ / name, true);
   fs::remove_all(root_ / name);
+  fsync_path(root_, true);
 }
 
 std::vector<std::string> Catalog::list() const {
   std::vector<std::string> out;
+  std::error_code ec;
+  if (!fs::is_directory(root_, ec)) return out;
+  std::lock_guard lock(mu_);
   for (const auto& e : fs::directory_iterator(root_))
-    if (e.is_directory() && exists(e.path().filename().string())) out.push_back(e.path().filename().string());
+    if (e.is_directory() && exists_locked(e.path().filename().string())) out.push_back(e.path().filename().string());
   std::sort(out.begin(), out.end());
   return out;
 }

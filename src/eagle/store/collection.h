@@ -16,6 +16,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <mutex>
 #include <shared_mutex>
 #include <span>
 #include <string>
@@ -24,6 +25,7 @@
 #include <vector>
 
 #include "eagle/core/bitset.h"
+#include "eagle/core/rw_mutex.h"
 #include "eagle/core/schema.h"
 #include "eagle/core/value.h"
 #include "eagle/index/lexical/bm25_index.h"
@@ -63,6 +65,10 @@ struct CollectionOptions {
   uint64_t checkpoint_wal_bytes = 64ull << 20;  // automatic compaction threshold
   index::Bm25Params bm25;
   text::AnalyzerOptions analyzer;
+  // A reader's view (`eagle search` beside a writer): open never truncates, deletes
+  // or rewrites a file, sees the last checkpoint plus the complete log records, and
+  // every write is refused.
+  bool read_only = false;
 };
 
 // Bounds on request sizes (SPEC security rule).
@@ -85,20 +91,41 @@ class Collection {
   void upsert(std::vector<Record> records);  // replaces rows with the same id
   size_t remove(const std::vector<std::string>& ids);
   size_t remove_where(std::string_view filter, const TemplateParams& params = {});
+  // Deletes `delete_ids` and upserts `records` as one write (one log record): a
+  // re-ingested document's stale chunks and its new ones change together, so no
+  // reader sees both or neither. Returns how many of `delete_ids` were live.
+  size_t replace(const std::vector<std::string>& delete_ids, std::vector<Record> records);
+  // Writes a segment of every row and starts a new log. The segment is written
+  // while searches go on (writers wait); only the swap excludes readers.
   void checkpoint();
+  // checkpoint() that also drops deleted rows (their tombstones, index entries and
+  // text), rebuilding the indexes from the live rows.
+  void compact();
 
   // Reads.
   size_t count() const;  // live rows
+  bool read_only() const { return opts_.read_only; }
+  uint64_t log_bytes() const;
   std::optional<Record> get(const std::string& id) const;
+  // The live row `id` if it also passes `filter` (a scope check on one row, without
+  // building a bitset over the collection).
+  std::optional<Record> get(const std::string& id, std::string_view filter, const TemplateParams& params) const;
+  // Live row ids whose `field` (a string field) equals `value`, in row order.
+  std::vector<std::string> ids_where_equals(const std::string& field, const std::string& value) const;
+  // (id, field value) of the live rows whose string `field` is one of `values`, in
+  // row order (a document's chunks, for replacement and deletion).
+  std::vector<std::pair<std::string, std::string>> ids_where_in(const std::string& field,
+                                                                const std::vector<std::string>& values) const;
   // Records of search hits by row (one lock, no id lookups); vectors are not copied.
   std::vector<Record> records(const std::vector<CollectionHit>& hits) const;
   // Calls fn(i, id, text, values) for each hit under one lock, without copying the
   // row (the query path turns rows straight into pipeline hits).
   template <typename F>
   void visit(const std::vector<CollectionHit>& hits, F&& fn) const {
+    static const Row kGone;  // a row renumbered by a compaction since the search: no id
     std::shared_lock lock(mutex_);
     for (size_t i = 0; i < hits.size(); ++i) {
-      const auto& row = rows_.at(hits[i].row);
+      const auto& row = hits[i].row < rows_.size() ? rows_[hits[i].row] : kGone;
       fn(i, row.id, row.text, row.values);
     }
   }
@@ -123,12 +150,15 @@ class Collection {
   Collection(CollectionSchema schema, CollectionOptions opts, std::filesystem::path dir);
 
   void validate_batch(const std::vector<Record>& records, bool allow_existing) const;
+  void require_writable() const;
+  void load_from_disk(const std::string& manifest);
   void log(WalOp op, const std::string& payload);
   void apply_insert(std::vector<Record>& records);
   size_t apply_remove(const std::vector<std::string>& ids);
   void replay(uint64_t lsn, WalOp op, const std::string& payload);
-  void checkpoint_locked();
-  void maybe_checkpoint_locked();
+  // Both called with write_mu_ held and mutex_ not held.
+  void checkpoint_unlocked();
+  void maybe_checkpoint();
   Bitset filter_locked(std::string_view filter, const TemplateParams& params) const;
   // nullptr when every row may be returned (no filter, no deletions).
   std::optional<Bitset> allowed_locked(std::string_view filter, const TemplateParams& params) const;
@@ -140,7 +170,10 @@ class Collection {
   CollectionOptions opts_;
   std::filesystem::path dir_;
 
-  mutable std::shared_mutex mutex_;
+  // write_mu_ orders writers and checkpoints; mutex_ guards the in-memory state
+  // (readers shared, the apply of a write exclusive). Lock order: write_mu_, mutex_.
+  std::mutex write_mu_;
+  mutable RwMutex mutex_;
   std::vector<Row> rows_;
   Bitset deleted_;
   std::unordered_map<std::string, uint32_t> live_;  // id -> row
@@ -153,19 +186,26 @@ class Collection {
 };
 
 // A folder of named collections: ROOT/<name>/.
+// Thread-safe: collections open on first use under one mutex; a Collection, once
+// open, stays at its address until drop().
 class Catalog {
  public:
   explicit Catalog(std::filesystem::path root, CollectionOptions opts = {});
   Collection& create(const CollectionSchema& schema);
   Collection& get(const std::string& name);  // opens on first use; not_found if absent
+  Collection* find(const std::string& name);  // get(), or nullptr when absent
   bool exists(const std::string& name) const;
   void drop(const std::string& name);
   std::vector<std::string> list() const;
   nlohmann::json describe(const std::string& name);
+  bool read_only() const { return opts_.read_only; }
 
  private:
+  bool exists_locked(const std::string& name) const;
+
   std::filesystem::path root_;
   CollectionOptions opts_;
+  mutable std::mutex mu_;
   std::map<std::string, std::unique_ptr<Collection>> open_;
 };
 

@@ -60,7 +60,8 @@ void WalWriter::append(uint64_t lsn, WalOp op, const std::string& payload) {
 }
 
 WalReplayStats replay_wal(const std::filesystem::path& file,
-                          const std::function<void(uint64_t, WalOp, const std::string&)>& apply) {
+                          const std::function<void(uint64_t, WalOp, const std::string&)>& apply,
+                          bool truncate_torn_tail) {
   WalReplayStats st;
   std::ifstream in(file, std::ios::binary);
   if (!in) return st;
@@ -80,7 +81,7 @@ WalReplayStats replay_wal(const std::filesystem::path& file,
     std::memcpy(&crc, header + 4, 4);
     std::memcpy(&lsn, header + 8, 8);
     const uint8_t op = static_cast<uint8_t>(header[16]);
-    if (len > kMaxWalPayload || op < 1 || op > 3) {
+    if (len > kMaxWalPayload || op < 1 || op > kMaxWalOp) {
       st.truncated_tail = true;
       break;
     }
@@ -96,7 +97,8 @@ WalReplayStats replay_wal(const std::filesystem::path& file,
     good_end += kHeader + len;
   }
   in.close();
-  if (st.truncated_tail) {
+  st.bytes = good_end;
+  if (st.truncated_tail && truncate_torn_tail) {
     // Cut the torn frame so later appends follow the last intact record.
     if (::truncate(file.c_str(), static_cast<off_t>(good_end)) != 0)
       fail(ErrorCode::unavailable, "cannot truncate torn log tail of " + file.string());

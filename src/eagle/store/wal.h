@@ -11,7 +11,9 @@
 
 namespace eagle::store {
 
-enum class WalOp : uint8_t { insert = 1, upsert = 2, delete_ids = 3 };
+// replace: {"delete": [ids], "upsert": [records]} applied as one write.
+enum class WalOp : uint8_t { insert = 1, upsert = 2, delete_ids = 3, replace = 4 };
+inline constexpr uint8_t kMaxWalOp = 4;
 
 enum class WalSync : uint8_t { always, none };  // none: tests and bulk loads only
 
@@ -35,13 +37,17 @@ class WalWriter {
 struct WalReplayStats {
   uint64_t records = 0;
   uint64_t last_lsn = 0;
-  bool truncated_tail = false;  // a torn record was cut off
+  bool truncated_tail = false;  // a torn record was found (and cut off when asked)
+  uint64_t bytes = 0;           // bytes of intact records
 };
 
-// Calls `apply(lsn, op, payload)` for each intact record in order; truncates a torn
-// tail. Payloads larger than kMaxWalPayload are treated as corruption.
+// Calls `apply(lsn, op, payload)` for each intact record in order and stops at the
+// first torn or corrupt frame; the owner of the log (truncate_torn_tail) cuts it
+// off, a reader leaves the file as it is. Payloads larger than kMaxWalPayload are
+// treated as corruption.
 WalReplayStats replay_wal(const std::filesystem::path& file,
-                          const std::function<void(uint64_t, WalOp, const std::string&)>& apply);
+                          const std::function<void(uint64_t, WalOp, const std::string&)>& apply,
+                          bool truncate_torn_tail = true);
 
 inline constexpr uint32_t kMaxWalPayload = 256u << 20;
 

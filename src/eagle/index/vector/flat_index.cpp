@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstring>
 #include <cmath>
 #include <exception>
 #include <string>
@@ -229,6 +230,11 @@ std::unique_ptr<FlatIndex> FlatIndex::load_body(vio::Reader& in, const vio::Comm
     for (size_t r = 0; r < h.rows; ++r)
       idx->sq_norms_.push_back(simd::kernels().dot_f32(idx->row(static_cast<uint32_t>(r)), idx->row(static_cast<uint32_t>(r)), h.dim));
   return idx;
+}
+
+void FlatIndex::stored_vector(uint32_t r, float* out) const {
+  if (r >= size()) fail(ErrorCode::invalid_argument, "row out of range");
+  std::memcpy(out, row(r), dim_ * sizeof(float));
 }
 
 }  // namespace eagle::index

@@ -36,6 +36,7 @@ class FlatIndex final : public VectorIndex {
                                                    const Bitset* allowed = nullptr,
                                                    unsigned threads = 1) const;
 
+  void stored_vector(uint32_t r, float* out) const override;
   size_t memory_bytes() const override { return data_.capacity() * sizeof(float); }
   void save(std::ostream& out) const override;
   // Reads the rest of a file whose common header was read by load_vector_index.

@@ -3,6 +3,7 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <cstring>
 #include <atomic>
 #include <cmath>
 #include <cstdlib>
@@ -171,6 +172,20 @@ HnswIndex::HnswIndex(const VectorFieldSchema& s, HnswOptions opts)
 }
 
 HnswIndex::~HnswIndex() = default;
+
+void HnswIndex::stored_vector(uint32_t row, float* out) const {
+  const auto& g = *g_;
+  if (row >= g.size) fail(ErrorCode::invalid_argument, "row out of range");
+  std::vector<float> v(g.padded_dim);
+  switch (g.store) {
+    case detail::kStoreF32: std::memcpy(v.data(), g.vec(row), g.padded_dim * sizeof(float)); break;
+    case detail::kStoreF16:
+      simd::kernels().f16_to_f32(reinterpret_cast<const uint16_t*>(g.vec(row)), v.data(), g.padded_dim);
+      break;
+    case detail::kStoreSq8: simd::kernels().f16_to_f32(g.rerank_vec(row), v.data(), g.padded_dim); break;
+  }
+  std::memcpy(out, v.data(), g.dim * sizeof(float));
+}
 
 size_t HnswIndex::size() const {
   return g_->size;

@@ -91,6 +91,7 @@ class HnswIndex final : public VectorIndex {
   std::vector<VectorHit> search_with_plan(const float* query, const VectorSearchParams& p,
                                           const Bitset* allowed, const SearchPlan& plan) const;
 
+  void stored_vector(uint32_t row, float* out) const override;
   size_t memory_bytes() const override;
   void save(std::ostream& out) const override;
   static std::unique_ptr<HnswIndex> load_body(vio::Reader& in, const vio::CommonHeader& h);

@@ -56,6 +56,11 @@ class VectorIndex {
   virtual std::vector<VectorHit> search(const float* query, const VectorSearchParams& p,
                                         const Bitset* allowed = nullptr) const = 0;
 
+  // Copies row `row`'s vector as the index stores it (dim() floats: the normalised
+  // vector for cosine; fp16 precision for f16/sq8 HNSW storage, which is all a search
+  // of it ever sees). Compaction rebuilds indexes from these.
+  virtual void stored_vector(uint32_t row, float* out) const = 0;
+
   // Bytes held by the index (vectors, graph, scratch), for stats and benchmarks.
   virtual size_t memory_bytes() const = 0;
 

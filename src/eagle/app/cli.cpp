@@ -1,0 +1,20 @@
+#include "eagle/app/cli.h"
+
+#include "eagle/core/error.h"
+
+namespace eagle::app {
+
+Config resolve_config(const GlobalFlags& g) {
+  std::optional<std::filesystem::path> file;
+  if (!g.config_file.empty()) file = g.config_file;
+  auto cfg = load_config(file);
+  for (const auto& kv : g.sets) {
+    auto eq = kv.find('=');
+    if (eq == std::string::npos) fail(ErrorCode::invalid_argument, "--set expects KEY=VALUE, got '" + kv + "'");
+    set_option(cfg, kv.substr(0, eq), kv.substr(eq + 1));
+  }
+  if (!g.data_dir.empty()) cfg.data_dir = g.data_dir;
+  return cfg;
+}
+
+}  // namespace eagle::app

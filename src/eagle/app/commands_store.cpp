@@ -1,0 +1,157 @@
+// The store's lifecycle on the command line (the server's /documents, /collections,
+// /knowledge_bases and /tags, as commands): documents list|show|delete|tag,
+// collections, knowledge-bases, tags, checkpoint, compact. Readers open the store
+// read-only; delete, tag, checkpoint and compact take the store's write lock.
+#include <cstdio>
+#include <iostream>
+#include <memory>
+
+#include "eagle/app/cli.h"
+#include "eagle/app/engine.h"
+#include "eagle/app/json_views.h"
+#include "eagle/core/error.h"
+
+namespace eagle::app {
+namespace {
+using nlohmann::json;
+
+struct DocumentFlags {
+  std::string kb_name, plugin_namespace;
+  size_t limit = 50, offset = 0;
+  bool as_json = false;
+  std::string id;
+  std::vector<std::string> tags;
+};
+
+int print_json(const json& j) {
+  std::cout << j.dump(2) << "\n";
+  return 0;
+}
+
+}  // namespace
+
+void add_store_commands(CLI::App& app, const GlobalFlags& g, std::vector<Command>& out) {
+  auto flags = std::make_shared<DocumentFlags>();
+  auto* docs = app.add_subcommand("documents", "list, show, delete or tag the documents of the store");
+  docs->require_subcommand(1);
+
+  auto* list = docs->add_subcommand("list", "documents in the registry, sorted by id (paged)");
+  list->add_option("--kb", flags->kb_name, "only this knowledge base");
+  list->add_option("--namespace", flags->plugin_namespace, "only this plugin namespace");
+  list->add_option("--limit", flags->limit, "documents per page (1..10000)")->capture_default_str();
+  list->add_option("--offset", flags->offset, "documents to skip")->capture_default_str();
+  list->add_flag("--json", flags->as_json, "print JSON");
+  out.push_back({list, [&g, flags] {
+                   Engine engine(resolve_config(g), StoreAccess::read_only);
+                   registry::DocumentQuery q;
+                   if (!flags->kb_name.empty()) q.kb_names = {flags->kb_name};
+                   if (!flags->plugin_namespace.empty()) q.plugin_namespace = flags->plugin_namespace;
+                   q.limit = flags->limit;
+                   q.offset = flags->offset;
+                   size_t total = 0;
+                   auto rows = engine.list_documents(q, &total);
+                   if (flags->as_json) return print_json(document_list_json(engine, rows, total, q));
+                   for (const auto& d : rows)
+                     std::printf("%-40s  kb=%-12s ns=%-7s %s\n", d.document_id.c_str(), d.kb_name.c_str(),
+                                 d.plugin_namespace.c_str(), d.name.c_str());
+                   std::printf("(%zu of %zu documents, offset %zu)\n", rows.size(), total, q.offset);
+                   return 0;
+                 }});
+
+  auto* show = docs->add_subcommand("show", "a document's registry record, tags and chunks in order");
+  show->add_option("id", flags->id, "document id")->required();
+  show->add_flag("--json", flags->as_json, "print JSON");
+  out.push_back({show, [&g, flags] {
+                   Engine engine(resolve_config(g), StoreAccess::read_only);
+                   auto v = engine.document(flags->id);
+                   if (!v) fail(ErrorCode::not_found, "no document '" + flags->id + "'");
+                   if (flags->as_json) return print_json(document_view_json(*v));
+                   std::printf("%s  (%s)  kb=%s  ns=%s  collections=%s  tags=%s\n", v->record.document_id.c_str(),
+                               v->record.name.c_str(), v->record.kb_name.c_str(), v->record.plugin_namespace.c_str(),
+                               json(v->record.collections_used).dump().c_str(), json(v->tags).dump().c_str());
+                   for (const auto& c : v->chunks)
+                     std::printf("  %-40s [%s] %.100s\n", c.id.c_str(), c.collection.c_str(), c.text.c_str());
+                   std::printf("(%zu chunks)\n", v->chunks.size());
+                   return 0;
+                 }});
+
+  auto* del = docs->add_subcommand("delete", "remove a document's chunks from every collection and its registry row");
+  del->add_option("id", flags->id, "document id")->required();
+  out.push_back({del, [&g, flags] {
+                   Engine engine(resolve_config(g), StoreAccess::write, "eagle documents delete");
+                   size_t n = engine.delete_document(flags->id);
+                   std::printf("deleted document %s (%zu chunks)\n", flags->id.c_str(), n);
+                   return 0;
+                 }});
+
+  auto* tag = docs->add_subcommand("tag", "replace a document's tags (document_keywords) in a namespace");
+  tag->add_option("id", flags->id, "document id")->required();
+  tag->add_option("tags", flags->tags, "tags (none: clear)");
+  tag->add_option("--namespace", flags->plugin_namespace, "plugin namespace of the tags (default: the document's)");
+  out.push_back({tag, [&g, flags] {
+                   Engine engine(resolve_config(g), StoreAccess::write, "eagle documents tag");
+                   std::string ns = flags->plugin_namespace;
+                   if (ns.empty()) {
+                     auto v = engine.document(flags->id);
+                     if (!v) fail(ErrorCode::not_found, "no document '" + flags->id + "'");
+                     ns = v->record.plugin_namespace;
+                   }
+                   auto tags = engine.set_tags(flags->id, ns, flags->tags);
+                   std::printf("%s tags (%s): %s\n", flags->id.c_str(), ns.c_str(), json(tags).dump().c_str());
+                   return 0;
+                 }});
+
+  auto* colls = app.add_subcommand("collections", "the store's collections: rows, dimension, encoder, index, log bytes");
+  auto colls_json = std::make_shared<bool>(false);
+  colls->add_flag("--json", *colls_json, "print JSON");
+  out.push_back({colls, [&g, colls_json] {
+                   Engine engine(resolve_config(g), StoreAccess::read_only);
+                   auto infos = engine.collection_infos();
+                   if (*colls_json) return print_json(collection_list_json(infos));
+                   for (const auto& i : infos)
+                     std::printf("%-20s rows %-8zu deleted %-6zu dim %-5u %-6s %-5s encoder %-12s log %llu bytes\n",
+                                 i.name.c_str(), i.rows, i.deleted, i.dimension, i.metric.c_str(), i.index.c_str(),
+                                 i.encoder.c_str(), static_cast<unsigned long long>(i.log_bytes));
+                   if (infos.empty()) std::printf("(no collections: add documents with `eagle ingest`)\n");
+                   return 0;
+                 }});
+
+  auto* kbs = app.add_subcommand("knowledge-bases", "knowledge bases with their document counts");
+  out.push_back({kbs, [&g] {
+                   Engine engine(resolve_config(g), StoreAccess::read_only);
+                   for (const auto& k : engine.knowledge_bases())
+                     std::printf("%-30s %zu documents\n", k.name.empty() ? "(none)" : k.name.c_str(), k.count);
+                   return 0;
+                 }});
+
+  auto* tags = app.add_subcommand("tags", "tags with their document counts");
+  auto tags_ns = std::make_shared<std::string>();
+  tags->add_option("--namespace", *tags_ns, "only this plugin namespace");
+  out.push_back({tags, [&g, tags_ns] {
+                   Engine engine(resolve_config(g), StoreAccess::read_only);
+                   std::optional<std::string> ns;
+                   if (!tags_ns->empty()) ns = *tags_ns;
+                   for (const auto& t : engine.tags(ns)) std::printf("%-30s %zu documents\n", t.name.c_str(), t.count);
+                   return 0;
+                 }});
+
+  auto* cp = app.add_subcommand("checkpoint", "write a segment of every collection so the next open skips the log replay");
+  out.push_back({cp, [&g] {
+                   Engine engine(resolve_config(g), StoreAccess::write, "eagle checkpoint");
+                   engine.checkpoint();
+                   for (const auto& i : engine.collection_infos())
+                     std::printf("%-20s checkpointed at lsn %llu (%zu rows)\n", i.name.c_str(),
+                                 static_cast<unsigned long long>(i.last_lsn), i.rows);
+                   return 0;
+                 }});
+  auto* compact = app.add_subcommand("compact", "checkpoint and drop deleted rows, rebuilding the indexes");
+  out.push_back({compact, [&g] {
+                   Engine engine(resolve_config(g), StoreAccess::write, "eagle compact");
+                   engine.compact();
+                   for (const auto& i : engine.collection_infos())
+                     std::printf("%-20s compacted: %zu rows, %zu deleted\n", i.name.c_str(), i.rows, i.deleted);
+                   return 0;
+                 }});
+}
+
+}  // namespace eagle::app

@@ -1,0 +1,88 @@
+#include "eagle/app/json_views.h"
+
+namespace eagle::app {
+using nlohmann::json;
+
+json document_json(const registry::DocumentRecord& d, const std::vector<std::string>& tags) {
+  return {{"document_id", d.document_id},
+          {"name", d.name},
+          {"file_name", d.file_name},
+          {"document_name", d.document_name},
+          {"kb_name", d.kb_name},
+          {"plugin_namespace", d.plugin_namespace},
+          {"source_type", d.source_type},
+          {"year", d.year ? json(*d.year) : json(nullptr)},
+          {"source_uri", d.source_uri},
+          {"collections_used", d.collections_used},
+          {"created_at", d.created_at},
+          {"tags", tags}};
+}
+
+json document_list_json(Engine& engine, const std::vector<registry::DocumentRecord>& docs, size_t total,
+                        const registry::DocumentQuery& q) {
+  json arr = json::array();
+  for (const auto& d : docs) arr.push_back(document_json(d, engine.registry().keywords(d.document_id, d.plugin_namespace)));
+  return {{"documents", arr}, {"total", total}, {"limit", q.limit}, {"offset", q.offset}};
+}
+
+json document_view_json(const DocumentView& v) {
+  json chunks = json::array();
+  for (const auto& c : v.chunks)
+    chunks.push_back({{"id", c.id}, {"collection", c.collection}, {"text", c.text}, {"metadata", c.metadata}});
+  return {{"document", document_json(v.record, v.tags)}, {"chunks", chunks}};
+}
+
+json collection_json(const CollectionInfo& i) {
+  return {{"name", i.name},         {"rows", i.rows},           {"deleted", i.deleted},
+          {"dimension", i.dimension}, {"metric", i.metric},       {"encoder", i.encoder},
+          {"index", i.index},       {"log_bytes", i.log_bytes}, {"last_lsn", i.last_lsn}};
+}
+
+json collection_list_json(const std::vector<CollectionInfo>& infos) {
+  json arr = json::array();
+  for (const auto& i : infos) arr.push_back(collection_json(i));
+  return {{"collections", arr}};
+}
+
+json route_step_json(const search::RetrievalResponse& resp) {
+  json colls = json::array();
+  for (const auto& p : resp.route.plans) colls.push_back(p.collection);
+  return {{"name", "route"}, {"source", resp.route.source}, {"collections", colls}};
+}
+
+json recall_step_json(const search::RetrievalResponse& resp) {
+  return {{"name", "recall"},
+          {"text_count", resp.metadata.value("text_count", size_t{0})},
+          {"visual_count", resp.metadata.value("visual_count", size_t{0})}};
+}
+
+json sources_json(const search::RetrievalResponse& resp, bool explain) {
+  json arr = json::array();
+  int rank = 0;
+  for (const auto& h : resp.hits) {
+    const std::string doc = h.document_id();
+    json s = {{"rank", ++rank},
+              {"id", h.id},
+              {"text", h.text},
+              {"score", h.score},
+              {"collection", h.collection},
+              {"document_id", doc.empty() ? json(nullptr) : json(doc)},
+              {"metadata", h.metadata.is_object() ? h.metadata : json::object()}};
+    if (explain) s["explain"] = h.explain.legs.is_object() ? h.explain.legs : json::object();
+    arr.push_back(std::move(s));
+  }
+  return arr;
+}
+
+json search_response_json(const search::RetrievalResponse& resp, bool explain) {
+  json route = resp.route.to_json();
+  json out = {{"sources", sources_json(resp, explain)},
+              {"route", route},
+              {"steps", json::array({route_step_json(resp), recall_step_json(resp)})},
+              {"took_ms", resp.metadata.value("took_ms", 0.0)},
+              {"scope_capped", resp.metadata.value("scope_capped", false)}};
+  if (explain) out["audits"] = resp.metadata.value("audits", json::array());
+  return out;
+}
+
+}  // namespace eagle::app

@@ -1,0 +1,24 @@
+#pragma once
+// The JSON shapes of docs/http-api.md (and src/eagle/server/openapi.json), shared by
+// the HTTP server and the CLI's --json output so both say the same thing.
+#include <nlohmann/json.hpp>
+#include <vector>
+
+#include "eagle/app/engine.h"
+#include "eagle/search/types.h"
+
+namespace eagle::app {
+
+nlohmann::json document_json(const registry::DocumentRecord& d, const std::vector<std::string>& tags);
+nlohmann::json document_list_json(Engine& engine, const std::vector<registry::DocumentRecord>& docs, size_t total,
+                                  const registry::DocumentQuery& q);
+nlohmann::json document_view_json(const DocumentView& v);
+nlohmann::json collection_json(const CollectionInfo& i);
+nlohmann::json collection_list_json(const std::vector<CollectionInfo>& infos);
+// SearchResponse: sources, route, steps (route, recall), took_ms, scope_capped (+ audits with explain).
+nlohmann::json search_response_json(const search::RetrievalResponse& resp, bool explain);
+nlohmann::json route_step_json(const search::RetrievalResponse& resp);
+nlohmann::json recall_step_json(const search::RetrievalResponse& resp);
+nlohmann::json sources_json(const search::RetrievalResponse& resp, bool explain);
+
+}  // namespace eagle::app

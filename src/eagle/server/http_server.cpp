@@ -1,0 +1,706 @@
+#include "eagle/server/http_server.h"
+
+#include <httplib.h>
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <shared_mutex>
+
+#include "eagle/app/json_views.h"
+#include "eagle/core/error.h"
+#include "eagle/search/orchestrator.h"
+#include "eagle/server/metrics.h"
+#include "eagle/server/tasks.h"
+
+namespace eagle::server {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+// Bounds on what one request may ask (SPEC security rule); docs/http-api.md lists them.
+constexpr size_t kMaxKeyBytes = 1024;       // kb names, ids, tags, namespaces
+constexpr size_t kMaxScopeItems = 500;      // scope lists (= max_scope_documents)
+constexpr size_t kMaxFacetValues = 100;
+constexpr size_t kMaxFilterBytes = 4096;
+constexpr size_t kMaxRecords = 100000;
+constexpr size_t kMaxListLimit = 1000;
+
+// An error the HTTP layer decides itself (request shape, auth, routing).
+struct HttpError {
+  int status;
+  std::string code;
+  std::string message;
+  std::string field;
+};
+
+[[noreturn]] void bad(const std::string& field, const std::string& message) {
+  throw HttpError{400, "invalid_argument", message, field};
+}
+
+json error_body(const std::string& code, const std::string& message, const std::string& field = {}) {
+  json e = {{"code", code}, {"message", message}};
+  if (!field.empty()) e["field"] = field;
+  return {{"error", e}};
+}
+
+// An engine error as an HTTP status: the request was well-formed (checked before
+// the engine saw it), so the engine refusing its content is 422.
+std::pair<int, std::string> engine_status(const Error& e) {
+  if (e.code() == ErrorCode::invalid_argument) return {422, "unprocessable"};
+  return {http_status(e.code()), std::string(error_code_name(e.code()))};
+}
+
+// ---- request field readers: type, presence and bounds, each error naming its field.
+
+const json* field(const json& obj, const std::string& name) {
+  auto it = obj.find(name);
+  return it == obj.end() || it->is_null() ? nullptr : &*it;
+}
+
+void only_fields(const json& obj, const std::set<std::string>& allowed) {
+  for (const auto& [k, v] : obj.items())
+    if (!allowed.count(k)) bad(k, "unknown field '" + k + "'");
+}
+
+std::string str_field(const json& obj, const std::string& name, size_t max_bytes, bool required = false,
+                      const std::string& fallback = {}) {
+  const json* v = field(obj, name);
+  if (!v) {
+    if (required) bad(name, "'" + name + "' is required");
+    return fallback;
+  }
+  if (!v->is_string()) bad(name, "'" + name + "' must be a string");
+  auto s = v->get<std::string>();
+  if (s.size() > max_bytes) bad(name, "'" + name + "' is longer than " + std::to_string(max_bytes) + " bytes");
+  return s;
+}
+
+int64_t int_field(const json& obj, const std::string& name, int64_t lo, int64_t hi, int64_t fallback) {
+  const json* v = field(obj, name);
+  if (!v) return fallback;
+  if (!v->is_number_integer()) bad(name, "'" + name + "' must be an integer");
+  auto n = v->get<int64_t>();
+  if (n < lo || n > hi)
+    bad(name, "'" + name + "' must be in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+  return n;
+}
+
+bool bool_field(const json& obj, const std::string& name, bool fallback) {
+  const json* v = field(obj, name);
+  if (!v) return fallback;
+  if (!v->is_boolean()) bad(name, "'" + name + "' must be true or false");
+  return v->get<bool>();
+}
+
+std::vector<std::string> list_field(const json& obj, const std::string& name, size_t max_items,
+                                    const std::string& path = {}) {
+  const std::string where = path.empty() ? name : path;
+  const json* v = field(obj, name);
+  if (!v) return {};
+  if (!v->is_array()) bad(where, "'" + where + "' must be a list of strings");
+  if (v->size() > max_items) bad(where, "'" + where + "' may hold at most " + std::to_string(max_items) + " items");
+  std::vector<std::string> out;
+  for (const auto& e : *v) {
+    if (!e.is_string()) bad(where, "'" + where + "' must be a list of strings");
+    auto s = e.get<std::string>();
+    if (s.size() > kMaxKeyBytes) bad(where, "an item of '" + where + "' is longer than " + std::to_string(kMaxKeyBytes) + " bytes");
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+json parse_body(const httplib::Request& req) {
+  if (req.body.empty()) bad("", "the request needs a JSON body");
+  auto j = json::parse(req.body, nullptr, false);
+  if (j.is_discarded()) {
+    // Say where: nlohmann's exception carries the byte position.
+    try {
+      auto strict = json::parse(req.body);
+      (void)strict;
+    } catch (const json::parse_error& e) {
+      bad("", "the body is not valid JSON (byte " + std::to_string(e.byte) + ")");
+    }
+    bad("", "the body is not valid JSON");
+  }
+  if (!j.is_object()) bad("", "the body must be a JSON object");
+  return j;
+}
+
+std::string host_without_port(const std::string& host) {
+  if (!host.empty() && host[0] == '[') {
+    auto end = host.find(']');
+    return end == std::string::npos ? host : host.substr(0, end + 1);
+  }
+  auto colon = host.rfind(':');
+  return colon == std::string::npos ? host : host.substr(0, colon);
+}
+
+bool constant_time_equal(const std::string& a, const std::string& b) {
+  unsigned char diff = a.size() == b.size() ? 0 : 1;
+  const std::string& x = a.size() == b.size() ? b : a;
+  for (size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ x[i]);
+  return diff == 0;
+}
+
+}  // namespace
+
+bool is_loopback_host(const std::string& host) {
+  return host == "127.0.0.1" || host == "localhost" || host == "::1" || host == "[::1]" ||
+         host.rfind("127.", 0) == 0;
+}
+
+ServerOptions server_options(const app::Config& cfg) {
+  ServerOptions o;
+  o.host = cfg.server.host;
+  o.port = cfg.server.port;
+  o.threads = cfg.server.threads;
+  o.max_body_bytes = cfg.server.max_body_bytes;
+  o.ingest_root = cfg.server.ingest_root;
+  o.allowed_hosts = cfg.server.allowed_hosts;
+  o.allowed_origins = cfg.server.allowed_origins;
+  o.request_timeout_s = cfg.server.request_timeout_s;
+  o.default_namespace = cfg.pipeline.plugin_namespace;
+  for (const auto& t : cfg.auth_tokens) {
+    Token tok;
+    tok.name = t.value("name", std::string());
+    const std::string env = t.value("token_env", std::string());
+    const char* value = std::getenv(env.c_str());
+    if (!value || !*value)
+      fail(ErrorCode::invalid_argument, "auth.tokens: token '" + tok.name + "' reads its value from the environment "
+                                        "variable " + env + ", which is not set (or empty)");
+    tok.value = value;
+    if (t.contains("kb_names")) tok.kb_names = t["kb_names"].get<std::vector<std::string>>();
+    o.tokens.push_back(std::move(tok));
+  }
+  if (!is_loopback_host(o.host) && o.tokens.empty())
+    fail(ErrorCode::invalid_argument, "refusing to serve on " + o.host +
+                                          " without a token: a non-loopback address needs auth.tokens "
+                                          "(or bind to 127.0.0.1)");
+  return o;
+}
+
+struct Server::Impl {
+  app::Engine& engine;
+  ServerOptions opts;
+  Server& owner;
+  httplib::Server http;
+  Metrics metrics;
+  TaskQueue tasks;
+  std::set<std::string> allowed_hosts;
+  int port = 0;
+
+  // The caller of one request: its token (null without auth) and scope.
+  struct Call {
+    const httplib::Request& req;
+    httplib::Response& res;
+    std::smatch match;
+    const Token* token = nullptr;
+    app::AccessScope scope;
+  };
+  using Handler = std::function<void(Impl&, Call&)>;
+  struct Route {
+    std::string method;
+    std::regex pattern;
+    std::string name;  // the OpenAPI path template (a metrics label)
+    Handler handler;
+    bool public_route = false;  // /health: no token needed
+  };
+  std::vector<Route> routes;
+
+  Impl(app::Engine& e, ServerOptions o, Server& s) : engine(e), opts(std::move(o)), owner(s), tasks(e) {
+    if (opts.allowed_hosts.empty()) {
+      allowed_hosts = {"localhost", "127.0.0.1", "[::1]", "::1"};
+      allowed_hosts.insert(opts.host);
+    } else {
+      allowed_hosts.insert(opts.allowed_hosts.begin(), opts.allowed_hosts.end());
+    }
+    add_routes();
+  }
+
+  void reply(httplib::Response& res, int status, const json& body) {
+    res.status = status;
+    res.set_content(body.dump(), "application/json");
+  }
+
+  void add(const std::string& method, const std::string& pattern, const std::string& name, Handler h,
+           bool public_route = false) {
+    routes.push_back({method, std::regex(pattern), name, std::move(h), public_route});
+  }
+
+  // The scope a token forces, checked against the KBs a request names.
+  void check_kbs(const Call& c, const std::vector<std::string>& kbs, const std::string& field_name) {
+    for (const auto& kb : kbs)
+      if (!c.scope.allows(kb))
+        throw HttpError{403, "permission_denied", "this token may not read knowledge base '" + kb + "'", field_name};
+  }
+
+  search::RetrievalRequest search_request(const Call& c, const json& body) {
+    only_fields(body, {"query", "top_k", "kb_name", "scope", "scope_filter", "facets", "filter", "route_mode",
+                       "plugin_namespace", "explain"});
+    search::RetrievalRequest r;
+    r.query = str_field(body, "query", search::kMaxQueryBytes, true);
+    if (r.query.empty()) bad("query", "'query' must not be empty");
+    r.top_k = static_cast<size_t>(int_field(body, "top_k", 1, static_cast<int64_t>(search::kMaxFinalTopK), 5));
+    r.kb_name = str_field(body, "kb_name", kMaxKeyBytes);
+    r.legacy_scope = list_field(body, "scope", kMaxScopeItems);
+    if (const json* sf = field(body, "scope_filter")) {
+      if (!sf->is_object()) bad("scope_filter", "'scope_filter' must be an object");
+      for (const auto& [k, v] : sf->items())
+        if (k != "kb_names" && k != "document_ids" && k != "tags")
+          bad("scope_filter." + k, "unknown field 'scope_filter." + k + "' (kb_names, document_ids, tags)");
+      r.scope_filter.kb_names = list_field(*sf, "kb_names", kMaxScopeItems, "scope_filter.kb_names");
+      r.scope_filter.document_ids = list_field(*sf, "document_ids", kMaxScopeItems, "scope_filter.document_ids");
+      r.scope_filter.tags = list_field(*sf, "tags", kMaxScopeItems, "scope_filter.tags");
+    }
+    if (const json* f = field(body, "facets")) {
+      if (!f->is_object()) bad("facets", "'facets' must be an object of field -> value or list");
+      if (f->size() > 16) bad("facets", "at most 16 facet fields");
+      for (const auto& [k, v] : f->items()) {
+        const std::string where = "facets." + k;
+        auto scalar_ok = [](const json& x) { return x.is_string() || x.is_number_integer(); };
+        if (v.is_array()) {
+          if (v.empty() || v.size() > kMaxFacetValues)
+            bad(where, "'" + where + "' must hold 1.." + std::to_string(kMaxFacetValues) + " values");
+          for (const auto& x : v)
+            if (!scalar_ok(x)) bad(where, "'" + where + "' values must be strings or integers");
+        } else if (!scalar_ok(v)) {
+          bad(where, "'" + where + "' must be a string, an integer or a list of them");
+        }
+        r.facets[k] = v;
+      }
+    }
+    r.filter = str_field(body, "filter", kMaxFilterBytes);
+    const std::string mode = str_field(body, "route_mode", 16, false, "auto");
+    if (mode == "auto") r.route_mode = search::RouteMode::text;  // no image in a text request
+    else if (mode == "text" || mode == "visual" || mode == "hybrid") r.route_mode = search::parse_route_mode(mode);
+    else bad("route_mode", "'route_mode' must be auto, text, visual or hybrid");
+    r.plugin_namespace = str_field(body, "plugin_namespace", 64, false, opts.default_namespace);
+    if (r.plugin_namespace != "core" && r.plugin_namespace != "biomed")
+      bad("plugin_namespace", "'plugin_namespace' must be core or biomed");
+    r.explain = bool_field(body, "explain", false);
+    // A token limited to KBs: those it names must be its own, and its KBs are forced
+    // onto every part of the search.
+    if (!c.scope.kb_names.empty()) {
+      if (!r.kb_name.empty()) check_kbs(c, {r.kb_name}, "kb_name");
+      check_kbs(c, r.scope_filter.kb_names, "scope_filter.kb_names");
+      r.allowed_kbs = c.scope.kb_names;
+    }
+    return r;
+  }
+
+  search::RetrievalResponse run_search(const search::RetrievalRequest& r) {
+    if (!owner.ready()) throw HttpError{503, "unavailable", "the server is still loading", ""};
+    return engine.search(r);
+  }
+
+  app::IngestOptions ingest_options(const Call& c, const json& obj, bool form) {
+    app::IngestOptions o;
+    o.kb_name = str_field(obj, "kb_name", kMaxKeyBytes);
+    o.plugin_namespace = str_field(obj, "plugin_namespace", 64, false, "core");
+    if (o.plugin_namespace != "core" && o.plugin_namespace != "biomed")
+      bad("plugin_namespace", "'plugin_namespace' must be core or biomed");
+    o.collection = str_field(obj, "collection", 255);
+    o.format = str_field(obj, "format", 16, false, "auto");
+    static const std::set<std::string> kFormats = {"auto", "beir", "jsonl", "folder", "spl", "compounds"};
+    if (!kFormats.count(o.format)) bad("format", "'format' must be one of auto, beir, jsonl, folder, spl, compounds");
+    if (form) {
+      const std::string skip = str_field(obj, "skip_bad", 8, false, "false");
+      if (skip != "true" && skip != "false") bad("skip_bad", "'skip_bad' must be true or false");
+      o.skip_bad = skip == "true";
+    } else {
+      o.skip_bad = bool_field(obj, "skip_bad", false);
+    }
+    o.scope = c.scope;
+    if (!c.scope.kb_names.empty() && !c.scope.allows(o.kb_name))
+      throw HttpError{403, "permission_denied",
+                      o.kb_name.empty() ? "this token writes only its knowledge bases: give 'kb_name'"
+                                        : "this token may not write knowledge base '" + o.kb_name + "'",
+                      "kb_name"};
+    return o;
+  }
+
+  static fs::path upload_dir() {
+    auto base = fs::temp_directory_path();
+    for (int i = 0; i < 1000; ++i) {
+      auto d = base / ("eagle-upload-" + std::to_string(::getpid()) + "-" + std::to_string(std::rand()));
+      std::error_code ec;
+      if (fs::create_directory(d, ec)) return d;
+    }
+    fail(ErrorCode::unavailable, "cannot create an upload folder under " + base.string());
+  }
+
+  void handle_ingest(Call& c) {
+    IngestJob job;
+    if (c.req.is_multipart_form_data()) {
+      json form = json::object();
+      for (const auto& [name, part] : c.req.files) {
+        if (name == "file") continue;
+        form[name] = part.content;
+      }
+      only_fields(form, {"kb_name", "plugin_namespace", "collection", "format", "skip_bad"});
+      job.options = ingest_options(c, form, true);
+      job.cleanup = upload_dir();
+      size_t n = 0;
+      for (const auto& [name, part] : c.req.files) {
+        if (name != "file") continue;
+        // Only the base name of what the client calls the file; never a path.
+        std::string base = fs::path(part.filename).filename().string();
+        if (base.empty() || base == "." || base == "..") base = "upload-" + std::to_string(n);
+        auto target = job.cleanup / (std::to_string(n++) + "-" + base);
+        std::ofstream out(target, std::ios::binary);
+        out.write(part.content.data(), static_cast<std::streamsize>(part.content.size()));
+        if (!out) fail(ErrorCode::unavailable, "cannot store the upload");
+        job.inputs.push_back(target.string());
+      }
+      if (job.inputs.empty()) {
+        fs::remove_all(job.cleanup);
+        bad("file", "a multipart ingest needs at least one 'file' part");
+      }
+    } else {
+      json body = parse_body(c.req);
+      if (body.contains("records") == body.contains("path"))
+        bad(body.contains("records") ? "path" : "records", "give either 'records' or 'path'");
+      if (body.contains("records")) {
+        only_fields(body, {"records", "kb_name", "plugin_namespace", "collection", "skip_bad"});
+        job.options = ingest_options(c, body, false);
+        const auto& recs = body["records"];
+        if (!recs.is_array() || recs.empty() || recs.size() > kMaxRecords)
+          bad("records", "'records' must be a list of 1.." + std::to_string(kMaxRecords) + " records");
+        for (size_t i = 0; i < recs.size(); ++i) {
+          const std::string where = "records[" + std::to_string(i) + "]";
+          const auto& r = recs[i];
+          if (!r.is_object()) bad(where, "'" + where + "' must be an object");
+          for (const auto& [k, v] : r.items())
+            if (k != "id" && k != "text" && k != "title" && k != "metadata")
+              bad(where + "." + k, "unknown field '" + where + "." + k + "' (id, text, title, metadata)");
+          str_field(r, "id", 4096, true);
+          if (r["id"].get<std::string>().empty()) bad(where + ".id", "'" + where + ".id' must not be empty");
+          str_field(r, "text", SIZE_MAX, true);
+          str_field(r, "title", SIZE_MAX);
+          if (const json* m = field(r, "metadata"); m && !m->is_object())
+            bad(where + ".metadata", "'" + where + ".metadata' must be an object");
+        }
+        job.cleanup = upload_dir();
+        auto file = job.cleanup / "records.jsonl";
+        std::ofstream out(file, std::ios::binary);
+        for (const auto& r : recs) out << r.dump() << "\n";
+        if (!out) fail(ErrorCode::unavailable, "cannot store the records");
+        job.inputs.push_back(file.string());
+        job.options.format = "jsonl";
+      } else {
+        only_fields(body, {"path", "kb_name", "plugin_namespace", "collection", "format", "skip_bad"});
+        job.options = ingest_options(c, body, false);
+        const std::string rel = str_field(body, "path", 4096, true);
+        if (opts.ingest_root.empty())
+          throw HttpError{403, "permission_denied", "server-side paths are off (set server.ingest_root)", "path"};
+        const fs::path root = fs::weakly_canonical(opts.ingest_root);
+        const fs::path target = fs::weakly_canonical(root / rel);
+        // The resolved path (symlinks and .. followed) must stay under the root.
+        auto [r_end, t_it] = std::mismatch(root.begin(), root.end(), target.begin(), target.end());
+        if (r_end != root.end())
+          throw HttpError{403, "permission_denied", "'path' leaves server.ingest_root", "path"};
+        if (!fs::exists(target)) throw HttpError{404, "not_found", "no such file or folder under the ingest root", "path"};
+        job.inputs.push_back(target.string());
+      }
+    }
+    job.owner = c.token ? c.token->name : "";
+    std::string id = tasks.submit(std::move(job));
+    reply(c.res, 202, {{"task_id", id}, {"state", "queued"}});
+  }
+
+  registry::DocumentQuery document_query(const Call& c) {
+    registry::DocumentQuery q;
+    auto param = [&](const char* name) { return c.req.has_param(name) ? c.req.get_param_value(name) : std::string(); };
+    auto count = [&](const char* name, size_t lo, size_t hi, size_t fallback) -> size_t {
+      const std::string v = param(name);
+      if (v.empty()) return fallback;
+      try {
+        size_t pos;
+        long long n = std::stoll(v, &pos);
+        if (pos == v.size() && n >= static_cast<long long>(lo) && n <= static_cast<long long>(hi))
+          return static_cast<size_t>(n);
+      } catch (...) {
+      }
+      bad(name, std::string("'") + name + "' must be an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+    };
+    q.limit = count("limit", 1, kMaxListLimit, 50);
+    q.offset = count("offset", 0, 10'000'000, 0);
+    const std::string kb = param("kb_name");
+    if (kb.size() > kMaxKeyBytes) bad("kb_name", "'kb_name' is too long");
+    if (c.req.has_param("kb_name")) {
+      check_kbs(c, {kb}, "kb_name");
+      q.kb_names = {kb};
+    } else {
+      q.kb_names = c.scope.kb_names;
+    }
+    const std::string ns = param("plugin_namespace");
+    if (ns.size() > kMaxKeyBytes) bad("plugin_namespace", "'plugin_namespace' is too long");
+    if (!ns.empty()) q.plugin_namespace = ns;
+    return q;
+  }
+
+  std::string gauges() {
+    std::ostringstream o;
+    o << "# HELP eagle_collection_rows Live rows per collection.\n# TYPE eagle_collection_rows gauge\n";
+    auto infos = engine.collection_infos();
+    for (const auto& i : infos) o << "eagle_collection_rows{collection=\"" << prom_label(i.name) << "\"} " << i.rows << "\n";
+    o << "# HELP eagle_collection_log_bytes Write-ahead log bytes since the last checkpoint.\n"
+         "# TYPE eagle_collection_log_bytes gauge\n";
+    for (const auto& i : infos)
+      o << "eagle_collection_log_bytes{collection=\"" << prom_label(i.name) << "\"} " << i.log_bytes << "\n";
+    o << "# HELP eagle_ingest_running Ingest tasks running now.\n# TYPE eagle_ingest_running gauge\n"
+      << "eagle_ingest_running " << tasks.running() << "\n";
+    o << "# HELP eagle_ready 1 once the store and plugins are loaded.\n# TYPE eagle_ready gauge\n"
+      << "eagle_ready " << (owner.ready() ? 1 : 0) << "\n";
+    return o.str();
+  }
+
+  void add_routes() {
+    add("GET", "/health", "/health",
+        [](Impl& s, Call& c) { s.reply(c.res, 200, {{"status", "ok"}, {"version", "0.1.0"}}); }, true);
+    add("GET", "/ready", "/ready", [](Impl& s, Call& c) {
+      if (!s.owner.ready()) throw HttpError{503, "unavailable", "the server is still loading", ""};
+      s.reply(c.res, 200, {{"ready", true}, {"collections", s.engine.catalog().list().size()}});
+    });
+    add("GET", "/metrics", "/metrics", [](Impl& s, Call& c) {
+      c.res.status = 200;
+      c.res.set_content(s.metrics.render(s.gauges()), "text/plain; version=0.0.4; charset=utf-8");
+    });
+    add("GET", "/openapi.json", "/openapi.json", [](Impl&, Call& c) {
+      c.res.status = 200;
+      c.res.set_content(openapi_document(), "application/json");
+    });
+    add("POST", "/search", "/search", [](Impl& s, Call& c) {
+      auto r = s.search_request(c, parse_body(c.req));
+      auto resp = s.run_search(r);
+      s.reply(c.res, 200, app::search_response_json(resp, r.explain));
+    });
+    add("POST", "/search/stream", "/search/stream", [](Impl& s, Call& c) {
+      auto r = s.search_request(c, parse_body(c.req));
+      // Errors before the stream starts are plain JSON errors; the pipeline runs
+      // first, then its steps and sources go out as events.
+      auto resp = s.run_search(r);
+      std::string events;
+      auto event = [&](const char* name, const json& data) {
+        events += std::string("event: ") + name + "\ndata: " + data.dump() + "\n\n";
+      };
+      event("step", app::route_step_json(resp));
+      event("step", app::recall_step_json(resp));
+      event("sources", {{"sources", app::sources_json(resp, r.explain)}, {"took_ms", resp.metadata.value("took_ms", 0.0)}});
+      event("done", json::object());
+      auto payload = std::make_shared<std::string>(std::move(events));
+      c.res.status = 200;
+      c.res.set_header("Cache-Control", "no-cache");
+      c.res.set_chunked_content_provider("text/event-stream", [payload](size_t offset, httplib::DataSink& sink) {
+        if (offset < payload->size()) sink.write(payload->data() + offset, payload->size() - offset);
+        sink.done();
+        return true;
+      });
+    });
+    add("POST", "/ingest", "/ingest", [](Impl& s, Call& c) { s.handle_ingest(c); });
+    add("GET", "/tasks", "/tasks", [](Impl& s, Call& c) {
+      json arr = json::array();
+      for (const auto& t : s.tasks.recent(100))
+        if (c.scope.kb_names.empty() || t.owner == (c.token ? c.token->name : "")) arr.push_back(task_json(t));
+      s.reply(c.res, 200, {{"tasks", arr}});
+    });
+    add("GET", "/tasks/([^/]+)", "/tasks/{id}", [](Impl& s, Call& c) {
+      auto t = s.tasks.get(c.match[1].str());
+      // A scoped token sees only its own tasks.
+      if (!t || (!c.scope.kb_names.empty() && t->owner != (c.token ? c.token->name : "")))
+        throw HttpError{404, "not_found", "no task '" + c.match[1].str() + "'", ""};
+      s.reply(c.res, 200, task_json(*t));
+    });
+    add("GET", "/documents", "/documents", [](Impl& s, Call& c) {
+      auto q = s.document_query(c);
+      size_t total = 0;
+      auto docs = s.engine.list_documents(q, &total);
+      s.reply(c.res, 200, app::document_list_json(s.engine, docs, total, q));
+    });
+    add("GET", "/documents/([^/]+)", "/documents/{id}", [](Impl& s, Call& c) {
+      const std::string id = c.match[1].str();
+      auto v = s.engine.document(id, c.scope);
+      if (!v) throw HttpError{404, "not_found", "no document '" + id + "'", ""};
+      s.reply(c.res, 200, app::document_view_json(*v));
+    });
+    add("DELETE", "/documents/([^/]+)", "/documents/{id}", [](Impl& s, Call& c) {
+      const std::string id = c.match[1].str();
+      size_t n = s.engine.delete_document(id, c.scope);
+      s.reply(c.res, 200, {{"document_id", id}, {"deleted_chunks", n}});
+    });
+    add("PUT", "/documents/([^/]+)/tags", "/documents/{id}/tags", [](Impl& s, Call& c) {
+      const std::string id = c.match[1].str();
+      json body = parse_body(c.req);
+      only_fields(body, {"tags", "plugin_namespace"});
+      if (!body.contains("tags")) bad("tags", "'tags' is required");
+      auto tags = list_field(body, "tags", registry::kMaxIds);
+      for (const auto& t : tags)
+        if (t.empty()) bad("tags", "a tag must not be empty");
+      std::string ns = str_field(body, "plugin_namespace", kMaxKeyBytes);
+      if (ns.empty()) {
+        auto v = s.engine.document(id, c.scope);
+        if (!v) throw HttpError{404, "not_found", "no document '" + id + "'", ""};
+        ns = v->record.plugin_namespace;
+      }
+      auto now = s.engine.set_tags(id, ns, tags, c.scope);
+      s.reply(c.res, 200, {{"document_id", id}, {"plugin_namespace", ns}, {"tags", now}});
+    });
+    add("GET", "/collections", "/collections", [](Impl& s, Call& c) {
+      s.reply(c.res, 200, app::collection_list_json(s.engine.collection_infos()));
+    });
+    add("GET", "/collections/([^/]+)", "/collections/{name}", [](Impl& s, Call& c) {
+      s.reply(c.res, 200, app::collection_json(s.engine.collection_info(c.match[1].str())));
+    });
+    add("GET", "/knowledge_bases", "/knowledge_bases", [](Impl& s, Call& c) {
+      json arr = json::array();
+      for (const auto& k : s.engine.knowledge_bases(c.scope)) arr.push_back({{"kb_name", k.name}, {"documents", k.count}});
+      s.reply(c.res, 200, {{"knowledge_bases", arr}});
+    });
+    add("GET", "/tags", "/tags", [](Impl& s, Call& c) {
+      std::optional<std::string> ns;
+      if (c.req.has_param("plugin_namespace") && !c.req.get_param_value("plugin_namespace").empty())
+        ns = c.req.get_param_value("plugin_namespace");
+      if (ns && ns->size() > kMaxKeyBytes) bad("plugin_namespace", "'plugin_namespace' is too long");
+      json arr = json::array();
+      for (const auto& t : s.engine.tags(ns, c.scope)) arr.push_back({{"tag", t.name}, {"documents", t.count}});
+      s.reply(c.res, 200, {{"tags", arr}});
+    });
+  }
+
+  // Every request comes here: host/origin, routing (404/405), auth, the handler,
+  // errors as JSON, metrics.
+  void dispatch(const httplib::Request& req, httplib::Response& res) {
+    const auto t0 = std::chrono::steady_clock::now();
+    std::string route_name = "unmatched";
+    try {
+      dispatch_checked(req, res, route_name);
+    } catch (const HttpError& e) {
+      if (e.status == 401) res.set_header("WWW-Authenticate", "Bearer");
+      reply(res, e.status, error_body(e.code, e.message, e.field));
+    } catch (const Error& e) {
+      auto [status, code] = engine_status(e);
+      reply(res, status, error_body(code, e.what()));
+    } catch (const std::exception& e) {
+      // No internals reach the client; the log has them.
+      spdlog::error("{} {}: {}", req.method, req.path, e.what());
+      reply(res, 500, error_body("internal", "internal error"));
+    }
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    metrics.observe(route_name, req.method, res.status, secs);
+  }
+
+  void dispatch_checked(const httplib::Request& req, httplib::Response& res, std::string& route_name) {
+    // DNS-rebinding protection: the Host must be one of ours, and a browser's Origin
+    // must be allowed (or this server itself).
+    const std::string host = host_without_port(req.get_header_value("Host"));
+    if (!allowed_hosts.count(host))
+      throw HttpError{403, "permission_denied", "Host '" + host + "' is not allowed (server.allowed_hosts)", ""};
+    if (req.has_header("Origin")) {
+      const std::string origin = req.get_header_value("Origin");
+      bool ok = std::find(opts.allowed_origins.begin(), opts.allowed_origins.end(), origin) != opts.allowed_origins.end();
+      for (const auto& h : allowed_hosts)
+        if (origin == "http://" + h + ":" + std::to_string(port)) ok = true;
+      if (!ok) throw HttpError{403, "permission_denied", "Origin '" + origin + "' is not allowed (server.allowed_origins)", ""};
+    }
+    const Route* found = nullptr;
+    std::smatch match;
+    std::vector<std::string> allowed_methods;
+    for (const auto& r : routes) {
+      std::smatch m;
+      if (!std::regex_match(req.path, m, r.pattern)) continue;
+      route_name = r.name;
+      if (r.method == req.method) {
+        found = &r;
+        match = m;
+        break;
+      }
+      allowed_methods.push_back(r.method);
+    }
+    if (!found) {
+      if (allowed_methods.empty()) {
+        route_name = "unmatched";
+        throw HttpError{404, "not_found", "no route " + req.method + " " + req.path, ""};
+      }
+      std::string allow;
+      for (const auto& m : allowed_methods) allow += (allow.empty() ? "" : ", ") + m;
+      res.set_header("Allow", allow);
+      throw HttpError{405, "method_not_allowed", req.method + " is not allowed on " + route_name + " (" + allow + ")", ""};
+    }
+    Call call{req, res, match, nullptr, {}};
+    if (!opts.tokens.empty() && !found->public_route) {
+      const std::string auth = req.get_header_value("Authorization");
+      const std::string prefix = "Bearer ";
+      if (auth.size() <= prefix.size() || auth.compare(0, prefix.size(), prefix) != 0)
+        throw HttpError{401, "unauthenticated", "this server needs 'Authorization: Bearer <token>'", ""};
+      const std::string presented = auth.substr(prefix.size());
+      for (const auto& t : opts.tokens)
+        if (constant_time_equal(presented, t.value)) call.token = &t;
+      if (!call.token) throw HttpError{401, "unauthenticated", "the bearer token is not valid", ""};
+      call.scope.kb_names = call.token->kb_names;
+    }
+    found->handler(*this, call);
+  }
+};
+
+Server::Server(app::Engine& engine, ServerOptions opts) : impl_(std::make_unique<Impl>(engine, std::move(opts), *this)) {
+  auto& http = impl_->http;
+  const size_t threads = impl_->opts.threads;
+  http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  http.set_payload_max_length(impl_->opts.max_body_bytes);
+  const auto secs = static_cast<time_t>(impl_->opts.request_timeout_s);
+  const auto usecs = static_cast<time_t>((impl_->opts.request_timeout_s - static_cast<double>(secs)) * 1e6);
+  http.set_read_timeout(secs, usecs);
+  http.set_write_timeout(secs, usecs);
+  http.set_keep_alive_max_count(1000);
+  http.set_keep_alive_timeout(5);
+  auto handler = [this](const httplib::Request& req, httplib::Response& res) { impl_->dispatch(req, res); };
+  for (const char* pattern : {".*"}) {
+    http.Get(pattern, handler);
+    http.Post(pattern, handler);
+    http.Put(pattern, handler);
+    http.Delete(pattern, handler);
+    http.Patch(pattern, handler);
+    http.Options(pattern, handler);
+  }
+  // What httplib answers itself (413 for a body past the limit, 400 for a request it
+  // cannot parse): the same error object as ours.
+  http.set_error_handler(httplib::Server::HandlerWithResponse([this](const httplib::Request& req, httplib::Response& res) {
+    if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+    std::string code = res.status == 413 ? "too_large" : res.status == 404 ? "not_found" : "invalid_argument";
+    std::string msg = res.status == 413 ? "the body is larger than server.max_body_bytes (" +
+                                              std::to_string(impl_->opts.max_body_bytes) + ")"
+                                        : "the request could not be read";
+    impl_->reply(res, res.status, error_body(code, msg));
+    impl_->metrics.observe("unmatched", req.method, res.status, 0);
+    return httplib::Server::HandlerResponse::Handled;
+  }));
+  http.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
+    res.status = 500;
+    res.set_content(error_body("internal", "internal error").dump(), "application/json");
+  });
+}
+
+Server::~Server() { stop(); }
+
+int Server::bind() {
+  auto& o = impl_->opts;
+  int port = o.port == 0 ? impl_->http.bind_to_any_port(o.host) : (impl_->http.bind_to_port(o.host, o.port) ? o.port : -1);
+  if (port < 0)
+    fail(ErrorCode::unavailable, "cannot listen on " + o.host + ":" + std::to_string(o.port) +
+                                     " (in use, or not an address of this machine)");
+  impl_->port = port;
+  return port;
+}
+
+void Server::run() { impl_->http.listen_after_bind(); }
+
+void Server::stop() {
+  if (impl_) impl_->http.stop();
+}
+
+}  // namespace eagle::server

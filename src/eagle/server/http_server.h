@@ -1,0 +1,71 @@
+#pragma once
+// `eagle serve`: one warm process that owns the store and answers HTTP/JSON
+// (docs/http-api.md, the contract in openapi.json). cpp-httplib (Debian) serves the
+// sockets on a pool of worker threads; each request is routed here, checked (Host,
+// Origin, bearer token, body size), run on the Engine (searches in parallel, writes
+// serialised), and answered with JSON or an error object; every request is counted
+// in the Prometheus metrics.
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "eagle/app/config.h"
+#include "eagle/app/engine.h"
+
+namespace eagle::server {
+
+// A bearer token with the value read from its environment variable at start.
+struct Token {
+  std::string name;
+  std::string value;
+  std::vector<std::string> kb_names;  // empty: every knowledge base
+};
+
+struct ServerOptions {
+  std::string host = "127.0.0.1";
+  int port = 8686;  // 0: any free port
+  size_t threads = 16;
+  size_t max_body_bytes = 64ull << 20;
+  std::string ingest_root;
+  std::vector<std::string> allowed_hosts;
+  std::vector<std::string> allowed_origins;
+  double request_timeout_s = 30;
+  std::vector<Token> tokens;
+  std::string default_namespace = "core";
+};
+
+// From the configuration: server.* and auth.tokens (each token_env must be set and
+// non-empty, else invalid_argument naming it). Refuses a non-loopback host without a
+// token.
+ServerOptions server_options(const app::Config& cfg);
+
+bool is_loopback_host(const std::string& host);
+
+class Server {
+ public:
+  Server(app::Engine& engine, ServerOptions opts);
+  ~Server();
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  // Binds the listening socket; returns the port (the chosen one for port 0).
+  // unavailable when the address cannot be bound.
+  int bind();
+  // Serves until stop(); call after bind().
+  void run();
+  void stop();
+  // Ready once the engine's collections, registry and plugin are loaded.
+  void set_ready(bool ready) { ready_ = ready; }
+  bool ready() const { return ready_; }
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  std::atomic<bool> ready_{false};
+};
+
+// The OpenAPI 3.1 document served at /openapi.json (embedded at build time).
+const std::string& openapi_document();
+
+}  // namespace eagle::server

@@ -1,0 +1,166 @@
+#include "eagle/server/tasks.h"
+
+#include <ctime>
+
+#include "eagle/core/error.h"
+
+namespace eagle::server {
+using nlohmann::json;
+
+namespace {
+std::string utc_now() {
+  std::timespec ts;
+  std::timespec_get(&ts, TIME_UTC);
+  std::tm tm{};
+  gmtime_r(&ts.tv_sec, &tm);
+  char buf[40];
+  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
+  char out[48];
+  std::snprintf(out, sizeof(out), "%s.%03ldZ", buf, ts.tv_nsec / 1000000);
+  return out;
+}
+}  // namespace
+
+std::string_view task_state_name(TaskState s) {
+  switch (s) {
+    case TaskState::queued: return "queued";
+    case TaskState::running: return "running";
+    case TaskState::succeeded: return "succeeded";
+    case TaskState::failed: return "failed";
+  }
+  return "failed";
+}
+
+TaskQueue::TaskQueue(app::Engine& engine, size_t keep_finished)
+    : engine_(engine), keep_finished_(keep_finished), thread_([this] { worker(); }) {}
+
+TaskQueue::~TaskQueue() {
+  {
+    std::lock_guard lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  thread_.join();
+  for (auto& [id, job] : queue_)
+    if (!job.cleanup.empty()) std::filesystem::remove_all(job.cleanup);
+}
+
+std::string TaskQueue::submit(IngestJob job) {
+  std::lock_guard lock(mu_);
+  std::string id = "t" + std::to_string(++next_id_);
+  TaskStatus st;
+  st.id = id;
+  st.created_at = utc_now();
+  st.owner = job.owner;
+  tasks_[id] = st;
+  order_.push_back(id);
+  queue_.emplace_back(id, std::move(job));
+  // Forget the oldest finished tasks beyond the limit.
+  while (order_.size() > keep_finished_) {
+    auto it = tasks_.find(order_.front());
+    if (it != tasks_.end() && (it->second.state == TaskState::queued || it->second.state == TaskState::running)) break;
+    if (it != tasks_.end()) tasks_.erase(it);
+    order_.pop_front();
+  }
+  cv_.notify_all();
+  return id;
+}
+
+std::optional<TaskStatus> TaskQueue::get(const std::string& id) const {
+  std::lock_guard lock(mu_);
+  auto it = tasks_.find(id);
+  if (it == tasks_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::vector<TaskStatus> TaskQueue::recent(size_t limit) const {
+  std::lock_guard lock(mu_);
+  std::vector<TaskStatus> out;
+  for (auto it = order_.rbegin(); it != order_.rend() && out.size() < limit; ++it)
+    if (auto t = tasks_.find(*it); t != tasks_.end()) out.push_back(t->second);
+  return out;
+}
+
+size_t TaskQueue::running() const {
+  std::lock_guard lock(mu_);
+  return busy_ ? 1 : 0;
+}
+
+void TaskQueue::drain() {
+  std::unique_lock lock(mu_);
+  idle_cv_.wait(lock, [&] { return queue_.empty() && !busy_; });
+}
+
+void TaskQueue::worker() {
+  for (;;) {
+    std::pair<std::string, IngestJob> item;
+    {
+      std::unique_lock lock(mu_);
+      cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+      if (stop_) return;
+      item = std::move(queue_.front());
+      queue_.pop_front();
+      busy_ = true;
+      tasks_[item.first].state = TaskState::running;
+    }
+    const std::string& id = item.first;
+    std::optional<app::IngestReport> report;
+    std::string code, message;
+    try {
+      report = engine_.ingest(item.second.inputs, item.second.options, [&](size_t done, size_t total) {
+        std::lock_guard lock(mu_);
+        auto& t = tasks_[id];
+        t.done = done;
+        t.total = total;
+      });
+    } catch (const Error& e) {
+      code = std::string(error_code_name(e.code()));
+      message = e.what();
+    } catch (const std::exception& e) {
+      code = "internal";
+      message = "internal error while ingesting";
+    }
+    if (!item.second.cleanup.empty()) {
+      std::error_code ec;
+      std::filesystem::remove_all(item.second.cleanup, ec);
+    }
+    {
+      std::lock_guard lock(mu_);
+      auto& t = tasks_[id];
+      t.finished_at = utc_now();
+      if (report) {
+        t.state = TaskState::succeeded;
+        t.result = std::move(report);
+        if (t.total == 0) t.total = t.result->rows;
+        t.done = t.total;
+      } else {
+        t.state = TaskState::failed;
+        t.error_code = code == "invalid_argument" ? "unprocessable" : code;
+        t.error_message = message;
+      }
+      busy_ = false;
+    }
+    idle_cv_.notify_all();
+  }
+}
+
+json task_json(const TaskStatus& t) {
+  json j = {{"id", t.id},
+            {"kind", "ingest"},
+            {"state", task_state_name(t.state)},
+            {"progress", {{"done", t.done}, {"total", t.total}}},
+            {"created_at", t.created_at}};
+  if (!t.finished_at.empty()) j["finished_at"] = t.finished_at;
+  if (t.result) {
+    json per = json::object();
+    for (const auto& [name, n] : t.result->per_collection) per[name] = n;
+    j["result"] = {{"documents", t.result->documents},
+                   {"rows", t.result->rows},
+                   {"skipped", t.result->skipped},
+                   {"per_collection", per}};
+  }
+  if (t.state == TaskState::failed) j["error"] = {{"code", t.error_code}, {"message", t.error_message}};
+  return j;
+}
+
+}  // namespace eagle::server

@@ -1,0 +1,72 @@
+#pragma once
+// Ingest tasks of the HTTP server: POST /ingest queues one and returns its id at
+// once; one worker thread runs them in order (the engine serialises writers anyway),
+// while searches keep being answered. GET /tasks/{id} reads state and progress.
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "eagle/app/engine.h"
+
+namespace eagle::server {
+
+struct IngestJob {
+  std::vector<std::string> inputs;
+  app::IngestOptions options;
+  std::filesystem::path cleanup;  // a temporary upload folder removed when the task ends
+  std::string owner;              // the token that submitted it ("" without auth)
+};
+
+enum class TaskState { queued, running, succeeded, failed };
+std::string_view task_state_name(TaskState s);
+
+struct TaskStatus {
+  std::string id;
+  TaskState state = TaskState::queued;
+  size_t done = 0, total = 0;
+  std::string created_at, finished_at;
+  std::optional<app::IngestReport> result;
+  std::string error_code, error_message;
+  std::string owner;
+};
+
+class TaskQueue {
+ public:
+  explicit TaskQueue(app::Engine& engine, size_t keep_finished = 100);
+  ~TaskQueue();  // finishes the running task, drops queued ones
+
+  std::string submit(IngestJob job);
+  std::optional<TaskStatus> get(const std::string& id) const;
+  std::vector<TaskStatus> recent(size_t limit) const;  // newest first
+  size_t running() const;
+  // Blocks until every submitted task has finished (tests, shutdown).
+  void drain();
+
+ private:
+  void worker();
+
+  app::Engine& engine_;
+  size_t keep_finished_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_, idle_cv_;
+  std::deque<std::pair<std::string, IngestJob>> queue_;
+  std::map<std::string, TaskStatus> tasks_;
+  std::deque<std::string> order_;  // ids, oldest first
+  uint64_t next_id_ = 0;
+  bool busy_ = false;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+nlohmann::json task_json(const TaskStatus& t);
+
+}  // namespace eagle::server
