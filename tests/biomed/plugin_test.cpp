@@ -698,3 +698,40 @@ TEST(BiomedPipeline, HooksRunUnderTheBiomedNamespaceOnly) {
   auto core = request("compounds similar to imatinib", "core");
   EXPECT_EQ(o.retrieve(core).route.source, "core_default");
 }
+
+// The supplement reads rows by document id: the request's scope (here a token's KBs,
+// a facet and a filter, as the orchestrator hands them over) must hold there too.
+TEST(Supplement, HonoursTheRequestScopeFromItsContext) {
+  Fixture f;
+  registry::DocumentRecord r;
+  r.document_id = "humira-label";
+  r.name = "HUMIRA (adalimumab) injection";
+  r.plugin_namespace = "biomed";
+  f.docs->upsert(r);
+  for (int i = 0; i < 6; ++i)
+    f.add_chunk("eagle_text_biomed", {{"id", "in" + std::to_string(i)}, {"text", "adalimumab section"},
+                                      {"document_id", "humira-label"}, {"kb_name", "tenant-a"}, {"year", 2020}});
+  for (int i = 0; i < 6; ++i)
+    f.add_chunk("eagle_text_biomed", {{"id", "out" + std::to_string(i)}, {"text", "adalimumab section"},
+                                      {"document_id", "humira-label"}, {"kb_name", "tenant-b"}, {"year", 2019}});
+  auto p = f.plugin();
+  const std::vector<std::pair<std::string, std::map<std::string, json>>> scopes = {
+      {"(kb_name in {allowed_kbs})", {{"allowed_kbs", json::array({"tenant-a"})}}},
+      {"(year == {facet_year})", {{"facet_year", 2020}}},
+      {"(kb_name == \"tenant-a\")", {}},
+  };
+  for (const auto& [expr, params] : scopes) {
+    auto req = request("adalimumab safety");
+    auto ctx = context(req);
+    ctx.scope_filter = expr;
+    ctx.scope_params = params;
+    auto s = *p.supplement(ctx, req.query);
+    ASSERT_FALSE(s.empty()) << expr;
+    for (const auto& h : s) EXPECT_EQ(h.id.rfind("in", 0), 0u) << expr << " leaked " << h.id;
+  }
+  // No scope: both tenants' chunks are candidates (so the check above can fail).
+  auto req = request("adalimumab safety");
+  auto ctx = context(req);
+  auto all = *p.supplement(ctx, req.query);
+  EXPECT_TRUE(std::any_of(all.begin(), all.end(), [](const auto& h) { return h.id.rfind("out", 0) == 0; }));
+}

@@ -373,3 +373,77 @@ TEST(Orchestrator, LazyHitMaterialisationEqualsTheEagerPath) {
     EXPECT_FALSE(lazy.hits[i].text.empty());
   }
 }
+
+// Every way a request narrows its scope (kb_name, scope_filter kb/doc, a facet, a
+// filter expression, a token's allowed_kbs) holds on graph expansion and on the
+// parent-document drill-down: no expanded row outside the scope. A subscriber that
+// reads rows (the biomed supplement) receives the scope in its context.
+TEST(Orchestrator, NoScopeLeaksThroughExpansionDrillDownOrTheSupplementContext) {
+  Fixture f;
+  // In scope (kb "in", year 2020, document "din"): a hit with edges into kb "out",
+  // and a section summary whose children live partly in kb "out".
+  f.add("eagle_text", {{"id", "p"}, {"text", "egfr results"}, {"kb_name", "in"}, {"year", 2020},
+                       {"document_id", "din"}, {"connect_to", json::array({"ok", "leak"})}});
+  f.add("eagle_text", {{"id", "ok"}, {"text", "linked table"}, {"kb_name", "in"}, {"year", 2020},
+                       {"document_id", "din"}});
+  f.add("eagle_text", {{"id", "leak"}, {"text", "secret table"}, {"kb_name", "out"}, {"year", 2019},
+                       {"document_id", "dout"}});
+  f.add("eagle_text", {{"id", "s"}, {"text", "summary egfr results"}, {"type", "section_summary"},
+                       {"path", "paper/Results"}, {"document_id", "din"}, {"kb_name", "in"}, {"year", 2020}});
+  f.add("eagle_text", {{"id", "c_in"}, {"text", "child"}, {"type", "text"}, {"path", "paper/Results/A"},
+                       {"document_id", "din"}, {"kb_name", "in"}, {"year", 2020}});
+  f.add("eagle_text", {{"id", "c_out"}, {"text", "child"}, {"type", "text"}, {"path", "paper/Results/B"},
+                       {"document_id", "din"}, {"kb_name", "out"}, {"year", 2019}});
+  std::string seen_scope;
+  std::map<std::string, json> seen_params;
+  f.bus.subscribe<HookPoint::RETRIEVE_SUPPLEMENT>("core", 0, [&](HookContext& ctx, const std::string&) {
+    seen_scope = ctx.scope_filter;
+    seen_params = ctx.scope_params;
+    return std::optional<HitList>();
+  });
+  PipelineConfig cfg;
+  cfg.hybrid_text_collections.clear();
+  cfg.recall_top_k = 2;
+  std::vector<std::pair<std::string, std::function<void(RetrievalRequest&)>>> scopes = {
+      {"kb_name", [](RetrievalRequest& r) { r.kb_name = "in"; }},
+      {"scope_filter.kb_names", [](RetrievalRequest& r) { r.scope_filter.kb_names = {"in"}; }},
+      {"facet year", [](RetrievalRequest& r) { r.facets["year"] = 2020; }},
+      {"filter", [](RetrievalRequest& r) { r.filter = "kb_name == \"in\""; }},
+      {"allowed_kbs", [](RetrievalRequest& r) { r.allowed_kbs = {"in"}; }},
+  };
+  for (const auto& [name, narrow] : scopes) {
+    auto req = request("egfr results", 10);
+    narrow(req);
+    auto got = ids(f.orch(cfg).retrieve(req).hits);
+    EXPECT_NE(std::find(got.begin(), got.end(), "ok"), got.end()) << name;     // in-scope edge followed
+    EXPECT_NE(std::find(got.begin(), got.end(), "c_in"), got.end()) << name;   // in-scope child
+    EXPECT_EQ(std::find(got.begin(), got.end(), "leak"), got.end()) << name;   // graph expansion held
+    EXPECT_EQ(std::find(got.begin(), got.end(), "c_out"), got.end()) << name;  // drill-down held
+    EXPECT_FALSE(seen_scope.empty()) << name;
+    // The supplement's context filter selects exactly the in-scope rows.
+    auto& coll = *f.colls.at("eagle_text");
+    auto allowed = coll.filter(seen_scope, store::TemplateParams(seen_params.begin(), seen_params.end()));
+    EXPECT_FALSE(coll.get("leak", seen_scope, store::TemplateParams(seen_params.begin(), seen_params.end())).has_value())
+        << name;
+    EXPECT_GT(allowed.count(), 0u) << name;
+  }
+  // Without a scope everything is reachable (the test would catch nothing otherwise).
+  auto open = ids(f.orch(cfg).retrieve(request("egfr results", 10)).hits);
+  EXPECT_NE(std::find(open.begin(), open.end(), "leak"), open.end());
+  EXPECT_NE(std::find(open.begin(), open.end(), "c_out"), open.end());
+}
+
+TEST(Orchestrator, AFilterExpressionIsParsedAloneSoItCannotEscapeItsParentheses) {
+  Fixture f;
+  f.add("eagle_text", {{"id", "a"}, {"text", "egfr"}, {"kb_name", "in"}});
+  f.add("eagle_text", {{"id", "b"}, {"text", "egfr"}, {"kb_name", "out"}});
+  auto req = request("egfr", 10);
+  req.allowed_kbs = {"in"};
+  // Unbalanced on its own: would turn "(kb in ...) and (1 == 1) or (kb != x)" into a leak.
+  req.filter = "kb_name == \"in\") or (kb_name != \"nothing\"";
+  EXPECT_THROW(f.orch().retrieve(req), Error);
+  req.filter = "kb_name == {kb}";  // template parameters are not the caller's to bind
+  EXPECT_THROW(f.orch().retrieve(req), Error);
+  req.filter = "kb_name != \"nothing\"";
+  EXPECT_EQ(ids(f.orch().retrieve(req).hits), (std::vector<std::string>{"a"}));
+}

@@ -325,6 +325,11 @@ std::vector<ConfigOption> make_options() {
   o.push_back({"ingest.checkpoint", "end each ingest with a checkpoint (fast opens: a segment instead of a log replay)",
                [](Config& c, const std::string& v) { c.checkpoint_after_ingest = to_bool("ingest.checkpoint", v); },
                [](const Config& c) { return std::string(c.checkpoint_after_ingest ? "true" : "false"); }});
+  o.push_back({"store.checkpoint_log_bytes", "a collection writes a checkpoint by itself once its log passes this size",
+               [](Config& c, const std::string& v) {
+                 c.checkpoint_wal_bytes = to_count("store.checkpoint_log_bytes", v, size_t{1} << 40);
+               },
+               [](const Config& c) { return std::to_string(c.checkpoint_wal_bytes); }});
   add_server_options(o);
   o.push_back({"registry.url", "document registry: empty = SQLite at <data_dir>/registry.db; sqlite:PATH; postgresql://...",
                [](Config& c, const std::string& v) { c.registry_url = v; },

@@ -29,6 +29,8 @@ struct Config {
   // the next open loads a segment instead of replaying the log.
   size_t ingest_commit_rows = 1024;
   bool checkpoint_after_ingest = true;
+  // A collection checkpoints by itself once its log passes this many bytes.
+  uint64_t checkpoint_wal_bytes = 64ull << 20;
   // `eagle serve` (docs/http-api.md).
   struct Server {
     std::string host = "127.0.0.1";

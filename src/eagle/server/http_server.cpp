@@ -408,9 +408,27 @@ struct Server::Impl {
         job.inputs.push_back(target.string());
       }
     }
+    check_target_collection(job.options);
     job.owner = c.token ? c.token->name : "";
     std::string id = tasks.submit(std::move(job));
     reply(c.res, 202, {{"task_id", id}, {"state", "queued"}});
+  }
+
+  // A named collection that holds another kind of vector (molecules vs text) can
+  // never take this input: a conflict with the store, said before a task is queued.
+  void check_target_collection(const app::IngestOptions& o) {
+    if (o.collection.empty()) return;
+    auto* coll = engine.catalog().find(o.collection);
+    if (!coll) return;
+    const auto& label = coll->schema().vector.encoder;
+    if (label.empty() || !engine.encoders().has_encoder(label)) return;
+    const bool molecules = engine.encoders().encoder(label).info().modality == encode::Modality::molecule;
+    const bool want_molecules = o.format == "compounds";
+    if (molecules != want_molecules)
+      throw HttpError{409, "conflict",
+                      "collection '" + o.collection + "' holds " + (molecules ? "molecule" : "text") + " vectors ('" +
+                          label + "'); this input needs a " + (want_molecules ? "molecule" : "text") + " collection",
+                      "collection"};
   }
 
   registry::DocumentQuery document_query(const Call& c) {
@@ -548,7 +566,7 @@ struct Server::Impl {
         ns = v->record.plugin_namespace;
       }
       auto now = s.engine.set_tags(id, ns, tags, c.scope);
-      s.reply(c.res, 200, {{"document_id", id}, {"plugin_namespace", ns}, {"tags", now}});
+      s.reply(c.res, 200, {{"document_id", id}, {"tags", now}});
     });
     add("GET", "/collections", "/collections", [](Impl& s, Call& c) {
       s.reply(c.res, 200, app::collection_list_json(s.engine.collection_infos()));

@@ -15,9 +15,10 @@ std::string utc_now() {
   gmtime_r(&ts.tv_sec, &tm);
   char buf[40];
   std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
-  char out[48];
-  std::snprintf(out, sizeof(out), "%s.%03ldZ", buf, ts.tv_nsec / 1000000);
-  return out;
+  const int ms = static_cast<int>((ts.tv_nsec / 1000000) % 1000);
+  char frac[8];
+  std::snprintf(frac, sizeof(frac), ".%03dZ", ms);
+  return std::string(buf) + frac;
 }
 }  // namespace
 

@@ -1,0 +1,256 @@
+// bench_server: `eagle serve` under load, against the same engine in-process, in one
+// run (so the server's cost is a ratio on the same machine). On a copy of a store:
+//   1. in-process: Engine(read_only) searched by N threads for D seconds;
+//   2. server: `eagle serve` with the same namespace, N connections from wrk (Debian)
+//      for D seconds, while a BEIR corpus is ingested into the same server through
+//      POST /ingest; RSS sampled from /proc at start and end.
+// Prints JSON lines: each phase's q/s, p50/p99, wrk's non-2xx and socket errors, RSS,
+// the ingest's time, and the ratios the goals are stated in.
+#include <CLI/CLI.hpp>
+#include <httplib.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <thread>
+
+#include "eagle/app/engine.h"
+#include "eagle/eval/beir.h"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+double secs_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+double percentile(std::vector<double> v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[std::min(v.size() - 1, static_cast<size_t>(p / 100.0 * static_cast<double>(v.size())))];
+}
+
+double rss_mb(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("VmRSS:", 0) == 0) return std::stod(line.substr(6)) / 1024.0;
+  return 0;
+}
+
+pid_t spawn(const std::vector<std::string>& args, const fs::path& log) {
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    FILE* f = std::fopen(log.c_str(), "w");
+    ::dup2(fileno(f), 1);
+    ::dup2(fileno(f), 2);
+    std::vector<char*> argv;
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    ::execvp(argv[0], argv.data());
+    ::_exit(127);
+  }
+  return pid;
+}
+
+std::string wrk_script(const std::vector<std::string>& bodies) {
+  std::string s = "local bodies = {\n";
+  for (const auto& b : bodies) s += "  [==[" + b + "]==],\n";
+  s += R"(}
+local i = math.random(#bodies)
+request = function()
+  i = i % #bodies + 1
+  return wrk.format("POST", "/search", {["Content-Type"] = "application/json"}, bodies[i])
+end
+done = function(summary, latency, requests)
+  io.write(string.format('WRKJSON {"requests":%d,"duration_us":%d,"non_2xx":%d,"connect_errors":%d,"read_errors":%d,"write_errors":%d,"timeouts":%d,"p50_us":%d,"p90_us":%d,"p99_us":%d,"mean_us":%.1f,"max_us":%d}\n',
+    summary.requests, summary.duration, summary.errors.status, summary.errors.connect, summary.errors.read,
+    summary.errors.write, summary.errors.timeout, latency:percentile(50), latency:percentile(90),
+    latency:percentile(99), latency.mean, latency.max))
+end
+)";
+  return s;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"bench_server: eagle serve under load vs in-process (JSON lines)"};
+  std::string store, beir, split = "dev", ingest_beir, ns = "biomed", eagle_bin, glove;
+  int seconds = 60, clients = 16;
+  app.add_option("--store", store, "store to serve (copied first; build it with eagle ingest)")->required();
+  app.add_option("--beir", beir, "BEIR folder whose queries are sent")->required();
+  app.add_option("--split", split, "qrels split of the queries")->capture_default_str();
+  app.add_option("--ingest", ingest_beir, "BEIR folder ingested through the server during the load (empty: none)");
+  app.add_option("--namespace", ns, "plugin namespace of the searches")->capture_default_str();
+  app.add_option("--seconds", seconds, "seconds per phase")->capture_default_str();
+  app.add_option("--clients", clients, "concurrent clients (wrk connections; in-process threads)")->capture_default_str();
+  app.add_option("--eagle", eagle_bin, "the eagle binary (default: beside this one)");
+  app.add_option("--glove", glove, "converted GloVe file (default: the configuration's)");
+  CLI11_PARSE(app, argc, argv);
+  try {
+    if (eagle_bin.empty()) eagle_bin = (fs::path(argv[0]).parent_path() / "eagle").string();
+    const fs::path work = fs::temp_directory_path() / ("eagle_bench_server_" + std::to_string(::getpid()));
+    fs::remove_all(work);
+    fs::create_directories(work);
+    const fs::path copy = work / "store";
+    fs::copy(store, copy, fs::copy_options::recursive);
+    fs::remove(copy / "LOCK");
+    auto queries = eagle::eval::load_beir(beir, split).queries;
+    std::vector<std::string> texts, bodies;
+    for (const auto& q : queries) {
+      texts.push_back(q.text);
+      bodies.push_back(json{{"query", q.text}, {"top_k", 10}, {"plugin_namespace", ns}}.dump());
+    }
+    auto wrk_version = read_file(work / "none");
+    {
+      pid_t p = spawn({"wrk", "--version"}, work / "wrk-version");
+      int st;
+      ::waitpid(p, &st, 0);
+      wrk_version = read_file(work / "wrk-version");
+      wrk_version = wrk_version.substr(0, wrk_version.find('\n'));
+    }
+    std::cout << json{{"bench", "server"}, {"eagle_build", "-O2 -march=x86-64-v2 (CMake Release)"},
+                      {"peer", "wrk from Debian: " + wrk_version}, {"queries", texts.size()},
+                      {"clients", clients}, {"seconds", seconds}, {"namespace", ns},
+                      {"cores", std::thread::hardware_concurrency()}}
+                     .dump()
+              << std::endl;
+
+    // 1. In-process: the same engine, N threads, no HTTP.
+    json inproc;
+    {
+      eagle::app::Config cfg;
+      cfg.data_dir = copy.string();
+      if (!glove.empty()) cfg.glove_file = glove;
+      eagle::app::Engine engine(cfg, eagle::app::StoreAccess::read_only);
+      engine.preload(ns);
+      std::atomic<size_t> next{0};
+      std::vector<std::vector<double>> lat(clients);
+      const auto t0 = Clock::now();
+      const auto deadline = t0 + std::chrono::seconds(seconds);
+      std::vector<std::thread> threads;
+      for (int t = 0; t < clients; ++t)
+        threads.emplace_back([&, t] {
+          while (Clock::now() < deadline) {
+            eagle::search::RetrievalRequest req;
+            req.query = texts[next++ % texts.size()];
+            req.top_k = 10;
+            req.plugin_namespace = ns;
+            auto q0 = Clock::now();
+            engine.search(req);
+            lat[t].push_back(secs_since(q0) * 1000);
+          }
+        });
+      for (auto& t : threads) t.join();
+      const double elapsed = secs_since(t0);
+      std::vector<double> all;
+      for (auto& v : lat) all.insert(all.end(), v.begin(), v.end());
+      inproc = {{"bench", "server"}, {"phase", "in_process"}, {"requests", all.size()},
+                {"qps", static_cast<double>(all.size()) / elapsed}, {"p50_ms", percentile(all, 50)},
+                {"p99_ms", percentile(all, 99)}};
+      std::cout << inproc.dump() << std::endl;
+    }
+
+    // 2. The server, loaded by wrk while an ingest runs through it.
+    const fs::path ingest_root = ingest_beir.empty() ? work : fs::path(ingest_beir).parent_path();
+    std::vector<std::string> serve_args = {eagle_bin, "--data-dir", copy.string()};
+    if (!glove.empty()) serve_args.insert(serve_args.end(), {"--set", "glove.file=" + glove});
+    serve_args.insert(serve_args.end(), {"serve", "--port", "0", "--namespace", ns, "--ingest-root", ingest_root.string(),
+                                         "--threads", std::to_string(std::max(clients + 4, 16))});
+    pid_t server = spawn(serve_args, work / "serve.log");
+    int port = 0;
+    for (int i = 0; i < 1200; ++i) {
+      const std::string log = read_file(work / "serve.log");
+      std::smatch m;
+      static const std::regex port_re("on http://[^:]+:([0-9]+)");
+      if (!port && std::regex_search(log, m, port_re)) port = std::stoi(m[1]);
+      if (log.find("eagle: ready") != std::string::npos) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    if (!port) throw std::runtime_error("the server did not start: " + read_file(work / "serve.log"));
+    httplib::Client http("127.0.0.1", port);
+    http.set_read_timeout(60, 0);
+    for (size_t i = 0; i < 20; ++i) http.Post("/search", bodies[i % bodies.size()], "application/json");  // warm
+    const double rss_start = rss_mb(server);
+    std::ofstream(work / "load.lua") << wrk_script(bodies);
+    pid_t wrk = spawn({"wrk", "-t1", "-c" + std::to_string(clients), "-d" + std::to_string(seconds) + "s", "--timeout", "30s",
+                       "-s", (work / "load.lua").string(), "http://127.0.0.1:" + std::to_string(port)},
+                      work / "wrk.out");
+    json ingest = nullptr;
+    double rss_peak = rss_start;
+    const auto t0 = Clock::now();
+    std::string task;
+    if (!ingest_beir.empty()) {
+      std::this_thread::sleep_for(std::chrono::seconds(2));
+      auto r = http.Post("/ingest",
+                         json{{"path", fs::path(ingest_beir).filename().string()}, {"format", "beir"}, {"plugin_namespace", ns}}.dump(),
+                         "application/json");
+      if (!r || r->status != 202) throw std::runtime_error("POST /ingest failed");
+      task = json::parse(r->body)["task_id"];
+    }
+    int wrk_status = 0;
+    for (;;) {
+      if (::waitpid(wrk, &wrk_status, WNOHANG) == wrk) break;
+      rss_peak = std::max(rss_peak, rss_mb(server));
+      if (!task.empty() && ingest.is_null()) {
+        auto r = http.Get("/tasks/" + task);
+        if (r && r->status == 200) {
+          auto t = json::parse(r->body);
+          if (t["state"] == "succeeded" || t["state"] == "failed")
+            ingest = {{"state", t["state"]}, {"rows", t.value("result", json::object()).value("rows", 0)},
+                      {"seconds", secs_since(t0) - 2}};
+        }
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    }
+    const double rss_end = rss_mb(server);
+    ::kill(server, SIGTERM);
+    int st;
+    ::waitpid(server, &st, 0);
+    const std::string out = read_file(work / "wrk.out");
+    const auto at = out.find("WRKJSON ");
+    if (at == std::string::npos) throw std::runtime_error("wrk printed no summary: " + out);
+    auto w = json::parse(out.substr(at + 8, out.find('\n', at) - at - 8));
+    const double dur = w["duration_us"].get<double>() / 1e6;
+    json srv = {{"bench", "server"},
+                {"phase", "server"},
+                {"requests", w["requests"]},
+                {"qps", w["requests"].get<double>() / dur},
+                {"p50_ms", w["p50_us"].get<double>() / 1000},
+                {"p99_ms", w["p99_us"].get<double>() / 1000},
+                {"non_2xx", w["non_2xx"]},
+                {"socket_errors", w["connect_errors"].get<int>() + w["read_errors"].get<int>() +
+                                      w["write_errors"].get<int>() + w["timeouts"].get<int>()},
+                {"rss_start_mb", rss_start},
+                {"rss_end_mb", rss_end},
+                {"rss_peak_mb", rss_peak},
+                {"ingest", ingest}};
+    std::cout << srv.dump() << std::endl;
+    json ratios = {{"bench", "server"},
+                   {"phase", "ratios"},
+                   {"server_qps_over_in_process", srv["qps"].get<double>() / inproc["qps"].get<double>()},
+                   {"server_p99_over_p50", srv["p99_ms"].get<double>() / srv["p50_ms"].get<double>()},
+                   {"rss_growth", (rss_end - rss_start) / rss_start},
+                   {"goals", {{"qps_ratio_min", 0.7}, {"p99_over_p50_max", 5}, {"rss_growth_max", 0.1}, {"non_2xx", 0}}}};
+    std::cout << ratios.dump() << std::endl;
+    fs::remove_all(work);
+  } catch (const std::exception& e) {
+    std::cerr << "bench_server: " << e.what() << "\n";
+    return 2;
+  }
+  return 0;
+}

@@ -1,0 +1,652 @@
+// `eagle serve` over real sockets (127.0.0.1), driven by curl, a client nobody here
+// wrote: every endpoint, every error status, auth, Host/Origin checks, a scope that
+// must not leak, the store lock, and at the end every recorded response validated
+// against the OpenAPI document by tests/server/openapi_check.mjs (ajv, npm).
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
+#include <thread>
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+const fs::path kWork = fs::temp_directory_path() / ("eagle_server_test_" + std::to_string(::getpid()));
+const fs::path kResponses = kWork / "responses.jsonl";
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+std::string shell_quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) {
+    if (c == '\'') out += "'\\''";
+    else out += c;
+  }
+  return out + "'";
+}
+
+struct RunResult {
+  int rc;
+  std::string out;
+};
+
+RunResult run_shell(const std::string& cmd) {
+  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+  std::string out;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
+  int status = pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+RunResult eagle(const std::string& args) { return run_shell(std::string(EAGLE_BIN_DIR) + "/eagle " + args); }
+
+struct Response {
+  int status = 0;
+  std::string content_type;
+  std::string body;
+  json j() const { return json::parse(body, nullptr, false); }
+};
+
+// One `eagle serve` child process on a free port.
+class ServerProcess {
+ public:
+  ServerProcess(const fs::path& data_dir, std::vector<std::string> extra, std::vector<std::string> env = {},
+                bool wait_ready = true) {
+    log_ = data_dir.string() + ".serve.log";
+    std::vector<std::string> args = {std::string(EAGLE_BIN_DIR) + "/eagle", "--data-dir", data_dir.string()};
+    args.insert(args.end(), extra.begin(), extra.end());
+    args.insert(args.end(), {"serve", "--port", "0"});
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      for (const auto& kv : env) ::putenv(const_cast<char*>((new std::string(kv))->c_str()));
+      FILE* f = std::fopen(log_.c_str(), "w");
+      ::dup2(fileno(f), 1);
+      ::dup2(fileno(f), 2);
+      std::vector<char*> argv;
+      for (auto& a : args) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      ::execv(argv[0], argv.data());
+      ::_exit(127);
+    }
+    // Ready when it says so; the port is in its first line.
+    const std::regex port_re("on http://[^:]+:([0-9]+)");
+    for (int i = 0; i < 1200; ++i) {
+      const std::string log = read_file(log_);
+      std::smatch m;
+      if (port_ == 0 && std::regex_search(log, m, port_re)) port_ = std::stoi(m[1]);
+      if (log.find("eagle: ready") != std::string::npos || (!wait_ready && port_ > 0)) break;
+      int status;
+      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+        pid_ = -1;
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+  ~ServerProcess() {
+    stop();
+    // Under ThreadSanitizer (build-tsan) the server reports races to its log.
+    EXPECT_EQ(log().find("ThreadSanitizer"), std::string::npos) << log();
+  }
+  // SIGTERM, then the exit status (0: a clean shutdown).
+  int stop() {
+    if (pid_ <= 0) return exit_;
+    ::kill(pid_, SIGTERM);
+    int status = 0;
+    ::waitpid(pid_, &status, 0);
+    pid_ = -1;
+    exit_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return exit_;
+  }
+  bool running() const { return pid_ > 0 && port_ > 0; }
+  int port() const { return port_; }
+  std::string log() const { return read_file(log_); }
+
+ private:
+  pid_t pid_ = -1;
+  int port_ = 0;
+  int exit_ = -1;
+  std::string log_;
+};
+
+struct Call {
+  std::string method = "GET";
+  std::string path;      // the real path (with query)
+  std::string route;     // the OpenAPI template it exercises ("" = not recorded)
+  std::string body;      // sent as is (JSON unless content_type says otherwise)
+  std::vector<std::string> headers;
+  std::vector<std::string> curl_args;  // e.g. -F file=@x
+};
+
+// curl does the HTTP; every response is appended to responses.jsonl for the
+// OpenAPI check.
+Response http(int port, const Call& c) {
+  static std::atomic<int> counter{0};  // client threads call this concurrently
+  const int n = ++counter;
+  const fs::path body_out = kWork / ("resp-" + std::to_string(n));
+  const fs::path body_in = kWork / ("req-" + std::to_string(n));
+  std::string cmd = "curl -s -S -o " + shell_quote(body_out.string()) + " -w '%{http_code} %{content_type}' -X " +
+                    c.method;
+  for (const auto& h : c.headers) cmd += " -H " + shell_quote(h);
+  for (const auto& a : c.curl_args) cmd += " " + a;
+  if (!c.body.empty()) {
+    std::ofstream(body_in, std::ios::binary) << c.body;
+    cmd += " -H 'Content-Type: application/json' --data-binary @" + shell_quote(body_in.string());
+  }
+  cmd += " " + shell_quote("http://127.0.0.1:" + std::to_string(port) + c.path);
+  auto r = run_shell(cmd);
+  Response resp;
+  std::istringstream meta(r.out);
+  meta >> resp.status;
+  std::getline(meta, resp.content_type);
+  if (!resp.content_type.empty() && resp.content_type[0] == ' ') resp.content_type.erase(0, 1);
+  resp.body = read_file(body_out);
+  if (!c.route.empty()) {
+    json rec = {{"method", c.method}, {"path", c.route}, {"status", resp.status}, {"content_type", resp.content_type}};
+    auto parsed = json::parse(resp.body, nullptr, false);
+    rec["body"] = parsed.is_discarded() ? json(resp.body) : parsed;
+    std::ofstream(kResponses, std::ios::app) << rec.dump() << "\n";
+  }
+  return resp;
+}
+
+std::string spl_label(const std::string& set_id, const std::vector<std::pair<std::string, std::string>>& sections) {
+  std::string body;
+  for (const auto& [code, text] : sections)
+    body += "<component><section><code code=\"" + code + "\" displayName=\"X\"/><title>" + code +
+            " section</title><text><paragraph>" + text + "</paragraph></text></section></component>";
+  return R"(<?xml version="1.0" encoding="UTF-8"?>
+<document xmlns="urn:hl7-org:v3">
+  <id root="doc-)" + set_id + R"("/>
+  <code code="34391-3" displayName="HUMAN PRESCRIPTION DRUG LABEL"/>
+  <title>ZEPTOCILLIN tablets</title>
+  <effectiveTime value="20200102"/>
+  <setId root=")" + set_id + R"("/>
+  <versionNumber value="3"/>
+  <component><structuredBody>)" + body + R"(</structuredBody></component>
+</document>)";
+}
+
+// The main server: the sample corpus, a small body limit, an ingest root.
+class ServerTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    fs::remove_all(kWork);
+    fs::create_directories(kWork / "root");
+    store_ = kWork / "store";
+    auto r = eagle("--data-dir " + store_.string() + " ingest --kb sample " + std::string(EAGLE_SOURCE_DIR) +
+                   "/examples/sample");
+    ASSERT_EQ(r.rc, 0) << r.out;
+    server_ = new ServerProcess(store_, {"--set", "server.max_body_bytes=200000", "--set",
+                                         "server.ingest_root=" + (kWork / "root").string()});
+    ASSERT_TRUE(server_->running()) << server_->log();
+  }
+  static void TearDownTestSuite() {
+    delete server_;
+    server_ = nullptr;
+  }
+  static Response call(const Call& c) { return http(server_->port(), c); }
+  static Response wait_task(const std::string& id) {
+    Response r;
+    for (int i = 0; i < 600; ++i) {
+      r = call({"GET", "/tasks/" + id, "/tasks/{id}"});
+      auto s = r.j().value("state", std::string());
+      if (s == "succeeded" || s == "failed") return r;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return r;
+  }
+  static inline fs::path store_;
+  static inline ServerProcess* server_ = nullptr;
+};
+
+std::vector<std::string> source_ids(const Response& r) {
+  std::vector<std::string> out;
+  const json j = r.j();  // a named copy: a range-for over r.j()["sources"] would dangle
+  for (const auto& s : j["sources"]) out.push_back(s["id"]);
+  return out;
+}
+
+}  // namespace
+
+TEST_F(ServerTest, HealthReadyOpenapiAndMetrics) {
+  auto h = call({"GET", "/health", "/health"});
+  EXPECT_EQ(h.status, 200);
+  EXPECT_EQ(h.j()["status"], "ok");
+  auto ready = call({"GET", "/ready", "/ready"});
+  EXPECT_EQ(ready.status, 200);
+  EXPECT_EQ(ready.j()["collections"], 1);
+  auto api = call({"GET", "/openapi.json", "/openapi.json"});
+  EXPECT_EQ(api.status, 200);
+  EXPECT_EQ(api.j()["openapi"], "3.1.0");
+  call({"POST", "/search", "/search", R"({"query": "PD-1"})"});
+  auto m = call({"GET", "/metrics", "/metrics"});
+  EXPECT_EQ(m.status, 200);
+  EXPECT_NE(m.content_type.find("text/plain"), std::string::npos);
+  EXPECT_NE(m.body.find("eagle_http_requests_total{route=\"/search\",method=\"POST\",status=\"200\"}"), std::string::npos)
+      << m.body;
+  EXPECT_NE(m.body.find("eagle_http_request_duration_seconds_bucket{route=\"/search\",le=\"+Inf\"}"), std::string::npos);
+  EXPECT_NE(m.body.find("eagle_collection_rows{collection=\"eagle_text\"} 36"), std::string::npos) << m.body;
+  EXPECT_NE(m.body.find("eagle_collection_log_bytes{collection=\"eagle_text\"}"), std::string::npos);
+  EXPECT_NE(m.body.find("eagle_ingest_running 0"), std::string::npos);
+}
+
+TEST_F(ServerTest, SearchAnswersWithSourcesRouteAndSteps) {
+  auto r = call({"POST", "/search", "/search", R"({"query": "PD-1 blockade in NSCLC", "top_k": 3, "explain": true})"});
+  ASSERT_EQ(r.status, 200) << r.body;
+  auto j = r.j();
+  ASSERT_EQ(j["sources"].size(), 3u);
+  EXPECT_EQ(j["sources"][0]["id"], "ab02");  // the PD-1 abstract
+  EXPECT_EQ(j["sources"][0]["collection"], "eagle_text");
+  EXPECT_TRUE(j["sources"][0]["explain"].is_object());
+  EXPECT_EQ(j["steps"][0]["name"], "route");
+  EXPECT_EQ(j["steps"][1]["name"], "recall");
+  EXPECT_GT(j["steps"][1]["text_count"].get<int>(), 0);
+  EXPECT_EQ(j["route"]["source"], "core_default");
+  // Defaults: top_k 5 (seed §10.1).
+  EXPECT_EQ(call({"POST", "/search", "/search", R"({"query": "cancer"})"}).j()["sources"].size(), 5u);
+  // Facets and a filter expression narrow the rows.
+  auto f = call({"POST", "/search", "/search", R"({"query": "cancer", "top_k": 10, "filter": "id in [\"ab02\", \"ab03\"]"})"});
+  ASSERT_EQ(f.status, 200) << f.body;
+  for (const auto& id : source_ids(f)) EXPECT_TRUE(id == "ab02" || id == "ab03") << id;
+  auto kb = call({"POST", "/search", "/search", R"({"query": "cancer", "kb_name": "no-such-kb"})"});
+  EXPECT_EQ(kb.j()["sources"].size(), 0u);
+  auto legacy = call({"POST", "/search", "/search", R"({"query": "cancer", "top_k": 10, "scope": ["ab02"]})"});
+  EXPECT_EQ(source_ids(legacy), std::vector<std::string>{"ab02"}) << legacy.body;
+}
+
+TEST_F(ServerTest, SearchStreamSendsStepsSourcesThenDone) {
+  auto r = call({"POST", "/search/stream", "/search/stream", R"({"query": "PD-1 blockade", "top_k": 2})"});
+  ASSERT_EQ(r.status, 200);
+  EXPECT_NE(r.content_type.find("text/event-stream"), std::string::npos);
+  const auto a = r.body.find("event: step"), b = r.body.find("event: sources"), c = r.body.find("event: done");
+  ASSERT_NE(a, std::string::npos);
+  ASSERT_NE(b, std::string::npos);
+  ASSERT_NE(c, std::string::npos);
+  EXPECT_LT(a, b);
+  EXPECT_LT(b, c);
+  EXPECT_NE(r.body.find("\"ab02\""), std::string::npos);
+}
+
+TEST_F(ServerTest, BadRequestsGetTheirStatusAndAFieldNeverAStackTrace) {
+  struct Case {
+    std::string body;
+    int status;
+    std::string code, field;
+  };
+  const std::vector<Case> cases = {
+      {"{not json", 400, "invalid_argument", ""},
+      {"[1, 2]", 400, "invalid_argument", ""},
+      {R"({"top_k": 3})", 400, "invalid_argument", "query"},
+      {R"({"query": ""})", 400, "invalid_argument", "query"},
+      {R"({"query": 7})", 400, "invalid_argument", "query"},
+      {R"({"query": "x", "top_k": 0})", 400, "invalid_argument", "top_k"},
+      {R"({"query": "x", "top_k": 1001})", 400, "invalid_argument", "top_k"},
+      {R"({"query": "x", "bogus": 1})", 400, "invalid_argument", "bogus"},
+      {R"({"query": "x", "route_mode": "sideways"})", 400, "invalid_argument", "route_mode"},
+      {R"({"query": "x", "plugin_namespace": "astro"})", 400, "invalid_argument", "plugin_namespace"},
+      {R"({"query": "x", "scope_filter": {"kb_names": "a"}})", 400, "invalid_argument", "scope_filter.kb_names"},
+      {R"({"query": "x", "facets": {"year": {"a": 1}}})", 400, "invalid_argument", "facets.year"},
+      {R"({"query": "x", "filter": "year >= "})", 422, "unprocessable", ""},
+      {R"({"query": "x", "filter": "kb_name == \"a\") or (1 == 1"})", 422, "unprocessable", ""},
+      {R"({"query": "x", "facets": {"colour": "red"}})", 422, "unprocessable", ""},
+      {"{\"query\": \"" + std::string(17000, 'q') + "\"}", 400, "invalid_argument", "query"},
+  };
+  for (const auto& c : cases) {
+    auto r = call({"POST", "/search", "/search", c.body});
+    EXPECT_EQ(r.status, c.status) << c.body.substr(0, 80) << " -> " << r.body;
+    auto j = r.j();
+    ASSERT_TRUE(j.contains("error")) << r.body;
+    EXPECT_EQ(j["error"]["code"], c.code) << r.body;
+    if (!c.field.empty()) {
+      EXPECT_EQ(j["error"].value("field", ""), c.field) << r.body;
+    }
+    EXPECT_EQ(r.body.find("exception"), std::string::npos) << r.body;
+  }
+  // The filter error says where.
+  auto where = call({"POST", "/search", "/search", R"({"query": "x", "filter": "year >= "})"});
+  EXPECT_NE(where.j()["error"]["message"].get<std::string>().find("position"), std::string::npos) << where.body;
+  // 413: a body past server.max_body_bytes (200000 here).
+  auto big = call({"POST", "/search", "/search", "{\"query\": \"" + std::string(300000, 'x') + "\"}"});
+  EXPECT_EQ(big.status, 413);
+  EXPECT_EQ(big.j()["error"]["code"], "too_large");
+  // 404 and 405.
+  auto nf = call({"GET", "/nowhere", ""});
+  EXPECT_EQ(nf.status, 404);
+  EXPECT_EQ(nf.j()["error"]["code"], "not_found");
+  auto na = call({"GET", "/search", "/search"});
+  EXPECT_EQ(na.status, 405);
+  EXPECT_EQ(na.j()["error"]["code"], "method_not_allowed");
+  EXPECT_EQ(call({"GET", "/collections/nothing", "/collections/{name}"}).status, 404);
+  EXPECT_EQ(call({"GET", "/tasks/t999", "/tasks/{id}"}).status, 404);
+  EXPECT_EQ(call({"GET", "/documents/nothing", "/documents/{id}"}).status, 404);
+  EXPECT_EQ(call({"GET", "/documents?limit=0", "/documents"}).status, 400);
+  EXPECT_EQ(call({"GET", "/documents?limit=abc", "/documents"}).status, 400);
+}
+
+TEST_F(ServerTest, IngestRecordsThenListShowTagSearchDeleteAndNeverFindItAgain) {
+  auto r = call({"POST", "/ingest", "/ingest",
+                 R"({"kb_name": "kbx", "records": [{"id": "nv1", "title": "Nivolumab", "text": "nivolumab zzwordq in melanoma", "metadata": {"year": 2021, "source_type": "abstract"}}, {"id": "nv2", "text": "ipilimumab zzwordq combination"}]})"});
+  ASSERT_EQ(r.status, 202) << r.body;
+  const std::string task = r.j()["task_id"];
+  auto t = wait_task(task);
+  ASSERT_EQ(t.j()["state"], "succeeded") << t.body;
+  EXPECT_EQ(t.j()["result"]["rows"], 2);
+  EXPECT_EQ(call({"GET", "/tasks", "/tasks"}).j()["tasks"][0]["id"], task);
+
+  auto found = call({"POST", "/search", "/search", R"({"query": "zzwordq", "kb_name": "kbx", "top_k": 5})"});
+  EXPECT_EQ(source_ids(found).size(), 2u);
+  auto year = call({"POST", "/search", "/search", R"({"query": "zzwordq", "kb_name": "kbx", "facets": {"year": [2021]}, "top_k": 5})"});
+  EXPECT_EQ(source_ids(year), std::vector<std::string>{"nv1"});
+
+  auto list = call({"GET", "/documents?kb_name=kbx", "/documents"});
+  ASSERT_EQ(list.status, 200);
+  EXPECT_EQ(list.j()["total"], 2);
+  EXPECT_EQ(list.j()["documents"][0]["document_id"], "nv1");
+  auto page = call({"GET", "/documents?limit=10&offset=30", "/documents"});
+  EXPECT_EQ(page.j()["total"], 38);  // 36 samples + 2
+  EXPECT_EQ(page.j()["documents"].size(), 8u);
+
+  auto show = call({"GET", "/documents/nv1", "/documents/{id}"});
+  ASSERT_EQ(show.status, 200) << show.body;
+  EXPECT_EQ(show.j()["chunks"].size(), 1u);
+  EXPECT_EQ(show.j()["document"]["kb_name"], "kbx");
+
+  auto tag = call({"PUT", "/documents/nv1/tags", "/documents/{id}/tags", R"({"tags": ["immuno", "melanoma"]})"});
+  ASSERT_EQ(tag.status, 200) << tag.body;
+  EXPECT_EQ(tag.j()["tags"], json::array({"immuno", "melanoma"}));
+  EXPECT_EQ(call({"PUT", "/documents/nv1/tags", "/documents/{id}/tags", R"({"tags": [""]})"}).status, 400);
+  EXPECT_EQ(call({"PUT", "/documents/none/tags", "/documents/{id}/tags", R"({"tags": ["a"]})"}).status, 404);
+  auto tags = call({"GET", "/tags", "/tags"});
+  EXPECT_EQ(tags.j()["tags"][0]["tag"], "immuno");
+  auto by_tag = call({"POST", "/search", "/search", R"({"query": "zzwordq", "scope_filter": {"tags": ["immuno"]}})"});
+  EXPECT_EQ(source_ids(by_tag), std::vector<std::string>{"nv1"});
+  auto kbs = call({"GET", "/knowledge_bases", "/knowledge_bases"});
+  EXPECT_NE(kbs.body.find("\"kbx\""), std::string::npos);
+
+  auto del = call({"DELETE", "/documents/nv1", "/documents/{id}"});
+  ASSERT_EQ(del.status, 200) << del.body;
+  EXPECT_EQ(del.j()["deleted_chunks"], 1);
+  // After DELETE returned, no search returns it.
+  auto after = call({"POST", "/search", "/search", R"({"query": "zzwordq nivolumab melanoma", "top_k": 50})"});
+  for (const auto& id : source_ids(after)) EXPECT_NE(id, "nv1");
+  EXPECT_EQ(call({"GET", "/documents/nv1", "/documents/{id}"}).status, 404);
+  EXPECT_EQ(call({"DELETE", "/documents/nv1", "/documents/{id}"}).status, 404);
+}
+
+TEST_F(ServerTest, ReingestReplacesEveryChunkOfADocument) {
+  // A label with three sections, then the same label (same setId) with one.
+  fs::create_directories(kWork / "root" / "labels");
+  const auto file = kWork / "root" / "labels" / "zepto.xml";
+  std::ofstream(file) << spl_label("zepto-set", {{"34067-9", "zeptocillin treats zqinfection"},
+                                                 {"34068-7", "take zeptocillin twice daily"},
+                                                 {"43685-7", "zeptocillin warnings and precautions"}});
+  auto r = call({"POST", "/ingest", "/ingest", R"({"path": "labels/zepto.xml", "format": "spl"})"});
+  ASSERT_EQ(r.status, 202) << r.body;
+  ASSERT_EQ(wait_task(r.j()["task_id"]).j()["state"], "succeeded");
+  const size_t before = call({"GET", "/documents/doc-zepto-set", "/documents/{id}"}).j()["chunks"].size();
+  EXPECT_GE(before, 3u);
+  std::ofstream(file) << spl_label("zepto-set", {{"34067-9", "zeptocillin treats zqinfection"}});
+  r = call({"POST", "/ingest", "/ingest", R"({"path": "labels/zepto.xml", "format": "spl"})"});
+  ASSERT_EQ(wait_task(r.j()["task_id"]).j()["state"], "succeeded");
+  auto show = call({"GET", "/documents/doc-zepto-set", "/documents/{id}"});
+  EXPECT_LT(show.j()["chunks"].size(), before);
+  EXPECT_EQ(show.body.find("twice daily"), std::string::npos) << "a stale section survived the re-ingest";
+  auto s = call({"POST", "/search", "/search", R"({"query": "zeptocillin twice daily", "top_k": 20})"});
+  EXPECT_EQ(s.body.find("twice daily"), std::string::npos);
+}
+
+TEST_F(ServerTest, IngestPathsStayUnderTheRootAndUploadsWork) {
+  EXPECT_EQ(call({"POST", "/ingest", "/ingest", R"({"path": "../store/registry.db"})"}).status, 403);
+  EXPECT_EQ(call({"POST", "/ingest", "/ingest", R"({"path": "/etc/passwd"})"}).status, 403);
+  EXPECT_EQ(call({"POST", "/ingest", "/ingest", R"({"path": "missing.jsonl"})"}).status, 404);
+  EXPECT_EQ(call({"POST", "/ingest", "/ingest", R"({"records": [], "kb_name": "a"})"}).status, 400);
+  EXPECT_EQ(call({"POST", "/ingest", "/ingest", R"({"records": [{"id": "a"}]})"}).status, 400);
+  EXPECT_EQ(call({"POST", "/ingest", "/ingest", R"({"path": "x", "records": []})"}).status, 400);
+  // A bad record fails the task (nothing written) with the engine's message.
+  auto bad = call({"POST", "/ingest", "/ingest", R"({"records": [{"id": "c1", "text": "ok", "metadata": {"year": "soon"}}]})"});
+  if (bad.status == 202) {
+    auto t = wait_task(bad.j()["task_id"]);
+    EXPECT_TRUE(t.j()["state"] == "succeeded" || t.j()["state"] == "failed") << t.body;
+  }
+  // multipart/form-data upload.
+  const auto up = kWork / "upload.jsonl";
+  std::ofstream(up) << R"({"_id": "up1", "text": "uploaded zzupload document"})" << "\n";
+  auto r = call({"POST", "/ingest", "/ingest", "", {},
+                 {"-F", shell_quote("file=@" + up.string()), "-F", "kb_name=kbu"}});
+  ASSERT_EQ(r.status, 202) << r.body;
+  auto t = wait_task(r.j()["task_id"]);
+  ASSERT_EQ(t.j()["state"], "succeeded") << t.body;
+  auto s = call({"POST", "/search", "/search", R"({"query": "zzupload", "kb_name": "kbu"})"});
+  EXPECT_EQ(source_ids(s), std::vector<std::string>{"up1"});
+}
+
+TEST_F(ServerTest, CollectionsAndHostOriginChecks) {
+  auto c = call({"GET", "/collections", "/collections"});
+  ASSERT_EQ(c.status, 200);
+  auto one = call({"GET", "/collections/eagle_text", "/collections/{name}"});
+  ASSERT_EQ(one.status, 200);
+  EXPECT_EQ(one.j()["dimension"], 100);
+  EXPECT_EQ(one.j()["encoder"], "glove");
+  // DNS rebinding: a foreign Host or Origin is refused; our own origin is fine.
+  auto host = call({"GET", "/collections", "/collections", "", {"Host: evil.example"}});
+  EXPECT_EQ(host.status, 403);
+  EXPECT_EQ(host.j()["error"]["code"], "permission_denied");
+  EXPECT_EQ(call({"GET", "/collections", "/collections", "", {"Origin: http://evil.example"}}).status, 403);
+  EXPECT_EQ(call({"GET", "/collections", "/collections", "",
+                  {"Origin: http://127.0.0.1:" + std::to_string(server_->port())}}).status, 200);
+}
+
+TEST_F(ServerTest, TheStoreHasOneWriterAndReadersWorkBesideIt) {
+  auto r = eagle("--data-dir " + store_.string() + " ingest " + std::string(EAGLE_SOURCE_DIR) + "/examples/sample");
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_NE(r.out.find("eagle serve"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("HTTP API"), std::string::npos) << r.out;
+  auto s = eagle("--data-dir " + store_.string() + " search -k 1 \"PD-1 blockade\"");
+  EXPECT_EQ(s.rc, 0) << s.out;
+  EXPECT_NE(s.out.find("ab02"), std::string::npos) << s.out;
+  auto list = eagle("--data-dir " + store_.string() + " documents list --limit 1");
+  EXPECT_EQ(list.rc, 0) << list.out;
+  auto colls = eagle("--data-dir " + store_.string() + " collections");
+  EXPECT_EQ(colls.rc, 0) << colls.out;
+  EXPECT_NE(colls.out.find("eagle_text"), std::string::npos);
+}
+
+// Tokens: one for everything, one limited to kb "tenant-a". Nothing of tenant-b may
+// reach the limited token through any path.
+TEST(ServerAuth, TokensAndAKbScopeThatDoesNotLeak) {
+  fs::create_directories(kWork);
+  const auto store = kWork / "auth-store";
+  const auto a = kWork / "tenant-a.jsonl";
+  const auto b = kWork / "tenant-b.jsonl";
+  std::ofstream(a) << R"({"_id": "a1", "text": "zzshared secret alpha trial"})" << "\n";
+  std::ofstream(b) << R"({"_id": "b1", "text": "zzshared secret beta trial"})" << "\n";
+  ASSERT_EQ(eagle("--data-dir " + store.string() + " ingest --kb tenant-a " + a.string()).rc, 0);
+  ASSERT_EQ(eagle("--data-dir " + store.string() + " ingest --kb tenant-b " + b.string()).rc, 0);
+  ASSERT_EQ(eagle("--data-dir " + store.string() + " documents tag b1 zztag").rc, 0);
+  const std::string tokens =
+      R"([{"name": "admin", "token_env": "EAGLE_TEST_ADMIN"}, {"name": "a", "token_env": "EAGLE_TEST_A", "kb_names": ["tenant-a"]}])";
+  ServerProcess s(store, {"--set", "auth.tokens=" + tokens}, {"EAGLE_TEST_ADMIN=admin-secret", "EAGLE_TEST_A=a-secret"});
+  ASSERT_TRUE(s.running()) << s.log();
+  auto as = [&](const std::string& token, Call c) {
+    if (!token.empty()) c.headers.push_back("Authorization: Bearer " + token);
+    return http(s.port(), c);
+  };
+  // 401 without or with a wrong token; /health stays open.
+  auto none = as("", {"POST", "/search", "/search", R"({"query": "zzshared"})"});
+  EXPECT_EQ(none.status, 401);
+  EXPECT_EQ(none.j()["error"]["code"], "unauthenticated");
+  EXPECT_EQ(as("wrong", {"GET", "/documents", "/documents"}).status, 401);
+  EXPECT_EQ(as("", {"GET", "/metrics", "/metrics"}).status, 401);
+  EXPECT_EQ(as("", {"GET", "/health", "/health"}).status, 200);
+  // The admin sees both tenants.
+  auto all = as("admin-secret", {"POST", "/search", "/search", R"({"query": "zzshared secret", "top_k": 10})"});
+  ASSERT_EQ(all.status, 200) << all.body;
+  EXPECT_EQ(source_ids(all).size(), 2u);
+  // The scoped token: only tenant-a, whatever the request asks.
+  const std::vector<std::string> bodies = {
+      R"({"query": "zzshared secret beta", "top_k": 10})",
+      R"({"query": "zzshared secret beta", "top_k": 10, "scope_filter": {"document_ids": ["b1"]}})",
+      R"({"query": "zzshared secret beta", "top_k": 10, "scope_filter": {"tags": ["zztag"]}})",
+      R"({"query": "zzshared secret beta", "top_k": 10, "filter": "kb_name == \"tenant-b\" or kb_name == \"tenant-a\""})",
+      R"({"query": "zzshared secret beta", "top_k": 10, "plugin_namespace": "biomed"})",
+      R"({"query": "zzshared secret beta", "top_k": 10, "scope": ["b1"]})",
+  };
+  for (const auto& body : bodies) {
+    auto r = as("a-secret", {"POST", "/search", "/search", body});
+    ASSERT_EQ(r.status, 200) << body << " -> " << r.body;
+    for (const auto& id : source_ids(r)) EXPECT_EQ(id, "a1") << body;
+    EXPECT_EQ(r.body.find("beta"), std::string::npos) << body;
+  }
+  auto forbidden = as("a-secret", {"POST", "/search", "/search", R"({"query": "x", "kb_name": "tenant-b"})"});
+  EXPECT_EQ(forbidden.status, 403);
+  EXPECT_EQ(forbidden.j()["error"]["field"], "kb_name");
+  EXPECT_EQ(as("a-secret", {"POST", "/search", "/search", R"({"query": "x", "scope_filter": {"kb_names": ["tenant-b"]}})"}).status,
+            403);
+  // Listing, reading, tagging, deleting and ingesting stay inside tenant-a.
+  auto list = as("a-secret", {"GET", "/documents", "/documents"});
+  EXPECT_EQ(list.j()["total"], 1);
+  EXPECT_EQ(list.j()["documents"][0]["document_id"], "a1");
+  EXPECT_EQ(as("a-secret", {"GET", "/documents?kb_name=tenant-b", "/documents"}).status, 403);
+  EXPECT_EQ(as("a-secret", {"GET", "/documents/b1", "/documents/{id}"}).status, 404);
+  EXPECT_EQ(as("a-secret", {"PUT", "/documents/b1/tags", "/documents/{id}/tags", R"({"tags": ["x"]})"}).status, 404);
+  EXPECT_EQ(as("a-secret", {"DELETE", "/documents/b1", "/documents/{id}"}).status, 404);
+  EXPECT_EQ(as("a-secret", {"GET", "/knowledge_bases", "/knowledge_bases"}).body.find("tenant-b"), std::string::npos);
+  EXPECT_EQ(as("a-secret", {"GET", "/tags", "/tags"}).body.find("zztag"), std::string::npos);
+  EXPECT_EQ(as("a-secret", {"POST", "/ingest", "/ingest", R"({"records": [{"id": "z", "text": "t"}]})"}).status, 403);
+  EXPECT_EQ(as("a-secret", {"POST", "/ingest", "/ingest", R"({"kb_name": "tenant-b", "records": [{"id": "z", "text": "t"}]})"})
+                .status,
+            403);
+  // Re-ingesting tenant-b's document id into tenant-a is refused (the task fails).
+  auto steal = as("a-secret", {"POST", "/ingest", "/ingest", R"({"kb_name": "tenant-a", "records": [{"id": "b1", "text": "mine now"}]})"});
+  ASSERT_EQ(steal.status, 202);
+  Response t;
+  for (int i = 0; i < 300; ++i) {
+    t = as("a-secret", {"GET", "/tasks/" + steal.j()["task_id"].get<std::string>(), "/tasks/{id}"});
+    if (t.j()["state"] == "failed" || t.j()["state"] == "succeeded") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_EQ(t.j()["state"], "failed") << t.body;
+  EXPECT_EQ(t.j()["error"]["code"], "permission_denied") << t.body;
+  auto still = as("admin-secret", {"GET", "/documents/b1", "/documents/{id}"});
+  EXPECT_EQ(still.j()["document"]["kb_name"], "tenant-b");
+  // The admin can delete in tenant-b.
+  EXPECT_EQ(as("admin-secret", {"DELETE", "/documents/b1", "/documents/{id}"}).status, 200);
+}
+
+TEST(ServerStart, RefusesANonLoopbackAddressWithoutATokenAndAMissingTokenVariable) {
+  fs::create_directories(kWork);
+  auto r = eagle("--data-dir " + (kWork / "nl").string() + " serve --host 0.0.0.0 --port 0");
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_NE(r.out.find("without a token"), std::string::npos) << r.out;
+  auto t = eagle("--data-dir " + (kWork / "nl").string() + " --set " +
+                 shell_quote(R"(auth.tokens=[{"name": "x", "token_env": "EAGLE_TEST_UNSET_VAR"}])") + " serve --port 0");
+  EXPECT_EQ(t.rc, 2) << t.out;
+  EXPECT_NE(t.out.find("EAGLE_TEST_UNSET_VAR"), std::string::npos) << t.out;
+}
+
+// Many clients search while an ingest task and deletes run through the same server:
+// every search answers 200, and a document whose DELETE returned is never seen again.
+TEST_F(ServerTest, ConcurrentSearchesWhileIngestsAndDeletesRun) {
+  const auto file = kWork / "root" / "bulk.jsonl";
+  {
+    std::ofstream out(file);
+    for (int i = 0; i < 1500; ++i)
+      out << json{{"_id", "bulk" + std::to_string(i)}, {"text", "zzbulk trial " + std::to_string(i) + " of osimertinib"}}.dump()
+          << "\n";
+  }
+  std::atomic<bool> stop{false};
+  std::atomic<int> non_200{0}, searches{0}, resurrected{0};
+  std::atomic<bool> victim_deleted{false};
+  std::vector<std::thread> clients;
+  for (int t = 0; t < 4; ++t)
+    clients.emplace_back([&, t] {
+      while (!stop) {
+        const bool deleted_before = victim_deleted;
+        auto r = http(server_->port(), {"POST", "/search", "", t % 2 ? R"({"query": "zzbulk osimertinib", "top_k": 10})"
+                                                                        : R"({"query": "zzvictim melanoma", "top_k": 10})"});
+        ++searches;
+        if (r.status != 200) ++non_200;
+        if (deleted_before && r.body.find("\"victim\"") != std::string::npos) ++resurrected;
+      }
+    });
+  auto v = call({"POST", "/ingest", "", R"({"records": [{"id": "victim", "text": "zzvictim melanoma record"}]})"});
+  ASSERT_EQ(wait_task(v.j()["task_id"]).j()["state"], "succeeded");
+  auto r = call({"POST", "/ingest", "", R"({"path": "bulk.jsonl"})"});
+  ASSERT_EQ(r.status, 202);
+  ASSERT_EQ(call({"DELETE", "/documents/victim", ""}).status, 200);
+  victim_deleted = true;
+  auto t = wait_task(r.j()["task_id"]);
+  EXPECT_EQ(t.j()["state"], "succeeded") << t.body;
+  for (int i = 0; i < 100; i += 10) call({"DELETE", "/documents/bulk" + std::to_string(i), ""});
+  stop = true;
+  for (auto& c : clients) c.join();
+  EXPECT_GT(searches.load(), 8);
+  EXPECT_EQ(non_200.load(), 0);
+  EXPECT_EQ(resurrected.load(), 0);
+  auto after = call({"GET", "/documents/bulk10", ""});
+  EXPECT_EQ(after.status, 404);
+  EXPECT_EQ(call({"GET", "/documents/bulk11", ""}).status, 200);
+}
+
+// The socket answers while the store and plugins load: /ready and searches are 503
+// until then (here the biomed vocabulary is compiled from scratch, about a second).
+TEST(ServerStart, ReadyAndSearchAre503WhileLoadingThen200) {
+  fs::create_directories(kWork);
+  const auto store = kWork / "loading-store";
+  ASSERT_EQ(eagle("--data-dir " + store.string() + " ingest " + std::string(EAGLE_SOURCE_DIR) + "/examples/sample").rc, 0);
+  ServerProcess s(store, {"--set", "pipeline.namespace=biomed", "--set",
+                          "biomed.vocab_cache=" + (kWork / "fresh-vocab.bin").string()},
+                  {}, /*wait_ready=*/false);
+  ASSERT_GT(s.port(), 0) << s.log();
+  auto r = http(s.port(), {"GET", "/ready", "/ready"});
+  auto q = http(s.port(), {"POST", "/search", "/search", R"({"query": "imatinib"})"});
+  EXPECT_EQ(r.status, 503) << r.body;
+  EXPECT_EQ(r.j()["error"]["code"], "unavailable");
+  EXPECT_EQ(q.status, 503) << q.body;
+  for (int i = 0; i < 300 && r.status != 200; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    r = http(s.port(), {"GET", "/ready", "/ready"});
+  }
+  EXPECT_EQ(r.status, 200) << s.log();
+}
+
+TEST_F(ServerTest, IngestIntoACollectionOfAnotherKindIsAConflict) {
+  const auto csv = kWork / "root" / "compounds.csv";
+  std::ofstream(csv) << "DrugBank ID,Name,Drug Groups,SMILES\nDB00945,Aspirin,approved,CC(=O)OC1=CC=CC=C1C(=O)O\n";
+  auto r = call({"POST", "/ingest", "/ingest", R"({"path": "compounds.csv", "format": "compounds"})"});
+  ASSERT_EQ(r.status, 202) << r.body;
+  auto t = wait_task(r.j()["task_id"]);
+  ASSERT_EQ(t.j()["state"], "succeeded") << t.body;
+  auto c = call({"POST", "/ingest", "/ingest", R"({"collection": "eagle_chemical", "records": [{"id": "x", "text": "t"}]})"});
+  EXPECT_EQ(c.status, 409) << c.body;
+  EXPECT_EQ(c.j()["error"]["code"], "conflict");
+  EXPECT_EQ(c.j()["error"]["field"], "collection");
+}
+
+// Last: every response recorded above against the OpenAPI document (ajv 2020-12).
+TEST(ServerOpenApi, EveryRecordedResponseMatchesTheDocument) {
+  const std::string checker = std::string(EAGLE_SOURCE_DIR) + "/tests/server/openapi_check.mjs";
+  const std::string doc = std::string(EAGLE_SOURCE_DIR) + "/src/eagle/server/openapi.json";
+  auto r = run_shell("node " + shell_quote(checker) + " " + shell_quote(doc) + " " + shell_quote(kResponses.string()));
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find("0 failed"), std::string::npos) << r.out;
+  std::printf("%s", r.out.c_str());
+}
