@@ -203,6 +203,12 @@ void add_server_options(std::vector<ConfigOption>& o) {
                  c.server.request_timeout_s = d;
                },
                [](const Config& c) { return fmt(c.server.request_timeout_s); }});
+  o.push_back({"server.ingest_nice", "scheduling niceness of the ingest task thread, 0..19 (searches keep the cores)",
+               [](Config& c, const std::string& v) {
+                 const size_t n = v == "0" ? 0 : to_count("server.ingest_nice", v, 19);
+                 c.server.ingest_nice = static_cast<int>(n);
+               },
+               [](const Config& c) { return std::to_string(c.server.ingest_nice); }});
   o.push_back({"auth.tokens",
                "bearer tokens as JSON/YAML list [{name, token_env, kb_names?}]; values come from the env vars named",
                [](Config& c, const std::string& v) { c.auth_tokens = parse_tokens(v); },

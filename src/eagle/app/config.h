@@ -41,6 +41,7 @@ struct Config {
     std::vector<std::string> allowed_hosts;   // Host header allow-list; empty = loopback names + server.host
     std::vector<std::string> allowed_origins; // Origin allow-list; empty = none (browsers' cross-site calls refused)
     double request_timeout_s = 30;            // read/write timeout of a connection
+    int ingest_nice = 10;                     // niceness of the ingest task thread (0..19)
   } server;
   // auth.tokens: [{name, token_env, kb_names?}] (JSON; the YAML list is converted).
   nlohmann::json auth_tokens = nlohmann::json::array();

@@ -91,9 +91,12 @@ constexpr std::array<const char*, q_count> kSql = {
     "INSERT OR IGNORE INTO document_keywords (document_id, plugin_namespace, keyword) VALUES (?1, ?2, ?3)",
     "SELECT keyword FROM document_keywords WHERE document_id = ?1 AND plugin_namespace = ?2",
     // q_find_names: ?1 = JSON array of folded like_contains_pattern()s.
-    R"sql(SELECT d.document_id FROM documents d
+    // The patterns are materialised once: a correlated json_each would re-parse the
+    // JSON for every document (2.5x slower on 20k documents).
+    R"sql(WITH t(value) AS MATERIALIZED (SELECT value FROM json_each(?1))
+          SELECT d.document_id FROM documents d
           WHERE d.plugin_namespace = ?2 AND (?3 IS NULL OR d.kb_name = ?3)
-            AND EXISTS (SELECT 1 FROM json_each(?1) t
+            AND EXISTS (SELECT 1 FROM t
                         WHERE d.name_fold LIKE t.value ESCAPE '\'
                            OR d.file_name_fold LIKE t.value ESCAPE '\'
                            OR d.document_name_fold LIKE t.value ESCAPE '\')

@@ -164,6 +164,7 @@ ServerOptions server_options(const app::Config& cfg) {
   o.allowed_hosts = cfg.server.allowed_hosts;
   o.allowed_origins = cfg.server.allowed_origins;
   o.request_timeout_s = cfg.server.request_timeout_s;
+  o.ingest_nice = cfg.server.ingest_nice;
   o.default_namespace = cfg.pipeline.plugin_namespace;
   for (const auto& t : cfg.auth_tokens) {
     Token tok;
@@ -212,7 +213,8 @@ struct Server::Impl {
   };
   std::vector<Route> routes;
 
-  Impl(app::Engine& e, ServerOptions o, Server& s) : engine(e), opts(std::move(o)), owner(s), tasks(e) {
+  Impl(app::Engine& e, ServerOptions o, Server& s)
+      : engine(e), opts(std::move(o)), owner(s), tasks(e, 100, opts.ingest_nice) {
     if (opts.allowed_hosts.empty()) {
       allowed_hosts = {"localhost", "127.0.0.1", "[::1]", "::1"};
       allowed_hosts.insert(opts.host);
@@ -674,6 +676,9 @@ Server::Server(app::Engine& engine, ServerOptions opts) : impl_(std::make_unique
   const auto usecs = static_cast<time_t>((impl_->opts.request_timeout_s - static_cast<double>(secs)) * 1e6);
   http.set_read_timeout(secs, usecs);
   http.set_write_timeout(secs, usecs);
+  // Headers and body leave in separate writes: without TCP_NODELAY, Nagle's algorithm
+  // and the client's delayed ACK add ~40 ms to every keep-alive response.
+  http.set_tcp_nodelay(true);
   http.set_keep_alive_max_count(1000);
   http.set_keep_alive_timeout(5);
   auto handler = [this](const httplib::Request& req, httplib::Response& res) { impl_->dispatch(req, res); };

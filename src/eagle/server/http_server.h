@@ -31,6 +31,7 @@ struct ServerOptions {
   std::vector<std::string> allowed_hosts;
   std::vector<std::string> allowed_origins;
   double request_timeout_s = 30;
+  int ingest_nice = 10;  // scheduling niceness of the ingest task thread
   std::vector<Token> tokens;
   std::string default_namespace = "core";
 };

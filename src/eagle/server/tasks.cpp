@@ -1,5 +1,10 @@
 #include "eagle/server/tasks.h"
 
+#include <malloc.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <ctime>
 
 #include "eagle/core/error.h"
@@ -32,8 +37,8 @@ std::string_view task_state_name(TaskState s) {
   return "failed";
 }
 
-TaskQueue::TaskQueue(app::Engine& engine, size_t keep_finished)
-    : engine_(engine), keep_finished_(keep_finished), thread_([this] { worker(); }) {}
+TaskQueue::TaskQueue(app::Engine& engine, size_t keep_finished, int nice)
+    : engine_(engine), keep_finished_(keep_finished), nice_(nice), thread_([this] { worker(); }) {}
 
 TaskQueue::~TaskQueue() {
   {
@@ -93,6 +98,9 @@ void TaskQueue::drain() {
 }
 
 void TaskQueue::worker() {
+  // Ingest is background work: at a lower priority (Linux nice is per thread) the
+  // searches it runs beside keep the cores when both want them.
+  if (nice_ > 0) setpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid)), nice_);
   for (;;) {
     std::pair<std::string, IngestJob> item;
     {
@@ -125,6 +133,9 @@ void TaskQueue::worker() {
       std::error_code ec;
       std::filesystem::remove_all(item.second.cleanup, ec);
     }
+    // An ingest's parsing and embedding buffers are freed now; hand the pages back
+    // so the server's resident memory tracks its data, not its largest ingest.
+    ::malloc_trim(0);
     {
       std::lock_guard lock(mu_);
       auto& t = tasks_[id];

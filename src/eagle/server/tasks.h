@@ -41,7 +41,8 @@ struct TaskStatus {
 
 class TaskQueue {
  public:
-  explicit TaskQueue(app::Engine& engine, size_t keep_finished = 100);
+  // `nice`: the worker thread's scheduling niceness (0 = as the server's threads).
+  explicit TaskQueue(app::Engine& engine, size_t keep_finished = 100, int nice = 10);
   ~TaskQueue();  // finishes the running task, drops queued ones
 
   std::string submit(IngestJob job);
@@ -56,6 +57,7 @@ class TaskQueue {
 
   app::Engine& engine_;
   size_t keep_finished_;
+  int nice_;
   mutable std::mutex mu_;
   std::condition_variable cv_, idle_cv_;
   std::deque<std::pair<std::string, IngestJob>> queue_;
