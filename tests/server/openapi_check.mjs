@@ -20,6 +20,10 @@
 //    event's data validated against the media type's `x-eagle-sse-events` schemas, the
 //    event order against `x-eagle-sse-sequence`. A 200 from GET /openapi.json must equal
 //    OPENAPI.json.
+//    A line may also carry "request", the JSON request body that was sent. On a 2xx it
+//    must validate against the operation's requestBody application/json schema (an
+//    operation without one fails); a 2xx without "request" is not checked (multipart,
+//    or no body). Non-2xx requests are not checked: they may be wrong on purpose.
 // 3. Every operation must have been exercised with a 2xx response, except those listed
 //    in OPENAPI_CHECK_ALLOW_UNEXERCISED (comma-separated "METHOD path").
 // Exit status 1 when anything fails or no response was checked.
@@ -281,6 +285,20 @@ function responsePointer(opPointer, status, r) {
   return r?.$ref ?? `${opPointer}/responses/${escapePointer(status)}`;
 }
 
+// The operation's JSON request body check for a recorded "request": null when it passes.
+function checkRequest(opPointer, op, request) {
+  let pointer = `${opPointer}/requestBody`;
+  let body = op.requestBody;
+  for (let seen = 0; body && typeof body.$ref === "string" && seen < 10; ++seen) {
+    pointer = body.$ref;
+    body = resolvePointer(doc, body.$ref);
+  }
+  const media = body?.content?.["application/json"];
+  if (!media) return "the operation declares no application/json request body";
+  if (media.schema === undefined) return null;
+  return validateAt(`${pointer}/content/application~1json/schema`, media.schema, request);
+}
+
 function validateAt(pointer, schema, value) {
   const v = compileAt(pointer, schema);
   if (!v) return `schema at ${pointer} does not compile`;
@@ -347,6 +365,7 @@ try {
 
 let checked = 0;
 let failed = 0;
+let requestsChecked = 0;
 const exercised = new Set();
 const lines = text.split("\n");
 for (let i = 0; i < lines.length; ++i) {
@@ -410,21 +429,30 @@ for (let i = 0; i < lines.length; ++i) {
     response = deref(r);
   }
 
+  // The request body (only a 2xx: error cases may send a wrong body on purpose).
+  const problems = [];
+  if (op && status >= 200 && status < 300 && rec.request !== undefined) {
+    requestsChecked++;
+    const err = checkRequest(`#/paths/${escapePointer(path)}/${method.toLowerCase()}`, op, rec.request);
+    if (err) problems.push(`request body: ${err}`);
+  }
+
   // Content type and body.
   const content = response?.content;
   if (!content || Object.keys(content).length === 0) {
-    if (rec.body !== undefined && rec.body !== null && rec.body !== "") fail("the response declares no content but has a body");
+    if (rec.body !== undefined && rec.body !== null && rec.body !== "") problems.push("the response declares no content but has a body");
+    if (problems.length) fail(problems.join("; "));
     else if (op && status >= 200 && status < 300) exercised.add(`${method} ${path}`);
     continue;
   }
   const mediaType = String(rec.content_type ?? "").split(";")[0].trim().toLowerCase();
   const media = content[mediaType];
   if (!media) {
-    fail(`content type ${JSON.stringify(rec.content_type ?? null)} is not declared (declared: ${Object.keys(content).join(", ")})`);
+    problems.push(`content type ${JSON.stringify(rec.content_type ?? null)} is not declared (declared: ${Object.keys(content).join(", ")})`);
+    fail(problems.join("; "));
     continue;
   }
   const mediaPointer = `${respPointer}/content/${escapePointer(mediaType)}`;
-  const problems = [];
   if (media.schema !== undefined) {
     const err = validateAt(`${mediaPointer}/schema`, media.schema, rec.body);
     if (err) problems.push(err);
@@ -449,6 +477,6 @@ const staleAllow = [...allowed.entries()].filter(([k]) => !known.has(k));
 for (const [, s] of staleAllow)
   console.log(`openapi_check: OPENAPI_CHECK_ALLOW_UNEXERCISED names ${JSON.stringify(s)}, which is not an operation of the document`);
 
-console.log(`openapi_check: ${checked} responses checked, ${failed} failed`);
+console.log(`openapi_check: ${checked} responses checked, ${failed} failed (${requestsChecked} request bodies checked)`);
 if (notExercised.length) console.log(`openapi_check: ${notExercised.length} of ${operations.length} operations not exercised`);
 process.exit(failed > 0 || checked === 0 || notExercised.length > 0 || staleAllow.length > 0 ? 1 : 0);

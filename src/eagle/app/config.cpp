@@ -151,6 +151,7 @@ nlohmann::json parse_tokens(const std::string& v) {
     if (!t.is_object() || !t.contains("name") || !t["name"].is_string() || !t.contains("token_env") ||
         !t["token_env"].is_string() || t["token_env"].get<std::string>().empty())
       fail(ErrorCode::invalid_argument, "auth.tokens: each entry needs a name and a token_env (string)");
+    if (t["name"].get<std::string>().empty()) fail(ErrorCode::invalid_argument, "auth.tokens: a token name is empty");
     for (const auto& [k, x] : t.items()) {
       if (k != "name" && k != "token_env" && k != "kb_names")
         fail(ErrorCode::invalid_argument, "auth.tokens: unknown field '" + k + "' (name, token_env, kb_names)");

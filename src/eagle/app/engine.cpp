@@ -161,6 +161,10 @@ const biomed::EntityKnowledge& Engine::knowledge() {
 void Engine::ensure_plugin(const std::string& ns) {
   const bool ready = ns == "biomed" ? biomed_ready_.load() : core_ready_.load();
   if (ready) return;
+  // The slow parts (the registry, the vocabulary) load without holding searches
+  // back; only subscribing the hooks below excludes them.
+  registry();
+  if (ns == "biomed") knowledge();
   // Subscribing hooks changes what running searches read: exclusive.
   std::unique_lock state(state_mu_);
   ensure_plugin_locked(ns);
@@ -549,16 +553,36 @@ IngestReport Engine::ingest(const std::vector<std::string>& inputs, const Ingest
           if (!ids.empty()) stale.emplace_back(c, std::move(ids));
         }
       }
+      // A scoped caller may overwrite or delete only rows of its own KBs, whatever
+      // their document: a row id or a stale chunk of another KB is refused.
+      if (!opts.scope.kb_names.empty()) {
+        auto check = [&](store::Collection* c, const std::string& id) {
+          auto row = c->get(id);
+          if (!row) return;
+          const auto kb = c->schema().field_index("kb_name");
+          const auto* v = kb ? std::get_if<std::string>(&row->values[*kb]) : nullptr;
+          if (!opts.scope.allows(v ? *v : std::string()))
+            fail(ErrorCode::permission_denied, "row '" + id + "' belongs to a knowledge base this token may not write");
+        };
+        for (const auto& r : batch) check(p.coll, r.id);
+        for (auto& [c, ids] : stale)
+          for (const auto& id : ids) check(c, id);
+      }
       {
         std::unique_lock state(state_mu_);
         std::vector<std::string> own_stale;
         for (auto& [c, ids] : stale) {
           if (c == p.coll) own_stale = std::move(ids);
-          else c->remove(ids);
+          else c->remove(ids, /*auto_checkpoint=*/false);
         }
-        p.coll->replace(own_stale, std::move(batch));
+        p.coll->replace(own_stale, std::move(batch), /*auto_checkpoint=*/false);
       }
-      for (auto& [c, ids] : stale) written.insert(c);
+      // A checkpoint that came due is written with searches running again.
+      for (auto& [c, ids] : stale) {
+        written.insert(c);
+        c->checkpoint_if_due();
+      }
+      p.coll->checkpoint_if_due();
       start = end;
     }
     written.insert(p.coll);
@@ -648,8 +672,9 @@ size_t Engine::delete_document(const std::string& document_id, const AccessScope
   {
     // Every collection at once: no search sees the document half deleted.
     std::unique_lock state(state_mu_);
-    for (auto& [c, ids] : chunks) removed += c->remove(ids);
+    for (auto& [c, ids] : chunks) removed += c->remove(ids, /*auto_checkpoint=*/false);
   }
+  for (auto& [c, ids] : chunks) c->checkpoint_if_due();
   if (rec) registry().remove(document_id);
   return removed;
 }

@@ -267,6 +267,9 @@ HitList Orchestrator::run_plan(const CollectionQueryPlan& plan, const std::strin
       return;
     }
     coll->visit(found, [&](size_t i, const std::string& id, const std::string& text, const std::vector<Value>& v) {
+      // A compaction since the search renumbered the rows: the row is not the hit any
+      // more (it could even lie outside the scope), so the hit is dropped.
+      if (id != found[i].id) return;
       out.push_back(hit_from_row(id, text, v, schema, plan.collection, found[i].score));
       out.back().row = found[i].row;
       if (req.explain) out.back().explain.leg(name, ++rank, found[i].score);

@@ -29,6 +29,7 @@ constexpr size_t kMaxFacetValues = 100;
 constexpr size_t kMaxFilterBytes = 4096;
 constexpr size_t kMaxRecords = 100000;
 constexpr size_t kMaxListLimit = 1000;
+constexpr size_t kMaxQueuedTasks = 64;      // ingest tasks waiting; 503 beyond
 
 // An error the HTTP layer decides itself (request shape, auth, routing).
 struct HttpError {
@@ -140,6 +141,12 @@ std::string host_without_port(const std::string& host) {
   return colon == std::string::npos ? host : host.substr(0, colon);
 }
 
+// A metrics label from a request method: a client cannot mint label values.
+std::string method_label(const std::string& m) {
+  static const std::set<std::string> kKnown = {"GET", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "HEAD"};
+  return kKnown.count(m) ? m : "OTHER";
+}
+
 bool constant_time_equal(const std::string& a, const std::string& b) {
   unsigned char diff = a.size() == b.size() ? 0 : 1;
   const std::string& x = a.size() == b.size() ? b : a;
@@ -175,6 +182,10 @@ ServerOptions server_options(const app::Config& cfg) {
       fail(ErrorCode::invalid_argument, "auth.tokens: token '" + tok.name + "' reads its value from the environment "
                                         "variable " + env + ", which is not set (or empty)");
     tok.value = value;
+    // Task visibility is by token name: names must be distinct.
+    for (const auto& other : o.tokens)
+      if (other.name == tok.name)
+        fail(ErrorCode::invalid_argument, "auth.tokens: two tokens are named '" + tok.name + "'");
     if (t.contains("kb_names")) tok.kb_names = t["kb_names"].get<std::vector<std::string>>();
     o.tokens.push_back(std::move(tok));
   }
@@ -336,8 +347,24 @@ struct Server::Impl {
     fail(ErrorCode::unavailable, "cannot create an upload folder under " + base.string());
   }
 
+  // Removes a job's upload folder unless the job was queued (the task removes it then).
+  struct UploadGuard {
+    IngestJob& job;
+    bool queued = false;
+    ~UploadGuard() {
+      if (!queued && !job.cleanup.empty()) {
+        std::error_code ec;
+        fs::remove_all(job.cleanup, ec);
+      }
+    }
+  };
+
   void handle_ingest(Call& c) {
+    if (tasks.pending() >= kMaxQueuedTasks)
+      throw HttpError{503, "unavailable", "too many ingest tasks waiting (" + std::to_string(kMaxQueuedTasks) +
+                                              "); retry when GET /tasks shows them done", ""};
     IngestJob job;
+    UploadGuard guard{job};
     if (c.req.is_multipart_form_data()) {
       json form = json::object();
       for (const auto& [name, part] : c.req.files) {
@@ -413,6 +440,7 @@ struct Server::Impl {
     check_target_collection(job.options);
     job.owner = c.token ? c.token->name : "";
     std::string id = tasks.submit(std::move(job));
+    guard.queued = true;
     reply(c.res, 202, {{"task_id", id}, {"state", "queued"}});
   }
 
@@ -452,7 +480,7 @@ struct Server::Impl {
     q.offset = count("offset", 0, 10'000'000, 0);
     const std::string kb = param("kb_name");
     if (kb.size() > kMaxKeyBytes) bad("kb_name", "'kb_name' is too long");
-    if (c.req.has_param("kb_name")) {
+    if (!kb.empty()) {  // an empty ?kb_name= means "not given"
       check_kbs(c, {kb}, "kb_name");
       q.kb_names = {kb};
     } else {
@@ -611,7 +639,7 @@ struct Server::Impl {
       reply(res, 500, error_body("internal", "internal error"));
     }
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    metrics.observe(route_name, req.method, res.status, secs);
+    metrics.observe(route_name, method_label(req.method), res.status, secs);
   }
 
   void dispatch_checked(const httplib::Request& req, httplib::Response& res, std::string& route_name) {
@@ -699,7 +727,7 @@ Server::Server(app::Engine& engine, ServerOptions opts) : impl_(std::make_unique
                                               std::to_string(impl_->opts.max_body_bytes) + ")"
                                         : "the request could not be read";
     impl_->reply(res, res.status, error_body(code, msg));
-    impl_->metrics.observe("unmatched", req.method, res.status, 0);
+    impl_->metrics.observe("unmatched", method_label(req.method), res.status, 0);
     return httplib::Server::HandlerResponse::Handled;
   }));
   http.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr) {

@@ -92,6 +92,11 @@ size_t TaskQueue::running() const {
   return busy_ ? 1 : 0;
 }
 
+size_t TaskQueue::pending() const {
+  std::lock_guard lock(mu_);
+  return queue_.size();
+}
+
 void TaskQueue::drain() {
   std::unique_lock lock(mu_);
   idle_cv_.wait(lock, [&] { return queue_.empty() && !busy_; });

@@ -49,6 +49,7 @@ class TaskQueue {
   std::optional<TaskStatus> get(const std::string& id) const;
   std::vector<TaskStatus> recent(size_t limit) const;  // newest first
   size_t running() const;
+  size_t pending() const;  // queued, not yet running
   // Blocks until every submitted task has finished (tests, shutdown).
   void drain();
 

@@ -320,7 +320,8 @@ void Collection::upsert(std::vector<Record> records) {
   maybe_checkpoint();
 }
 
-size_t Collection::replace(const std::vector<std::string>& delete_ids, std::vector<Record> records) {
+size_t Collection::replace(const std::vector<std::string>& delete_ids, std::vector<Record> records,
+                           bool auto_checkpoint) {
   require_writable();
   if (delete_ids.size() > kMaxBatch)
     fail(ErrorCode::invalid_argument, "a delete may name at most " + std::to_string(kMaxBatch) + " ids");
@@ -342,11 +343,11 @@ size_t Collection::replace(const std::vector<std::string>& delete_ids, std::vect
     n = apply_remove(present);
     apply_insert(records);
   }
-  maybe_checkpoint();
+  if (auto_checkpoint) maybe_checkpoint();
   return n;
 }
 
-size_t Collection::remove(const std::vector<std::string>& ids) {
+size_t Collection::remove(const std::vector<std::string>& ids, bool auto_checkpoint) {
   require_writable();
   if (ids.size() > kMaxBatch)
     fail(ErrorCode::invalid_argument, "a delete may name at most " + std::to_string(kMaxBatch) + " ids");
@@ -361,7 +362,7 @@ size_t Collection::remove(const std::vector<std::string>& ids) {
     log(WalOp::delete_ids, json(present).dump());
     n = apply_remove(present);
   }
-  maybe_checkpoint();
+  if (auto_checkpoint) maybe_checkpoint();
   return n;
 }
 
@@ -439,6 +440,12 @@ void Collection::maybe_checkpoint() {
     due = wal_ && wal_bytes_ >= opts_.checkpoint_wal_bytes;
   }
   if (due) checkpoint_unlocked();
+}
+
+void Collection::checkpoint_if_due() {
+  if (!persistent() || read_only()) return;
+  std::lock_guard w(write_mu_);
+  maybe_checkpoint();
 }
 
 void Collection::checkpoint() {

@@ -89,15 +89,19 @@ class Collection {
   // Writes: all-or-nothing per call; acknowledged (durable) when they return.
   void insert(std::vector<Record> records);  // an existing id is a conflict
   void upsert(std::vector<Record> records);  // replaces rows with the same id
-  size_t remove(const std::vector<std::string>& ids);
+  size_t remove(const std::vector<std::string>& ids, bool auto_checkpoint = true);
   size_t remove_where(std::string_view filter, const TemplateParams& params = {});
   // Deletes `delete_ids` and upserts `records` as one write (one log record): a
   // re-ingested document's stale chunks and its new ones change together, so no
   // reader sees both or neither. Returns how many of `delete_ids` were live.
-  size_t replace(const std::vector<std::string>& delete_ids, std::vector<Record> records);
+  // auto_checkpoint=false leaves a due checkpoint to checkpoint_if_due() (a caller
+  // that holds searches back during the write runs it after letting them go).
+  size_t replace(const std::vector<std::string>& delete_ids, std::vector<Record> records, bool auto_checkpoint = true);
   // Writes a segment of every row and starts a new log. The segment is written
   // while searches go on (writers wait); only the swap excludes readers.
   void checkpoint();
+  // A checkpoint when the log has passed CollectionOptions::checkpoint_wal_bytes.
+  void checkpoint_if_due();
   // checkpoint() that also drops deleted rows (their tombstones, index entries and
   // text), rebuilding the indexes from the live rows.
   void compact();
