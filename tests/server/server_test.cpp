@@ -580,6 +580,23 @@ TEST(ServerAuth, TokensAndAKbScopeThatDoesNotLeak) {
   EXPECT_EQ(as("admin-secret", {"DELETE", "/documents/b1", "/documents/{id}"}).status, 200);
 }
 
+// A bug inside a handler (forced by the EAGLE_FAULT_INJECT test hook): 500 with the
+// error object and no internals, and the server goes on answering.
+TEST(ServerStart, AnInternalErrorIs500WithoutInternalsAndTheServerSurvives) {
+  fs::create_directories(kWork);
+  const auto store = kWork / "fault-store";
+  ASSERT_EQ(eagle("--data-dir " + store.string() + " ingest " + std::string(EAGLE_SOURCE_DIR) + "/examples/sample").rc, 0);
+  ServerProcess s(store, {}, {"EAGLE_FAULT_INJECT=search"});
+  ASSERT_TRUE(s.running()) << s.log();
+  auto r = http(s.port(), {"POST", "/search", "/search", R"({"query": "eagle-inject-fault"})"});
+  EXPECT_EQ(r.status, 500);
+  EXPECT_EQ(r.j()["error"]["code"], "internal");
+  EXPECT_EQ(r.body.find("secret"), std::string::npos) << r.body;
+  EXPECT_EQ(http(s.port(), {"POST", "/search", "/search", R"({"query": "PD-1"})"}).status, 200);
+  auto m = http(s.port(), {"GET", "/metrics", ""});
+  EXPECT_NE(m.body.find("route=\"/search\",method=\"POST\",status=\"500\"} 1"), std::string::npos) << m.body;
+}
+
 TEST(ServerStart, RefusesANonLoopbackAddressWithoutATokenAndAMissingTokenVariable) {
   fs::create_directories(kWork);
   auto r = eagle("--data-dir " + (kWork / "nl").string() + " serve --host 0.0.0.0 --port 0");

@@ -205,6 +205,10 @@ struct Server::Impl {
   TaskQueue tasks;
   std::set<std::string> allowed_hosts;
   int port = 0;
+  const bool inject_fault = [] {
+    const char* v = std::getenv("EAGLE_FAULT_INJECT");
+    return v && std::string(v) == "search";
+  }();
 
   // The caller of one request: its token (null without auth) and scope.
   struct Call {
@@ -525,6 +529,10 @@ struct Server::Impl {
     });
     add("POST", "/search", "/search", [](Impl& s, Call& c) {
       auto r = s.search_request(c, parse_body(c.req));
+      // Test hook (EAGLE_FAULT_INJECT=search): an unexpected exception inside a
+      // handler, to prove a 500 carries no internals and the server keeps serving.
+      if (s.inject_fault && r.query == "eagle-inject-fault")
+        throw std::runtime_error("injected fault at /internal/secret/path");
       auto resp = s.run_search(r);
       s.reply(c.res, 200, app::search_response_json(resp, r.explain));
     });
