@@ -260,9 +260,11 @@ void add_collection(registry::DocumentRecord& r, const std::string& collection) 
 IngestReport Engine::ingest(const std::vector<std::string>& inputs, const IngestOptions& opts,
                             const ProgressFn& progress) {
   require_writer("ingest");
-  // One writer at a time: what exists, the recorded encoders and the chunks being
-  // replaced stay as read here until the commit.
-  std::lock_guard writer(write_mu_);
+  // Ingests run one at a time (what exists and the recorded encoders stay as read
+  // here). Deletes and tag changes interleave: each batch's commit below takes the
+  // writer lock, so a DELETE waits for one batch, not for the whole ingest.
+  std::lock_guard ingesting(ingest_mu_);
+  const uint64_t deletes_at_start = deletes_.load();
   IngestReport rep;
   const std::string format = detect_format(inputs, opts.format);
   const auto& bo = cfg_.biomed.options;
@@ -542,6 +544,7 @@ IngestReport Engine::ingest(const std::vector<std::string>& inputs, const Ingest
         new_ids.insert(r.id);
         if (seen_docs.insert(doc_of(r)).second) docs.push_back(doc_of(r));
       }
+      std::unique_lock writer(write_mu_);
       // The documents' current chunks everywhere (replaced ids in the target collection
       // are overwritten by the upsert itself).
       std::vector<std::pair<store::Collection*, std::vector<std::string>>> stale;
@@ -577,6 +580,7 @@ IngestReport Engine::ingest(const std::vector<std::string>& inputs, const Ingest
         }
         p.coll->replace(own_stale, std::move(batch), /*auto_checkpoint=*/false);
       }
+      writer.unlock();
       // A checkpoint that came due is written with searches running again.
       for (auto& [c, ids] : stale) {
         written.insert(c);
@@ -595,8 +599,17 @@ IngestReport Engine::ingest(const std::vector<std::string>& inputs, const Ingest
     else
       for (auto& d : documents) add_collection(d, p.collection);
   }
-  // The registry follows the collection writes.
+  // The registry follows the collection writes. A document deleted while this ingest
+  // ran (a DELETE between its commit and here) gets no registry row back.
+  const bool deleted_meanwhile = deletes_.load() != deletes_at_start;
   for (auto& d : documents) {
+    std::lock_guard writer(write_mu_);
+    if (deleted_meanwhile) {
+      bool has_rows = false;
+      for (auto* c : document_collections())
+        has_rows = has_rows || !c->ids_where_equals("document_id", d.document_id).empty();
+      if (!has_rows) continue;
+    }
     if (auto old = registry().get(d.document_id))
       for (const auto& c : old->collections_used)
         if (catalog_->exists(c) && !catalog_->get(c).ids_where_equals("document_id", d.document_id).empty())
@@ -676,6 +689,7 @@ size_t Engine::delete_document(const std::string& document_id, const AccessScope
   }
   for (auto& [c, ids] : chunks) c->checkpoint_if_due();
   if (rec) registry().remove(document_id);
+  ++deletes_;
   return removed;
 }
 

@@ -161,11 +161,14 @@ class Engine {
   Config cfg_;
   StoreAccess access_;
   std::optional<store::StoreLock> lock_;  // held for the Engine's life when access_ == write
-  // state_mu_: searches shared, the swap of a commit exclusive. write_mu_ orders
-  // writers. init_mu_ guards lazy set-up (registry, vocabulary, plugins).
-  // Lock order: write_mu_, then state_mu_, then init_mu_.
+  // state_mu_: searches shared, the swap of a commit exclusive. ingest_mu_ runs
+  // ingests one at a time; write_mu_ orders each commit, delete, tag change and
+  // checkpoint. init_mu_ guards lazy set-up (registry, vocabulary, plugins).
+  // Lock order: ingest_mu_, write_mu_, state_mu_, init_mu_.
   RwMutex state_mu_;
+  std::mutex ingest_mu_;
   std::mutex write_mu_;
+  std::atomic<uint64_t> deletes_{0};  // documents deleted so far (ingest's registry step)
   std::recursive_mutex init_mu_;
   std::atomic<bool> core_ready_{false}, biomed_ready_{false};
   std::once_flag registry_once_;
