@@ -71,6 +71,22 @@ pid_t spawn(const std::vector<std::string>& args, const fs::path& log) {
   return pid;
 }
 
+// `eagle serve ... --port 0` started and waited for until ready: its pid and port.
+std::pair<pid_t, int> start_server(const std::vector<std::string>& args, const fs::path& log_file) {
+  pid_t pid = spawn(args, log_file);
+  static const std::regex port_re("on http://[^:]+:([0-9]+)");
+  int port = 0;
+  for (int i = 0; i < 1200; ++i) {
+    const std::string log = read_file(log_file);
+    std::smatch m;
+    if (!port && std::regex_search(log, m, port_re)) port = std::stoi(m[1]);
+    if (log.find("eagle: ready") != std::string::npos) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  if (!port) throw std::runtime_error("the server did not start: " + read_file(log_file));
+  return {pid, port};
+}
+
 std::string wrk_script(const std::vector<std::string>& bodies) {
   std::string s = "local bodies = {\n";
   for (const auto& b : bodies) s += "  [==[" + b + "]==],\n";
@@ -208,17 +224,7 @@ int main(int argc, char** argv) {
     if (!glove.empty()) serve_args.insert(serve_args.end(), {"--set", "glove.file=" + glove});
     serve_args.insert(serve_args.end(), {"serve", "--port", "0", "--namespace", ns, "--ingest-root", ingest_root.string(),
                                          "--threads", std::to_string(std::max(clients + 4, 16))});
-    pid_t server = spawn(serve_args, work / "serve.log");
-    int port = 0;
-    for (int i = 0; i < 1200; ++i) {
-      const std::string log = read_file(work / "serve.log");
-      std::smatch m;
-      static const std::regex port_re("on http://[^:]+:([0-9]+)");
-      if (!port && std::regex_search(log, m, port_re)) port = std::stoi(m[1]);
-      if (log.find("eagle: ready") != std::string::npos) break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-    if (!port) throw std::runtime_error("the server did not start: " + read_file(work / "serve.log"));
+    auto [server, port] = start_server(serve_args, work / "serve.log");
     httplib::Client http("127.0.0.1", port);
     http.set_read_timeout(60, 0);
     // Warm: every query once, so mapped files (word vectors, vocabulary) are resident
@@ -264,16 +270,7 @@ int main(int argc, char** argv) {
     // what the grown data costs by itself, so growth beyond it is the server's.
     double rss_fresh = 0, anon_fresh = 0;
     {
-      pid_t fresh = spawn(serve_args, work / "serve-fresh.log");
-      int fport = 0;
-      for (int i = 0; i < 1200; ++i) {
-        const std::string log = read_file(work / "serve-fresh.log");
-        std::smatch m;
-        static const std::regex port_re("on http://[^:]+:([0-9]+)");
-        if (!fport && std::regex_search(log, m, port_re)) fport = std::stoi(m[1]);
-        if (log.find("eagle: ready") != std::string::npos) break;
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      }
+      auto [fresh, fport] = start_server(serve_args, work / "serve-fresh.log");
       httplib::Client fh("127.0.0.1", fport);
       fh.set_read_timeout(60, 0);
       for (const auto& b : bodies) fh.Post("/search", b, "application/json");

@@ -12,25 +12,15 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "support/subprocess.h"
+
 namespace fs = std::filesystem;
 
 namespace {
 
-struct Result {
-  int rc;
-  std::string out;
-};
+using Result = eagle::test_support::RunResult;
 
-Result run(const std::string& args) {
-  std::string cmd = std::string(EAGLE_BIN_DIR) + "/eagle " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
-  int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
+Result run(const std::string& args) { return eagle::test_support::run_shell(std::string(EAGLE_BIN_DIR) + "/eagle " + args); }
 
 fs::path temp_dir(const std::string& name) {
   auto p = fs::temp_directory_path() / ("eagle_cli_" + name + "_" + std::to_string(::getpid()));

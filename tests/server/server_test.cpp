@@ -18,6 +18,8 @@
 #include <sstream>
 #include <thread>
 
+#include "support/subprocess.h"
+
 namespace fs = std::filesystem;
 using nlohmann::json;
 
@@ -40,22 +42,10 @@ std::string shell_quote(const std::string& s) {
   return out + "'";
 }
 
-struct RunResult {
-  int rc;
-  std::string out;
-};
+using eagle::test_support::RunResult;
+using eagle::test_support::run_shell;
 
-RunResult run_shell(const std::string& cmd) {
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  std::string out;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
-  int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
-
-RunResult eagle(const std::string& args) { return run_shell(std::string(EAGLE_BIN_DIR) + "/eagle " + args); }
+RunResult run_eagle(const std::string& args) { return run_shell(std::string(EAGLE_BIN_DIR) + "/eagle " + args); }
 
 struct Response {
   int status = 0;
@@ -197,7 +187,7 @@ class ServerTest : public ::testing::Test {
     fs::remove_all(kWork);
     fs::create_directories(kWork / "root");
     store_ = kWork / "store";
-    auto r = eagle("--data-dir " + store_.string() + " ingest --kb sample " + std::string(EAGLE_SOURCE_DIR) +
+    auto r = run_eagle("--data-dir " + store_.string() + " ingest --kb sample " + std::string(EAGLE_SOURCE_DIR) +
                    "/examples/sample");
     ASSERT_EQ(r.rc, 0) << r.out;
     server_ = new ServerProcess(store_, {"--set", "server.max_body_bytes=200000", "--set",
@@ -461,16 +451,16 @@ TEST_F(ServerTest, CollectionsAndHostOriginChecks) {
 }
 
 TEST_F(ServerTest, TheStoreHasOneWriterAndReadersWorkBesideIt) {
-  auto r = eagle("--data-dir " + store_.string() + " ingest " + std::string(EAGLE_SOURCE_DIR) + "/examples/sample");
+  auto r = run_eagle("--data-dir " + store_.string() + " ingest " + std::string(EAGLE_SOURCE_DIR) + "/examples/sample");
   EXPECT_EQ(r.rc, 2) << r.out;
   EXPECT_NE(r.out.find("eagle serve"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("HTTP API"), std::string::npos) << r.out;
-  auto s = eagle("--data-dir " + store_.string() + " search -k 1 \"PD-1 blockade\"");
+  auto s = run_eagle("--data-dir " + store_.string() + " search -k 1 \"PD-1 blockade\"");
   EXPECT_EQ(s.rc, 0) << s.out;
   EXPECT_NE(s.out.find("ab02"), std::string::npos) << s.out;
-  auto list = eagle("--data-dir " + store_.string() + " documents list --limit 1");
+  auto list = run_eagle("--data-dir " + store_.string() + " documents list --limit 1");
   EXPECT_EQ(list.rc, 0) << list.out;
-  auto colls = eagle("--data-dir " + store_.string() + " collections");
+  auto colls = run_eagle("--data-dir " + store_.string() + " collections");
   EXPECT_EQ(colls.rc, 0) << colls.out;
   EXPECT_NE(colls.out.find("eagle_text"), std::string::npos);
 }
@@ -484,13 +474,13 @@ TEST(ServerAuth, TokensAndAKbScopeThatDoesNotLeak) {
   const auto b = kWork / "tenant-b.jsonl";
   std::ofstream(a) << R"({"_id": "a1", "text": "zzshared secret alpha trial"})" << "\n";
   std::ofstream(b) << R"({"_id": "b1", "text": "zzshared secret beta trial"})" << "\n";
-  ASSERT_EQ(eagle("--data-dir " + store.string() + " ingest --kb tenant-a " + a.string()).rc, 0);
-  ASSERT_EQ(eagle("--data-dir " + store.string() + " ingest --kb tenant-b " + b.string()).rc, 0);
-  ASSERT_EQ(eagle("--data-dir " + store.string() + " documents tag b1 zztag").rc, 0);
+  ASSERT_EQ(run_eagle("--data-dir " + store.string() + " ingest --kb tenant-a " + a.string()).rc, 0);
+  ASSERT_EQ(run_eagle("--data-dir " + store.string() + " ingest --kb tenant-b " + b.string()).rc, 0);
+  ASSERT_EQ(run_eagle("--data-dir " + store.string() + " documents tag b1 zztag").rc, 0);
   // A tenant-b label: its chunks have ids of their own (no registry row per chunk).
   const auto label = kWork / "tenant-b-label.xml";
   std::ofstream(label) << spl_label("tb-set", {{"34067-9", "zzlabel indications"}, {"34068-7", "zzlabel dosage"}});
-  ASSERT_EQ(eagle("--data-dir " + store.string() + " ingest --kb tenant-b --format spl " + label.string()).rc, 0);
+  ASSERT_EQ(run_eagle("--data-dir " + store.string() + " ingest --kb tenant-b --format spl " + label.string()).rc, 0);
   const std::string tokens =
       R"([{"name": "admin", "token_env": "EAGLE_TEST_ADMIN"}, {"name": "a", "token_env": "EAGLE_TEST_A", "kb_names": ["tenant-a"]}])";
   ServerProcess s(store, {"--set", "auth.tokens=" + tokens}, {"EAGLE_TEST_ADMIN=admin-secret", "EAGLE_TEST_A=a-secret"});
@@ -585,7 +575,7 @@ TEST(ServerAuth, TokensAndAKbScopeThatDoesNotLeak) {
 TEST(ServerStart, AnInternalErrorIs500WithoutInternalsAndTheServerSurvives) {
   fs::create_directories(kWork);
   const auto store = kWork / "fault-store";
-  ASSERT_EQ(eagle("--data-dir " + store.string() + " ingest " + std::string(EAGLE_SOURCE_DIR) + "/examples/sample").rc, 0);
+  ASSERT_EQ(run_eagle("--data-dir " + store.string() + " ingest " + std::string(EAGLE_SOURCE_DIR) + "/examples/sample").rc, 0);
   ServerProcess s(store, {}, {"EAGLE_FAULT_INJECT=search"});
   ASSERT_TRUE(s.running()) << s.log();
   auto r = http(s.port(), {"POST", "/search", "/search", R"({"query": "eagle-inject-fault"})"});
@@ -599,10 +589,10 @@ TEST(ServerStart, AnInternalErrorIs500WithoutInternalsAndTheServerSurvives) {
 
 TEST(ServerStart, RefusesANonLoopbackAddressWithoutATokenAndAMissingTokenVariable) {
   fs::create_directories(kWork);
-  auto r = eagle("--data-dir " + (kWork / "nl").string() + " serve --host 0.0.0.0 --port 0");
+  auto r = run_eagle("--data-dir " + (kWork / "nl").string() + " serve --host 0.0.0.0 --port 0");
   EXPECT_EQ(r.rc, 2) << r.out;
   EXPECT_NE(r.out.find("without a token"), std::string::npos) << r.out;
-  auto t = eagle("--data-dir " + (kWork / "nl").string() + " --set " +
+  auto t = run_eagle("--data-dir " + (kWork / "nl").string() + " --set " +
                  shell_quote(R"(auth.tokens=[{"name": "x", "token_env": "EAGLE_TEST_UNSET_VAR"}])") + " serve --port 0");
   EXPECT_EQ(t.rc, 2) << t.out;
   EXPECT_NE(t.out.find("EAGLE_TEST_UNSET_VAR"), std::string::npos) << t.out;
@@ -657,7 +647,7 @@ TEST_F(ServerTest, ConcurrentSearchesWhileIngestsAndDeletesRun) {
 TEST(ServerStart, ReadyAndSearchAre503WhileLoadingThen200) {
   fs::create_directories(kWork);
   const auto store = kWork / "loading-store";
-  ASSERT_EQ(eagle("--data-dir " + store.string() + " ingest " + std::string(EAGLE_SOURCE_DIR) + "/examples/sample").rc, 0);
+  ASSERT_EQ(run_eagle("--data-dir " + store.string() + " ingest " + std::string(EAGLE_SOURCE_DIR) + "/examples/sample").rc, 0);
   ServerProcess s(store, {"--set", "pipeline.namespace=biomed", "--set",
                           "biomed.vocab_cache=" + (kWork / "fresh-vocab.bin").string()},
                   {}, /*wait_ready=*/false);

@@ -648,16 +648,20 @@ std::optional<DocumentView> Engine::document(const std::string& document_id, con
   DocumentView v;
   v.record = *rec;
   v.tags = registry().keywords(document_id, rec->plugin_namespace);
+  // One filtered read per collection, in row order; a scoped caller sees only the
+  // chunks of its knowledge bases.
+  std::string filter = "document_id == {doc}";
+  store::TemplateParams params = {{"doc", document_id}};
+  if (!scope.kb_names.empty()) {
+    filter += " and kb_name in {kbs}";
+    params["kbs"] = scope.kb_names;
+  }
   std::shared_lock state(state_mu_);
   for (auto* c : document_collections()) {
-    const auto ids = c->ids_where_equals("document_id", document_id);
-    for (const auto& id : ids) {
-      auto r = c->get(id);
-      if (!r) continue;
-      auto hit = search::hit_from_record(*r, c->schema(), c->schema().name, 0);
-      // A scoped caller sees only the chunks of its knowledge bases.
-      if (!scope.allows(hit.field("kb_name"))) continue;
-      v.chunks.push_back({r->id, c->schema().name, std::move(r->text), std::move(hit.metadata)});
+    if (!c->schema().field_index("kb_name") && !scope.kb_names.empty()) continue;
+    for (auto& r : c->fetch(filter, params, store::kMaxSearchK)) {
+      auto hit = search::hit_from_record(r, c->schema(), c->schema().name, 0);
+      v.chunks.push_back({r.id, c->schema().name, std::move(r.text), std::move(hit.metadata)});
     }
   }
   return v;
@@ -677,9 +681,9 @@ size_t Engine::delete_document(const std::string& document_id, const AccessScope
   if (!scope.kb_names.empty()) {
     // Chunks of a scoped delete must all lie in the caller's KBs.
     for (auto& [c, ids] : chunks)
-      for (const auto& id : ids)
-        if (auto r = c->get(id, "kb_name in {kbs}", {{"kbs", scope.kb_names}}); !r)
-          fail(ErrorCode::not_found, "no document '" + document_id + "'");
+      if (c->filter("document_id == {doc} and kb_name in {kbs}", {{"doc", document_id}, {"kbs", scope.kb_names}})
+              .count() != ids.size())
+        fail(ErrorCode::not_found, "no document '" + document_id + "'");
   }
   size_t removed = 0;
   {

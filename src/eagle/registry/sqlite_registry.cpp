@@ -468,13 +468,21 @@ std::vector<std::string> SqliteRegistry::do_collections_used(const std::vector<s
   return out;
 }
 
-std::vector<DocumentRecord> SqliteRegistry::do_list(const DocumentQuery& q) const {
+namespace {
+// ?1 = the KB filter (NULL: any), ?2 = the namespace (NULL: any): list and count
+// share them.
+void bind_query_filter(Cursor& c, const DocumentQuery& q) {
   std::optional<std::string_view> ns;
   if (q.plugin_namespace) ns = *q.plugin_namespace;
-  std::lock_guard lock(mutex_);
-  Cursor c(*impl_, impl_->stmts[q_list]);
   bind_kb_names(c, 1, q.kb_names);
   bind_optional(c, 2, ns);
+}
+}  // namespace
+
+std::vector<DocumentRecord> SqliteRegistry::do_list(const DocumentQuery& q) const {
+  std::lock_guard lock(mutex_);
+  Cursor c(*impl_, impl_->stmts[q_list]);
+  bind_query_filter(c, q);
   c.bind(3, static_cast<int64_t>(q.limit)).bind(4, static_cast<int64_t>(q.offset));
   std::vector<DocumentRecord> out;
   while (c.step()) out.push_back(read_record(c, impl_->path));
@@ -482,12 +490,9 @@ std::vector<DocumentRecord> SqliteRegistry::do_list(const DocumentQuery& q) cons
 }
 
 size_t SqliteRegistry::do_count(const DocumentQuery& q) const {
-  std::optional<std::string_view> ns;
-  if (q.plugin_namespace) ns = *q.plugin_namespace;
   std::lock_guard lock(mutex_);
   Cursor c(*impl_, impl_->stmts[q_count_documents]);
-  bind_kb_names(c, 1, q.kb_names);
-  bind_optional(c, 2, ns);
+  bind_query_filter(c, q);
   return c.step() ? static_cast<size_t>(c.int64(0)) : 0;
 }
 

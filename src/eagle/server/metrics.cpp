@@ -27,14 +27,6 @@ void Metrics::observe(const std::string& route, const std::string& method, int s
   h.sum += seconds;
 }
 
-uint64_t Metrics::requests(const std::string& route, int status) const {
-  std::lock_guard lock(mu_);
-  uint64_t n = 0;
-  for (const auto& [k, v] : requests_)
-    if (std::get<0>(k) == route && std::get<2>(k) == status) n += v;
-  return n;
-}
-
 std::string Metrics::render(const std::string& gauges) const {
   std::ostringstream o;
   o.precision(9);

@@ -21,7 +21,6 @@ class Metrics {
   void observe(const std::string& route, const std::string& method, int status, double seconds);
   // The exposition: counters and histograms, then `gauges` (already formatted lines).
   std::string render(const std::string& gauges) const;
-  uint64_t requests(const std::string& route, int status) const;  // tests
 
  private:
   struct Histogram {

@@ -97,11 +97,6 @@ size_t TaskQueue::pending() const {
   return queue_.size();
 }
 
-void TaskQueue::drain() {
-  std::unique_lock lock(mu_);
-  idle_cv_.wait(lock, [&] { return queue_.empty() && !busy_; });
-}
-
 void TaskQueue::worker() {
   // Ingest is background work: at a lower priority (Linux nice is per thread) the
   // searches it runs beside keep the cores when both want them.
@@ -157,7 +152,6 @@ void TaskQueue::worker() {
       }
       busy_ = false;
     }
-    idle_cv_.notify_all();
   }
 }
 

@@ -50,8 +50,6 @@ class TaskQueue {
   std::vector<TaskStatus> recent(size_t limit) const;  // newest first
   size_t running() const;
   size_t pending() const;  // queued, not yet running
-  // Blocks until every submitted task has finished (tests, shutdown).
-  void drain();
 
  private:
   void worker();
@@ -60,7 +58,7 @@ class TaskQueue {
   size_t keep_finished_;
   int nice_;
   mutable std::mutex mu_;
-  std::condition_variable cv_, idle_cv_;
+  std::condition_variable cv_;
   std::deque<std::pair<std::string, IngestJob>> queue_;
   std::map<std::string, TaskStatus> tasks_;
   std::deque<std::string> order_;  // ids, oldest first

@@ -595,11 +595,6 @@ std::optional<Record> Collection::get(const std::string& id) const {
   return Record{row.id, row.text, {}, row.values};
 }
 
-uint64_t Collection::log_bytes() const {
-  std::shared_lock lock(mutex_);
-  return wal_bytes_;
-}
-
 std::optional<Record> Collection::get(const std::string& id, std::string_view expr,
                                       const TemplateParams& params) const {
   if (expr.find_first_not_of(" \t\r\n") == std::string_view::npos) return get(id);
@@ -615,12 +610,8 @@ std::optional<Record> Collection::get(const std::string& id, std::string_view ex
 }
 
 std::vector<std::string> Collection::ids_where_equals(const std::string& field, const std::string& value) const {
-  auto idx = schema_.field_index(field);
-  if (!idx) fail(ErrorCode::invalid_argument, "collection '" + schema_.name + "' has no field '" + field + "'");
   std::vector<std::string> out;
-  std::shared_lock lock(mutex_);
-  Bitset rows = filter_locked(field + " == {v}", {{"v", value}});
-  rows.for_each([&](size_t r) { out.push_back(rows_[r].id); });
+  for (auto& [id, v] : ids_where_in(field, {value})) out.push_back(std::move(id));
   return out;
 }
 

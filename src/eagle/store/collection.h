@@ -109,7 +109,6 @@ class Collection {
   // Reads.
   size_t count() const;  // live rows
   bool read_only() const { return opts_.read_only; }
-  uint64_t log_bytes() const;
   std::optional<Record> get(const std::string& id) const;
   // The live row `id` if it also passes `filter` (a scope check on one row, without
   // building a bitset over the collection).
