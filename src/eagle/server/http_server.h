@@ -34,6 +34,9 @@ struct ServerOptions {
   int ingest_nice = 10;  // scheduling niceness of the ingest task thread
   std::vector<Token> tokens;
   std::string default_namespace = "core";
+  int mcp_discover_ttl_ms = 300000;
+  size_t mcp_max_sessions = 1000;
+  double mcp_session_idle_s = 3600;
 };
 
 // From the configuration: server.* and auth.tokens (each token_env must be set and

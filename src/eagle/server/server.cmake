@@ -5,6 +5,15 @@ set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${EAGLE_OPENAPI_F
 file(READ ${EAGLE_OPENAPI_FILE} EAGLE_OPENAPI_JSON)
 configure_file(${CMAKE_SOURCE_DIR}/src/eagle/server/openapi_json.cpp.in
                ${CMAKE_BINARY_DIR}/generated/openapi_json.cpp @ONLY)
+# The web console's files, embedded as a table (embed_files.cmake) at build time.
+set(EAGLE_CONSOLE_DIR ${CMAKE_SOURCE_DIR}/src/eagle/server/console)
+file(GLOB_RECURSE EAGLE_CONSOLE_FILES CONFIGURE_DEPENDS ${EAGLE_CONSOLE_DIR}/*)
+add_custom_command(
+  OUTPUT ${CMAKE_BINARY_DIR}/generated/console_files.cpp
+  COMMAND ${CMAKE_COMMAND} -DDIR=${EAGLE_CONSOLE_DIR} -DOUT=${CMAKE_BINARY_DIR}/generated/console_files.cpp
+          -P ${CMAKE_SOURCE_DIR}/src/eagle/server/embed_files.cmake
+  DEPENDS ${EAGLE_CONSOLE_FILES} ${CMAKE_SOURCE_DIR}/src/eagle/server/embed_files.cmake
+  COMMENT "Embedding the web console")
 add_library(eagle_server src/eagle/server/http_server.cpp src/eagle/server/metrics.cpp src/eagle/server/tasks.cpp
-            ${CMAKE_BINARY_DIR}/generated/openapi_json.cpp)
-target_link_libraries(eagle_server PUBLIC eagle_app PRIVATE PkgConfig::HTTPLIB spdlog::spdlog)
+            ${CMAKE_BINARY_DIR}/generated/openapi_json.cpp ${CMAKE_BINARY_DIR}/generated/console_files.cpp)
+target_link_libraries(eagle_server PUBLIC eagle_app eagle_mcp PRIVATE PkgConfig::HTTPLIB spdlog::spdlog)

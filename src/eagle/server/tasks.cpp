@@ -13,6 +13,21 @@ namespace eagle::server {
 using nlohmann::json;
 
 namespace {
+// `text` with every "<folder>N-" (an uploaded file's stored path and its index
+// prefix) cut to the client's own file name.
+std::string without_upload_folder(std::string text, const std::string& folder) {
+  for (size_t at = text.find(folder); at != std::string::npos; at = text.find(folder, at)) {
+    size_t end = at + folder.size();
+    size_t digits = end;
+    while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits]))) ++digits;
+    if (digits > end && digits < text.size() && text[digits] == '-') end = digits + 1;
+    text.erase(at, end - at);
+  }
+  return text;
+}
+}  // namespace
+
+namespace {
 std::string utc_now() {
   std::timespec ts;
   std::timespec_get(&ts, TIME_UTC);
@@ -128,6 +143,14 @@ void TaskQueue::worker() {
     } catch (const std::exception& e) {
       code = "internal";
       message = "internal error while ingesting";
+    }
+    // Messages name the upload by the client's file name, never by the server's
+    // temporary folder ("<tmp>/0-label.xml:3: ..." becomes "label.xml:3: ...").
+    if (!item.second.cleanup.empty()) {
+      const std::string folder = item.second.cleanup.string() + "/";
+      message = without_upload_folder(message, folder);
+      if (report)
+        for (auto& s : report->skipped) s = without_upload_folder(s, folder);
     }
     if (!item.second.cleanup.empty()) {
       std::error_code ec;

@@ -1,0 +1,369 @@
+#include "eagle/mcp/tools.h"
+
+#include <spdlog/spdlog.h>
+
+#include <sstream>
+
+#include "eagle/app/json_views.h"
+#include "eagle/app/request_json.h"
+#include "eagle/core/error.h"
+#include "eagle/mcp/json_schema.h"
+
+namespace eagle::mcp {
+using nlohmann::json;
+
+namespace {
+
+// String bounds are in characters (code points, as JSON Schema counts them), a
+// quarter of the byte bounds the request readers enforce, so a string the schema
+// admits always fits them (a UTF-8 character is at most 4 bytes).
+constexpr size_t kQueryChars = search::kMaxQueryBytes / 4;
+constexpr size_t kKeyChars = app::kMaxKeyBytes / 4;
+constexpr size_t kFilterChars = app::kMaxFilterBytes / 4;
+constexpr int64_t kMaxCompounds = 100;
+constexpr size_t kMaxStructureChars = 2048;
+
+json string_schema(const std::string& description, size_t max_chars, size_t min_chars = 0) {
+  json s = {{"type", "string"}, {"description", description}, {"maxLength", max_chars}};
+  if (min_chars) s["minLength"] = min_chars;
+  return s;
+}
+
+json integer_schema(const std::string& description, int64_t lo, int64_t hi, int64_t fallback) {
+  return {{"type", "integer"}, {"description", description}, {"minimum", lo}, {"maximum", hi}, {"default", fallback}};
+}
+
+json string_list_schema(const std::string& description, size_t max_items) {
+  return {{"type", "array"},
+          {"description", description},
+          {"maxItems", max_items},
+          {"items", {{"type", "string"}, {"maxLength", kKeyChars}}}};
+}
+
+json object_schema(json properties, std::vector<std::string> required = {}) {
+  json s = {{"type", "object"}, {"properties", std::move(properties)}, {"additionalProperties", false}};
+  if (!required.empty()) s["required"] = required;
+  return s;
+}
+
+// The retrieval arguments both search tools share (the fields of POST /search).
+json retrieval_properties() {
+  const json facet_string = {{"type", "string"}, {"maxLength", kKeyChars}};
+  const json facet_integer = {{"type", "integer"}};
+  json facet_list = {{"type", "array"}, {"minItems", 1}, {"maxItems", app::kMaxFacetValues}};
+  facet_list["items"] = {{"anyOf", json::array({facet_string, facet_integer})}};
+  json facet_value = {{"anyOf", json::array({facet_string, facet_integer, facet_list})}};
+  // Mirrored into the Mcp-Param-Kb-Name header over HTTP, so a gateway can route or
+  // authorise by knowledge base without reading the body.
+  json kb_name = string_schema("search only this knowledge base", kKeyChars);
+  kb_name["x-mcp-header"] = "Kb-Name";
+  return {
+      {"query", string_schema("the question or keywords", kQueryChars, 1)},
+      {"top_k", integer_schema("how many hits to return", 1, static_cast<int64_t>(search::kMaxFinalTopK), 5)},
+      {"kb_name", kb_name},
+      {"scope", string_list_schema("knowledge base names or document ids to search within (their union)",
+                                   app::kMaxScopeItems)},
+      {"scope_filter",
+       object_schema({{"kb_names", string_list_schema("knowledge bases", app::kMaxScopeItems)},
+                      {"document_ids", string_list_schema("document ids", app::kMaxScopeItems)},
+                      {"tags", string_list_schema("document tags", app::kMaxScopeItems)}})},
+      {"facets",
+       {{"type", "object"},
+        {"description", "field -> value or list of values, e.g. {\"source_type\": \"label\", \"year\": [2023, 2024]}"},
+        {"maxProperties", app::kMaxFacetFields},
+        {"additionalProperties", facet_value}}},
+  };
+}
+
+json hit_schema() {
+  return {{"type", "object"},
+          {"required", {"rank", "id", "text", "score", "collection", "document_id", "metadata"}},
+          {"properties",
+           {{"rank", {{"type", "integer"}}},
+            {"id", {{"type", "string"}}},
+            {"text", {{"type", "string"}}},
+            {"score", {{"type", "number"}}},
+            {"collection", {{"type", "string"}}},
+            {"document_id", {{"type", {"string", "null"}}}},
+            {"metadata", {{"type", "object"}}},
+            {"explain", {{"type", "object"}}}}}};
+}
+
+// A hit's section path, from whichever field its collection carries.
+std::string section_of(const json& metadata) {
+  for (const char* k : {"path", "section_path", "parent_section", "title", "document_name"})
+    if (auto it = metadata.find(k); it != metadata.end() && it->is_string() && !it->get<std::string>().empty())
+      return it->get<std::string>();
+  return {};
+}
+
+std::string excerpt(const std::string& text, size_t max_bytes) {
+  if (text.size() <= max_bytes) return text;
+  size_t cut = max_bytes;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;  // whole characters
+  return text.substr(0, cut) + "…";
+}
+
+std::string hits_text(const json& sources, double took_ms) {
+  std::ostringstream o;
+  o << sources.size() << (sources.size() == 1 ? " hit" : " hits") << " (" << took_ms << " ms)";
+  for (const auto& h : sources) {
+    o << "\n\n" << h["rank"].get<int>() << ". score " << h["score"].get<double>() << " · "
+      << h["collection"].get<std::string>();
+    if (h["document_id"].is_string()) o << " · " << h["document_id"].get<std::string>();
+    const std::string section = section_of(h["metadata"]);
+    if (!section.empty()) o << " · " << section;
+    o << " [" << h["id"].get<std::string>() << "]\n" << excerpt(h["text"].get<std::string>(), 600);
+  }
+  return o.str();
+}
+
+ToolOutput search_output(const search::RetrievalResponse& resp, bool explain, bool whole_pipeline) {
+  json out = app::search_response_json(resp, explain);
+  if (!whole_pipeline) out = {{"sources", out["sources"]}, {"took_ms", out["took_ms"]}};
+  std::string text = hits_text(out["sources"], out["took_ms"].get<double>());
+  if (whole_pipeline) text = "route: " + resp.route.source + "\n" + text;
+  return {std::move(out), std::move(text)};
+}
+
+
+// An output schema: an object with these required members.
+json result_schema(json properties, std::vector<std::string> required) {
+  return {{"type", "object"}, {"required", std::move(required)}, {"properties", std::move(properties)}};
+}
+
+json array_of(json items) { return {{"type", "array"}, {"items", std::move(items)}}; }
+
+json typed(const char* type) { return {{"type", type}}; }
+
+Tool make_tool(std::string name, std::string title, std::string description, std::string ns, json input, json output) {
+  Tool t;
+  t.name = std::move(name);
+  t.title = std::move(title);
+  t.description = std::move(description);
+  t.plugin_namespace = std::move(ns);
+  t.input_schema = std::move(input);
+  t.output_schema = std::move(output);
+  return t;
+}
+
+}  // namespace
+
+ToolSet::ToolSet(app::Engine& engine, const std::string& default_namespace) {
+  app::Engine* e = &engine;
+  const std::string ns_default = default_namespace;
+
+  Tool retrieve = make_tool(
+      "core_retrieve_text", "Retrieve text passages",
+      "Dense and lexical retrieval over the text collections, fused (RRF) and reranked; returns the passages with "
+      "their scores. Filter by knowledge base, scope and facets.",
+      "core", object_schema(retrieval_properties(), {"query"}),
+      result_schema({{"sources", array_of(hit_schema())}, {"took_ms", typed("number")}}, {"sources", "took_ms"}));
+  retrieve.run = [e](const json& args, const ToolContext& ctx) {
+    json body = args;
+    body["plugin_namespace"] = "core";
+    body["route_mode"] = "text";
+    auto req = app::search_request_from_json(body, "core", ctx.scope);
+    return search_output(e->search(req), false, false);
+  };
+  tools_.push_back(std::move(retrieve));
+
+  json search_props = retrieval_properties();
+  search_props["filter"] =
+      string_schema("a filter expression on chunk fields, e.g. year >= 2020 and source_type == \"paper\"", kFilterChars);
+  search_props["plugin_namespace"] = {{"type", "string"},
+                                      {"enum", {"core", "biomed"}},
+                                      {"description", "the plugin namespace (default: the server's)"}};
+  search_props["route_mode"] = {{"type", "string"}, {"enum", {"auto", "text", "visual", "hybrid"}}, {"default", "auto"}};
+  search_props["explain"] = {{"type", "boolean"},
+                             {"default", false},
+                             {"description", "per-hit legs (rank and score of each retriever) and rerank terms"}};
+  Tool whole = make_tool(
+      "core_search", "Search (whole pipeline)",
+      "The whole query pipeline: routing to collections, dense and lexical recall, fusion, the namespace's reranks; "
+      "with explain, each hit's legs and rerank terms and the query's audit events.",
+      "core", object_schema(search_props, {"query"}),
+      result_schema({{"sources", array_of(hit_schema())},
+                     {"route", typed("object")},
+                     {"steps", array_of(typed("object"))},
+                     {"took_ms", typed("number")},
+                     {"scope_capped", typed("boolean")},
+                     {"audits", typed("array")}},
+                    {"sources", "route", "steps", "took_ms"}));
+  whole.run = [e, ns_default](const json& args, const ToolContext& ctx) {
+    auto req = app::search_request_from_json(args, ns_default, ctx.scope);
+    return search_output(e->search(req), req.explain, true);
+  };
+  tools_.push_back(std::move(whole));
+
+  Tool list = make_tool(
+      "core_list_documents", "List documents",
+      "The documents in the store, newest first, with their knowledge base, namespace, source type and tags.", "core",
+      object_schema({{"kb_name", string_schema("only this knowledge base", kKeyChars)},
+                     {"plugin_namespace", string_schema("only this namespace (core, biomed)", 64)},
+                     {"limit", integer_schema("page size", 1, static_cast<int64_t>(app::kMaxListLimit), 20)},
+                     {"offset", integer_schema("documents to skip", 0, 10'000'000, 0)}}),
+      result_schema({{"documents", array_of(result_schema({{"document_id", typed("string")}}, {"document_id"}))},
+                     {"total", typed("integer")},
+                     {"limit", typed("integer")},
+                     {"offset", typed("integer")}},
+                    {"documents", "total", "limit", "offset"}));
+  list.run = [e](const json& args, const ToolContext& ctx) {
+    registry::DocumentQuery q;
+    q.limit = static_cast<size_t>(app::int_field(args, "limit", 1, static_cast<int64_t>(app::kMaxListLimit), 20));
+    q.offset = static_cast<size_t>(app::int_field(args, "offset", 0, 10'000'000, 0));
+    const std::string kb = app::str_field(args, "kb_name", app::kMaxKeyBytes);
+    if (!kb.empty()) {
+      app::check_kbs(ctx.scope, {kb}, "kb_name");
+      q.kb_names = {kb};
+    } else {
+      q.kb_names = ctx.scope.kb_names;
+    }
+    const std::string ns = app::str_field(args, "plugin_namespace", 64);
+    if (!ns.empty()) q.plugin_namespace = ns;
+    size_t total = 0;
+    auto docs = e->list_documents(q, &total);
+    json out = app::document_list_json(*e, docs, total, q);
+    std::ostringstream t;
+    t << total << " documents; showing " << docs.size() << " from offset " << q.offset;
+    for (const auto& d : out["documents"])
+      t << "\n- " << d["document_id"].get<std::string>() << " · " << d["name"].get<std::string>() << " (kb "
+        << d["kb_name"].get<std::string>() << ", " << d["plugin_namespace"].get<std::string>() << ")";
+    return ToolOutput{out, t.str()};
+  };
+  tools_.push_back(std::move(list));
+
+  json entity_item = result_schema({{"text", typed("string")},
+                                    {"start", typed("integer")},
+                                    {"end", typed("integer")},
+                                    {"type", typed("string")},
+                                    {"name", typed("string")},
+                                    {"id", typed("string")}},
+                                   {"text", "start", "end", "type", "name", "id"});
+  Tool entities = make_tool(
+      "biomed_query_entities", "Find biomedical entities",
+      "Drugs, genes, diseases and other biomedical entities named in a text, matched against the configured "
+      "vocabularies: each with its type, vocabulary id, preferred name and byte span.",
+      "biomed", object_schema({{"text", string_schema("the text to read", kQueryChars, 1)}}, {"text"}),
+      result_schema({{"entities", array_of(entity_item)}}, {"entities"}));
+  entities.run = [e](const json& args, const ToolContext&) {
+    const std::string text = app::str_field(args, "text", search::kMaxQueryBytes, true);
+    const auto& kb = e->knowledge();
+    json found = app::entities_json(kb, kb.match_entities(text));
+    std::ostringstream t;
+    t << found.size() << (found.size() == 1 ? " entity" : " entities");
+    for (const auto& m : found)
+      t << "\n- " << m["text"].get<std::string>() << " [" << m["start"].get<size_t>() << ", " << m["end"].get<size_t>()
+        << "): " << m["type"].get<std::string>() << " " << m["name"].get<std::string>() << " ("
+        << m["id"].get<std::string>() << ")";
+    return ToolOutput{{{"entities", found}}, t.str()};
+  };
+  tools_.push_back(std::move(entities));
+
+  json compound_item = result_schema({{"id", typed("string")},
+                                      {"name", typed("string")},
+                                      {"smiles", typed("string")},
+                                      {"score", typed("number")},
+                                      {"rank", typed("integer")},
+                                      {"document_id", typed("string")},
+                                      {"kb_name", typed("string")}},
+                                     {"id", "name", "smiles", "score"});
+  json compound_in = object_schema(
+      {{"name", string_schema("a compound or drug name (brand names and synonyms resolve through the vocabulary)",
+                              kKeyChars, 1)},
+       {"smiles", string_schema("a structure as SMILES", kMaxStructureChars, 1)},
+       {"smarts", string_schema("a substructure pattern as SMARTS", kMaxStructureChars, 1)},
+       {"k", integer_schema("how many compounds to return", 1, kMaxCompounds, 10)},
+       {"kb_name", string_schema("only this knowledge base", kKeyChars)}});
+  compound_in["oneOf"] = json::array({{{"required", {"name"}}}, {{"required", {"smiles"}}}, {{"required", {"smarts"}}}});
+  json query_item = {{"anyOf", json::array({compound_item, typed("null")})}};
+  Tool compounds = make_tool(
+      "biomed_retrieve_compounds", "Retrieve compounds",
+      "Compounds structurally similar to a named drug or a SMILES (Tanimoto on Morgan fingerprints, radius 2, 2048 "
+      "bits), or the compounds containing a SMARTS substructure. Give exactly one of name, smiles or smarts.",
+      "biomed", compound_in,
+      result_schema({{"collection", typed("string")},
+                     {"query_kind", {{"type", "string"}, {"enum", {"name", "smiles", "smarts"}}}},
+                     {"query_smiles", {{"type", {"string", "null"}}}},
+                     {"query", query_item},
+                     {"compounds", array_of(compound_item)}},
+                    {"collection", "query_kind", "compounds"}));
+  compounds.run = [e](const json& args, const ToolContext& ctx) {
+    app::CompoundQuery q;
+    q.name = app::str_field(args, "name", app::kMaxKeyBytes);
+    q.smiles = app::str_field(args, "smiles", kMaxStructureChars * 4);
+    q.smarts = app::str_field(args, "smarts", kMaxStructureChars * 4);
+    q.k = static_cast<size_t>(app::int_field(args, "k", 1, kMaxCompounds, 10));
+    q.kb_name = app::str_field(args, "kb_name", app::kMaxKeyBytes);
+    auto r = e->retrieve_compounds(q, ctx.scope);
+    json out = app::compounds_json(r);
+    std::ostringstream t;
+    if (r.query_kind == "smarts") {
+      t << r.hits.size() << (r.hits.size() == 1 ? " compound contains " : " compounds contain ") << q.smarts;
+    } else {
+      t << r.hits.size() << (r.hits.size() == 1 ? " compound" : " compounds") << " nearest to " << (r.query ? r.query->name + " " : std::string())
+        << r.query_smiles << " (Tanimoto)";
+    }
+    for (const auto& h : out["compounds"])
+      t << "\n" << h["rank"].get<int>() << ". " << h["name"].get<std::string>() << " (" << h["id"].get<std::string>()
+        << ") " << h["score"].get<double>() << " " << h["smiles"].get<std::string>();
+    return ToolOutput{out, t.str()};
+  };
+  tools_.push_back(std::move(compounds));
+
+  // G3: core_* plus the default namespace's own tools.
+  std::erase_if(tools_, [&](const Tool& t) { return t.plugin_namespace != "core" && t.plugin_namespace != ns_default; });
+  for (const auto& t : tools_) {
+    check_supported(t.input_schema);
+    check_supported(t.output_schema);
+  }
+}
+
+const Tool* ToolSet::find(const std::string& name) const {
+  for (const auto& t : tools_)
+    if (t.name == name) return &t;
+  return nullptr;
+}
+
+json ToolSet::list_json() const {
+  json arr = json::array();
+  for (const auto& t : tools_) {
+    json input = t.input_schema;
+    input["$schema"] = "https://json-schema.org/draft/2020-12/schema";
+    arr.push_back({{"name", t.name},
+                   {"title", t.title},
+                   {"description", t.description},
+                   {"inputSchema", input},
+                   {"outputSchema", t.output_schema},
+                   {"annotations", {{"title", t.title}, {"readOnlyHint", true}, {"destructiveHint", false},
+                                    {"idempotentHint", true}, {"openWorldHint", false}}}});
+  }
+  return arr;
+}
+
+namespace {
+json error_result(const std::string& message) {
+  return {{"content", json::array({{{"type", "text"}, {"text", message}}})}, {"isError", true}};
+}
+}  // namespace
+
+json ToolSet::call(const Tool& tool, const json& arguments, const ToolContext& ctx) const {
+  if (!arguments.is_object()) return error_result("invalid arguments: must be an object");
+  if (auto err = validate(tool.input_schema, arguments)) return error_result("invalid arguments: " + *err);
+  try {
+    ToolOutput out = tool.run(arguments, ctx);
+    return {{"content", json::array({{{"type", "text"}, {"text", out.text}}})},
+            {"structuredContent", std::move(out.structured)},
+            {"isError", false}};
+  } catch (const app::RequestError& e) {
+    return error_result(e.field.empty() ? e.message : e.message + " (" + e.field + ")");
+  } catch (const Error& e) {
+    return error_result(std::string(error_code_name(e.code())) + ": " + e.what());
+  } catch (const std::exception& e) {
+    // No internals reach the client; the log has them.
+    spdlog::error("mcp tool {}: {}", tool.name, e.what());
+    return error_result("internal error (see the server log)");
+  }
+}
+
+}  // namespace eagle::mcp

@@ -1,0 +1,58 @@
+#pragma once
+// The MCP tools (seed retrieval.txt §12: they call the retrievers directly and take
+// kb_name, top_k and facet filters). Each has a JSON Schema 2020-12 input schema with
+// a bound on every number, string and list, an output schema, and answers with
+// structuredContent plus a readable text block. Exposure (rule G3 of the MCP issue):
+// every core_* tool, plus the tools of the configured default namespace (biomed_*
+// when it is biomed). core_retrieve_visual is not listed: there is no visual
+// retrieval yet.
+#include <nlohmann/json.hpp>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "eagle/app/engine.h"
+
+namespace eagle::mcp {
+
+// What a call may see: the caller's knowledge bases (a bearer token's scope).
+struct ToolContext {
+  app::AccessScope scope;
+};
+
+struct ToolOutput {
+  nlohmann::json structured;  // matches the tool's output schema
+  std::string text;           // the same, for a person or a model to read
+};
+
+struct Tool {
+  std::string name;
+  std::string title;
+  std::string description;
+  std::string plugin_namespace;  // core | biomed: exposure G3
+  nlohmann::json input_schema;
+  nlohmann::json output_schema;
+  std::function<ToolOutput(const nlohmann::json& args, const ToolContext& ctx)> run;
+};
+
+class ToolSet {
+ public:
+  // The tools exposed for `default_namespace` (G3), each schema checked to use only
+  // keywords the validator enforces.
+  ToolSet(app::Engine& engine, const std::string& default_namespace);
+
+  const std::vector<Tool>& tools() const { return tools_; }
+  const Tool* find(const std::string& name) const;
+  // tools/list entries: name, title, description, inputSchema, outputSchema, annotations.
+  nlohmann::json list_json() const;
+  // A tools/call result for a known tool: arguments checked against the input schema,
+  // then run; any failure (bad arguments, engine errors, out of scope) is a result
+  // with isError true and a message, never a protocol error.
+  nlohmann::json call(const Tool& tool, const nlohmann::json& arguments, const ToolContext& ctx) const;
+
+ private:
+  std::vector<Tool> tools_;
+};
+
+}  // namespace eagle::mcp
