@@ -199,3 +199,62 @@ TEST(Cli, BiomedIngestRoutesGeneralTextToTheCoreCollection) {
   EXPECT_NE(off.out.find("eagle_text +2 = 2 rows"), std::string::npos) << off.out;
   fs::remove_all(dir);
 }
+
+// A Latin-1 file in a folder: an error naming the file and byte (not a JSON library's
+// internal error), the store unchanged; --skip-bad skips it, --repair-utf8 keeps it.
+// And `eagle repair` cuts a damaged log so the store opens again.
+TEST(Cli, InvalidUtf8IsNamedSkippedOrRepaired) {
+  auto dir = temp_dir("utf8");
+  auto docs = dir / "docs";
+  fs::create_directories(docs);
+  std::ofstream(docs / "good.md") << "# Heading\n\nbody text\n";
+  std::ofstream(docs / "latin1.txt", std::ios::binary) << "na\xEFve text";
+  const std::string store = "--data-dir " + (dir / "store").string() + " ";
+  ASSERT_EQ(run(store + "ingest --skip-bad " + docs.string()).rc, 0);
+  const std::string before = tree_digest(dir / "store");
+  auto strict = run(store + "ingest " + docs.string());
+  EXPECT_NE(strict.rc, 0);
+  EXPECT_NE(strict.out.find("latin1.txt: invalid UTF-8 at byte 2"), std::string::npos) << strict.out;
+  EXPECT_EQ(strict.out.find("internal error"), std::string::npos) << strict.out;
+  EXPECT_EQ(tree_digest(dir / "store"), before);
+  auto repaired = run(store + "ingest --repair-utf8 " + docs.string());
+  ASSERT_EQ(repaired.rc, 0) << repaired.out;
+  auto found = run(store + "search --json -k 1 \"na ve text\"");
+  EXPECT_NE(found.out.find("na\xEF\xBF\xBDve text"), std::string::npos) << found.out;
+}
+
+TEST(Cli, RepairCutsADamagedLogSoTheStoreOpensAgain) {
+  auto dir = temp_dir("repair");
+  const std::string store = "--data-dir " + (dir / "store").string() + " ";
+  // Three ingests, three log records, no checkpoint: the records live only in the log.
+  for (int i = 0; i < 3; ++i) {
+    const auto f = dir / ("one" + std::to_string(i) + ".jsonl");
+    std::ofstream(f) << "{\"_id\":\"d" << i << "\",\"text\":\"zzrepair record number" << i << "\"}\n";
+    ASSERT_EQ(run(store + "--set ingest.checkpoint=false ingest " + f.string()).rc, 0);
+  }
+  fs::path log;
+  for (const auto& e : fs::directory_iterator(dir / "store" / "collections" / "eagle_text"))
+    if (e.path().extension() == ".log") log = e.path();
+  ASSERT_FALSE(log.empty());
+  uint32_t first_len = 0;
+  {
+    std::fstream io(log, std::ios::in | std::ios::out | std::ios::binary);
+    io.read(reinterpret_cast<char*>(&first_len), 4);
+    // A byte inside the second record's payload: the third, intact, follows it.
+    io.seekp(17 + first_len + 17 + 10);
+    io.put('#');
+  }
+  const std::string second = std::to_string(17 + first_len);
+  auto broken = run(store + "search zzrepair");
+  EXPECT_NE(broken.rc, 0);
+  EXPECT_NE(broken.out.find("data_loss"), std::string::npos) << broken.out;
+  EXPECT_NE(broken.out.find("corrupt at byte " + second), std::string::npos) << broken.out;
+  auto fixed = run(store + "repair");
+  ASSERT_EQ(fixed.rc, 0) << fixed.out;
+  EXPECT_NE(fixed.out.find("cut at byte " + second + ", 1 intact records kept"), std::string::npos) << fixed.out;
+  auto after = run(store + "search --json zzrepair");
+  ASSERT_EQ(after.rc, 0) << after.out;
+  EXPECT_NE(after.out.find("\"d0\""), std::string::npos) << after.out;
+  EXPECT_EQ(after.out.find("\"d2\""), std::string::npos) << after.out;  // it followed the damage
+  EXPECT_NE(run(store + "repair").out.find("nothing to repair"), std::string::npos);
+}

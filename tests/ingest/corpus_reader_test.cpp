@@ -108,3 +108,60 @@ TEST(CorpusReader, MissingInputIsNotFound) {
     EXPECT_EQ(e.code(), eagle::ErrorCode::not_found);
   }
 }
+
+// Invalid UTF-8 used to abort the whole ingest with a JSON library's type_error and no
+// file name, and --skip-bad could not skip it (issue 12, defect 6).
+TEST(CorpusReader, InvalidUtf8NamesFileAndByteAndCanBeSkippedOrRepaired) {
+  auto dir = temp_dir("utf8");
+  std::ofstream(dir / "good.md") << "# Title\n\nclean text\n";
+  std::ofstream(dir / "bad.txt", std::ios::binary) << "caf\xE9 au lait";  // Latin-1, not UTF-8
+  ReadOptions opt;
+  opt.format = InputFormat::folder;
+  try {
+    read_corpus(dir, opt);
+    FAIL() << "invalid UTF-8 was read";
+  } catch (const eagle::Error& e) {
+    EXPECT_EQ(e.code(), eagle::ErrorCode::invalid_argument);
+    const std::string m = e.what();
+    EXPECT_NE(m.find((dir / "bad.txt").string() + ": invalid UTF-8 at byte 3"), std::string::npos) << m;
+  }
+  opt.skip_bad = true;
+  auto skipped = read_corpus(dir, opt);
+  ASSERT_EQ(skipped.documents.size(), 1u);
+  ASSERT_EQ(skipped.skipped.size(), 1u);
+  EXPECT_EQ(skipped.skipped[0].file, (dir / "bad.txt").string());
+  opt.skip_bad = false;
+  opt.repair_utf8 = true;
+  auto repaired = read_corpus(dir, opt);
+  ASSERT_EQ(repaired.documents.size(), 2u);
+  EXPECT_EQ(repaired.documents[0].text, "caf\xEF\xBF\xBD au lait");
+
+  // In JSONL the offset is the file's, and the line is named.
+  auto jsonl = dir / "records.jsonl";
+  fs::remove(dir / "bad.txt");
+  std::ofstream(jsonl, std::ios::binary) << R"({"_id":"a","text":"ok"})" << "\n"
+                                         << "{\"_id\":\"b\",\"text\":\"\xFF\"}\n";
+  ReadOptions strict;
+  try {
+    read_corpus(jsonl, strict);
+    FAIL();
+  } catch (const eagle::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("records.jsonl:2: invalid UTF-8 at byte 43"), std::string::npos) << e.what();
+  }
+  // A file name that is not UTF-8 is refused too (it becomes the document id).
+  fs::remove(jsonl);
+  std::ofstream(dir / "na\xEFve.txt") << "text";
+  ReadOptions plain;
+  plain.format = InputFormat::folder;
+  try {
+    read_corpus(dir, plain);
+    FAIL();
+  } catch (const eagle::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("the file name is not valid UTF-8"), std::string::npos) << e.what();
+  }
+  auto named = read_corpus(dir, opt);  // repair_utf8
+  bool found = false;
+  for (const auto& d : named.documents) found = found || d.id == "na\xEF\xBF\xBDve.txt";
+  EXPECT_TRUE(found);
+  fs::remove_all(dir);
+}

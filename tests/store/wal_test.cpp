@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "eagle/core/error.h"
+
 namespace fs = std::filesystem;
 using namespace eagle::store;
 
@@ -67,7 +69,7 @@ TEST(Wal, TornTailIsCutAndTheLogStaysAppendable) {
   fs::remove(f);
 }
 
-TEST(Wal, CorruptPayloadStopsReplayAtThatRecord) {
+TEST(Wal, CorruptionBeforeTheEndIsDataLossNotATornTail) {
   auto f = temp_file("crc");
   fs::remove(f);
   {
@@ -76,14 +78,44 @@ TEST(Wal, CorruptPayloadStopsReplayAtThatRecord) {
     w.append(2, WalOp::insert, "bbbb");
     w.append(3, WalOp::insert, "cccc");
   }
+  const auto size = fs::file_size(f);
   {
     std::fstream io(f, std::ios::in | std::ios::out | std::ios::binary);
     io.seekp(17 + 4 + 17 + 1);  // a byte inside the second payload
     io.put('X');
   }
-  auto recs = read_all(f);
-  ASSERT_EQ(recs.size(), 1u);
-  EXPECT_EQ(recs[0].second, "aaaa");
+  try {
+    read_all(f);
+    FAIL() << "replay went on past corruption";
+  } catch (const eagle::Error& e) {
+    EXPECT_EQ(e.code(), eagle::ErrorCode::data_loss);
+    EXPECT_NE(std::string(e.what()).find("corrupt at byte 21 (after 1 intact records; 42 bytes follow)"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(fs::file_size(f), size);  // nothing cut
+  auto st = scan_wal(f);
+  EXPECT_TRUE(st.corrupt);
+  EXPECT_EQ(st.bytes, 21u);
+  EXPECT_EQ(st.records, 1u);
+  fs::remove(f);
+}
+
+TEST(Wal, ALengthFieldDamagedInsideTheLogIsCorruptionToo) {
+  auto f = temp_file("len");
+  fs::remove(f);
+  {
+    WalWriter w(f, WalSync::none);
+    for (uint64_t i = 1; i <= 3; ++i) w.append(i, WalOp::insert, "payload");
+  }
+  {
+    // The second frame's length now runs past the end of the file.
+    std::fstream io(f, std::ios::in | std::ios::out | std::ios::binary);
+    io.seekp(24 + 2);
+    io.put(static_cast<char>(0x7f));
+  }
+  EXPECT_TRUE(scan_wal(f).corrupt);
+  EXPECT_THROW(read_all(f), eagle::Error);
   fs::remove(f);
 }
 

@@ -144,6 +144,26 @@ void add_store_commands(CLI::App& app, const GlobalFlags& g, std::vector<Command
                                  static_cast<unsigned long long>(i.last_lsn), i.rows);
                    return 0;
                  }});
+  auto* repair = app.add_subcommand(
+      "repair", "after a corruption error: cut each damaged write-ahead log at its first bad record, keeping the "
+                "records before it (the removed bytes are kept in *.damaged* files)");
+  out.push_back({repair, [&g] {
+                   Engine engine(resolve_config(g), StoreAccess::write, "eagle repair");
+                   auto done = engine.repair();
+                   for (const auto& [name, r] : done) {
+                     if (!r.whole_file)
+                       std::printf("%-20s %s: cut at byte %llu, %llu intact records kept, %llu bytes moved to %s\n",
+                                   name.c_str(), r.file.filename().c_str(), static_cast<unsigned long long>(r.offset),
+                                   static_cast<unsigned long long>(r.records_kept),
+                                   static_cast<unsigned long long>(r.bytes_removed), r.moved_to.c_str());
+                     else
+                       std::printf("%-20s %s: follows the damage, moved to %s (%llu bytes)\n", name.c_str(),
+                                   r.file.filename().c_str(), r.moved_to.c_str(),
+                                   static_cast<unsigned long long>(r.bytes_removed));
+                   }
+                   if (done.empty()) std::printf("no damaged log: nothing to repair\n");
+                   return 0;
+                 }});
   auto* compact = app.add_subcommand("compact", "checkpoint and drop deleted rows, rebuilding the indexes");
   out.push_back({compact, [&g] {
                    Engine engine(resolve_config(g), StoreAccess::write, "eagle compact");

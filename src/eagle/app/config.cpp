@@ -273,6 +273,9 @@ std::vector<ConfigOption> make_options() {
   o.push_back({"eval.run_depth", "documents per query written to the TREC run by `eagle eval`",
                [](Config& c, const std::string& v) { c.run_depth = to_count("eval.run_depth", v, kMaxTopK); },
                [](const Config& c) { return std::to_string(c.run_depth); }});
+  o.push_back({"ingest.repair_utf8", "replace invalid UTF-8 in ingested text with U+FFFD instead of refusing it",
+               [](Config& c, const std::string& v) { c.repair_utf8 = to_bool("ingest.repair_utf8", v); },
+               [](const Config& c) { return std::string(c.repair_utf8 ? "true" : "false"); }});
   o.push_back({"ingest.skip_bad", "skip malformed input records (reported) instead of stopping",
                [](Config& c, const std::string& v) { c.skip_bad = to_bool("ingest.skip_bad", v); },
                [](const Config& c) { return std::string(c.skip_bad ? "true" : "false"); }});

@@ -24,6 +24,7 @@ struct Config {
   size_t top_k = 10;
   size_t run_depth = 1000;
   bool skip_bad = false;
+  bool repair_utf8 = false;  // invalid UTF-8 in ingested text becomes U+FFFD instead of an error
   // Ingest writes in commits of about this many rows (whole documents each), so a
   // server's searches wait at most one commit; the ingest ends with a checkpoint so
   // the next open loads a segment instead of replaying the log.

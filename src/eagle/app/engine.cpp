@@ -356,6 +356,7 @@ IngestReport Engine::ingest(const std::vector<std::string>& inputs, const Ingest
       ingest::ReadOptions ro;
       ro.format = ingest::parse_input_format(format);
       ro.skip_bad = opts.skip_bad;
+      ro.repair_utf8 = opts.repair_utf8;
       auto r = ingest::read_corpus(input, ro);
       for (const auto& bad : r.skipped)
         rep.skipped.push_back(bad.file + (bad.line ? ":" + std::to_string(bad.line) : std::string()) + ": " +
@@ -742,6 +743,14 @@ CollectionInfo Engine::collection_info(const std::string& name) {
 std::vector<CollectionInfo> Engine::collection_infos() {
   std::vector<CollectionInfo> out;
   for (const auto& name : catalog_->list()) out.push_back(collection_info(name));
+  return out;
+}
+
+std::vector<std::pair<std::string, store::LogRepair>> Engine::repair() {
+  require_writer("repair the store");
+  std::vector<std::pair<std::string, store::LogRepair>> out;
+  for (const auto& name : catalog_->list())
+    for (auto& r : store::repair_logs(fs::path(cfg_.data_dir) / "collections" / name)) out.emplace_back(name, r);
   return out;
 }
 

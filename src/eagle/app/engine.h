@@ -54,6 +54,7 @@ struct IngestOptions {
   std::string plugin_namespace = "core";
   std::string format = "auto";  // auto | beir | jsonl | folder | spl | compounds
   bool skip_bad = false;
+  bool repair_utf8 = false;  // invalid UTF-8 becomes U+FFFD instead of an error naming file and offset
 };
 
 struct IngestReport {
@@ -170,6 +171,10 @@ class Engine {
   std::vector<CollectionInfo> collection_infos();
   CollectionInfo collection_info(const std::string& name);
 
+  // `eagle repair`: cuts each collection's corrupt log at its first bad frame (the
+  // intact records before it are kept; the rest is kept aside in *.damaged* files).
+  // Run before any collection is opened, with the store's write lock.
+  std::vector<std::pair<std::string, store::LogRepair>> repair();
   // Writes a segment of every collection (fast opens) / also drops deleted rows.
   void checkpoint();
   void compact();

@@ -60,6 +60,7 @@ std::string key_list() {
 struct IngestFlags {
   std::string format = "auto";
   bool skip_bad = false;
+  bool repair_utf8 = false;
   std::string collection, encoder, kb_name, plugin_namespace = "core";
 };
 
@@ -70,6 +71,7 @@ int cmd_ingest(const GlobalFlags& g, const std::vector<std::string>& inputs, con
   eagle::app::IngestOptions o;
   o.format = f.format;
   o.skip_bad = f.skip_bad || cfg.skip_bad;
+  o.repair_utf8 = f.repair_utf8 || cfg.repair_utf8;
   o.collection = f.collection;
   o.encoder = f.encoder;
   o.kb_name = f.kb_name;
@@ -551,6 +553,9 @@ int main(int argc, char** argv) {
   ingest->add_flag("--skip-bad", ingest_flags.skip_bad,
                    "skip malformed records (each reported with file and line) instead of stopping; "
                    "without it a bad record stops the ingest and the store is left unchanged");
+  ingest->add_flag("--repair-utf8", ingest_flags.repair_utf8,
+                   "replace invalid UTF-8 in the input with U+FFFD (ingest.repair_utf8); without it invalid UTF-8 "
+                   "is an error naming the file and byte offset");
   ingest->add_option("--collection", ingest_flags.collection,
                      "target collection (default: eagle_text; spl: biomed.text_biomed_collection; compounds: "
                      "biomed.chemical_collection); created on first use");

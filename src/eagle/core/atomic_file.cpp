@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <fstream>
 
 #include "eagle/core/error.h"
@@ -11,11 +12,13 @@ namespace eagle {
 namespace fs = std::filesystem;
 
 void fsync_path(const fs::path& p, bool is_dir) {
-  int fd = ::open(p.c_str(), is_dir ? (O_RDONLY | O_DIRECTORY) : O_RDONLY);
-  if (fd >= 0) {
-    ::fsync(fd);
-    ::close(fd);
-  }
+  int fd = ::open(p.c_str(), (is_dir ? (O_RDONLY | O_DIRECTORY) : O_RDONLY) | O_CLOEXEC);
+  if (fd < 0) fail(ErrorCode::unavailable, "cannot open " + p.string() + " to sync it: " + std::strerror(errno));
+  const int rc = ::fsync(fd);
+  const int saved = errno;
+  ::close(fd);
+  // A failed fsync means the data may not be on disk: the write is not durable.
+  if (rc != 0) fail(ErrorCode::unavailable, "cannot sync " + p.string() + ": " + std::strerror(saved));
 }
 
 void write_file_atomic(const fs::path& file, const std::function<void(std::ostream&)>& write) {

@@ -8,6 +8,8 @@
 
 namespace eagle {
 
+// fsync(2) of a file or a folder (after creating, renaming or removing entries in
+// it); unavailable naming the path when it cannot be opened or synced.
 void fsync_path(const std::filesystem::path& p, bool is_dir);
 
 // Throws eagle::Error(unavailable) naming the file when any step fails.

@@ -12,6 +12,7 @@ std::string_view error_code_name(ErrorCode code) {
     case ErrorCode::unauthenticated: return "unauthenticated";
     case ErrorCode::permission_denied: return "permission_denied";
     case ErrorCode::too_large: return "too_large";
+    case ErrorCode::data_loss: return "data_loss";
   }
   return "internal";
 }
@@ -26,6 +27,7 @@ int http_status(ErrorCode code) {
     case ErrorCode::unauthenticated: return 401;
     case ErrorCode::permission_denied: return 403;
     case ErrorCode::too_large: return 413;
+    case ErrorCode::data_loss: return 500;
   }
   return 500;
 }

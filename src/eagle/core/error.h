@@ -9,8 +9,11 @@
 namespace eagle {
 
 // invalid_argument 400, unauthenticated 401, permission_denied 403, not_found 404,
-// conflict 409, too_large 413, unavailable 503, internal 500.
-enum class ErrorCode { invalid_argument, not_found, conflict, unavailable, internal, unauthenticated, permission_denied, too_large };
+// conflict 409, too_large 413, unavailable 503, internal 500, data_loss 500 (stored
+// data is corrupt: the message names the file and offset, `eagle repair` may help).
+enum class ErrorCode {
+  invalid_argument, not_found, conflict, unavailable, internal, unauthenticated, permission_denied, too_large, data_loss
+};
 
 std::string_view error_code_name(ErrorCode code);
 int http_status(ErrorCode code);

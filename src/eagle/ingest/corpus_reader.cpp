@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "eagle/core/error.h"
+#include "eagle/core/utf8.h"
 
 namespace eagle::ingest {
 namespace fs = std::filesystem;
@@ -114,22 +115,42 @@ std::vector<Document> split_markdown(const std::string& doc_id, const std::strin
 
 namespace {
 
+// A path as messages show it: file names are bytes, messages are UTF-8 text.
+std::string shown(const fs::path& p) { return repair_utf8(p.string()); }
+
+// Checks `text` (bytes [base, base + size) of a file): valid, repaired when asked, or
+// an error naming the byte offset of the first bad sequence (the caller names the file).
+void check_utf8(std::string& text, uint64_t base, const ReadOptions& opt) {
+  auto bad = first_invalid_utf8(text);
+  if (!bad) return;
+  if (opt.repair_utf8) {
+    text = repair_utf8(text);
+    return;
+  }
+  fail(ErrorCode::invalid_argument, "invalid UTF-8 at byte " + std::to_string(base + *bad) +
+                                        " (give --repair-utf8 to replace it with U+FFFD, or --skip-bad)");
+}
+
 void read_jsonl_file(const fs::path& file, const ReadOptions& opt, ReadResult& result,
                      uint64_t& bytes_done, uint64_t total_bytes) {
   std::ifstream in(file, std::ios::binary);
-  if (!in) fail(ErrorCode::not_found, "cannot open " + file.string());
+  if (!in) fail(ErrorCode::not_found, "cannot open " + shown(file));
   std::string line;
   uint64_t lineno = 0;
+  uint64_t offset = 0;  // of the line in the file
   while (std::getline(in, line)) {
     ++lineno;
+    const uint64_t line_start = offset;
+    offset += line.size() + 1;
     bytes_done += line.size() + 1;
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     try {
+      check_utf8(line, line_start, opt);
       result.documents.push_back(parse_json_record(line));
     } catch (const Error& e) {
       if (!opt.skip_bad)
-        fail(e.code(), file.string() + ":" + std::to_string(lineno) + ": " + e.what());
-      result.skipped.push_back({file.string(), lineno, e.what()});
+        fail(e.code(), shown(file) + ":" + std::to_string(lineno) + ": " + e.what());
+      result.skipped.push_back({shown(file), lineno, e.what()});
     }
     if (opt.progress && opt.progress_every && result.documents.size() % opt.progress_every == 0)
       opt.progress(result.documents.size(), bytes_done, total_bytes);
@@ -149,6 +170,7 @@ void read_folder(const fs::path& dir, const ReadOptions& opt, ReadResult& result
   for (const auto& f : files) total += fs::file_size(f);
   for (const auto& f : files) {
     auto rel = fs::relative(f, dir).generic_string();
+    std::string file_name = f.filename().string();
     auto ext = f.extension().string();
     std::transform(ext.begin(), ext.end(), ext.begin(), ::tolower);
     if (ext == ".jsonl") {
@@ -160,14 +182,29 @@ void read_folder(const fs::path& dir, const ReadOptions& opt, ReadResult& result
     ss << in.rdbuf();
     std::string content = ss.str();
     done += content.size();
+    try {
+      // The file's name becomes its document id: it must be text too.
+      if (first_invalid_utf8(rel)) {
+        if (!opt.repair_utf8)
+          fail(ErrorCode::invalid_argument, "the file name is not valid UTF-8 (give --repair-utf8 to replace the "
+                                            "bad bytes with U+FFFD, or --skip-bad)");
+        rel = repair_utf8(rel);
+        file_name = repair_utf8(file_name);
+      }
+      check_utf8(content, 0, opt);
+    } catch (const Error& e) {
+      if (!opt.skip_bad) fail(e.code(), shown(f) + ": " + e.what());
+      result.skipped.push_back({shown(f), 0, e.what()});
+      continue;
+    }
     if (ext == ".txt") {
       Document d;
       d.id = rel;
       d.text = content;
-      d.metadata_json = json{{"document_id", rel}, {"file_name", f.filename().string()}}.dump();
+      d.metadata_json = json{{"document_id", rel}, {"file_name", file_name}}.dump();
       if (d.text.find_first_not_of(" \t\r\n") == std::string::npos) {
-        if (!opt.skip_bad) fail(ErrorCode::invalid_argument, f.string() + ": empty file");
-        result.skipped.push_back({f.string(), 0, "empty file"});
+        if (!opt.skip_bad) fail(ErrorCode::invalid_argument, shown(f) + ": empty file");
+        result.skipped.push_back({shown(f), 0, "empty file"});
         continue;
       }
       result.documents.push_back(std::move(d));
@@ -175,7 +212,7 @@ void read_folder(const fs::path& dir, const ReadOptions& opt, ReadResult& result
       auto parts = split_markdown(rel, content);
       for (auto& p : parts) {
         auto meta = json::parse(p.metadata_json);
-        meta["file_name"] = f.filename().string();
+        meta["file_name"] = file_name;
         p.metadata_json = meta.dump();
         result.documents.push_back(std::move(p));
       }

@@ -19,6 +19,10 @@ InputFormat parse_input_format(const std::string& name);
 struct ReadOptions {
   InputFormat format = InputFormat::auto_detect;
   bool skip_bad = false;
+  // Invalid UTF-8 (in a file's text, a JSONL line or a file name) is an error naming
+  // the file and byte offset (skippable with skip_bad); with repair_utf8 each invalid
+  // sequence becomes U+FFFD instead.
+  bool repair_utf8 = false;
   // Called every `progress_every` records read (0 = never).
   std::function<void(uint64_t records, uint64_t bytes, uint64_t total_bytes)> progress;
   uint64_t progress_every = 2000;

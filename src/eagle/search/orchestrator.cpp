@@ -425,6 +425,13 @@ RetrievalResponse Orchestrator::retrieve(const RetrievalRequest& req) const {
         tel.event("recall", {{"collection", plan.collection}, {"encoder", plan.encoder}, {"count", hits.size()},
                              {"ms", ms_since(t0)}});
       lists.push_back(std::move(hits));
+    } catch (const Error& e) {
+      // Stored data found corrupt is not a plan to skip: answering from the other
+      // collections would hide it (0 hits, exit 0). The caller sees data_loss.
+      if (e.code() == ErrorCode::data_loss) throw;
+      spdlog::warn("plan {} / {} failed: {}", plan.collection, plan.encoder, e.what());
+      tel.audit("plan_failed", {{"collection", plan.collection}, {"encoder", plan.encoder}, {"error", e.what()}});
+      lists.emplace_back();
     } catch (const std::exception& e) {
       // Best effort: a failing plan is skipped and audited, never fatal.
       spdlog::warn("plan {} / {} failed: {}", plan.collection, plan.encoder, e.what());

@@ -115,6 +115,7 @@ ServerOptions server_options(const app::Config& cfg) {
   o.allowed_origins = cfg.server.allowed_origins;
   o.request_timeout_s = cfg.server.request_timeout_s;
   o.ingest_nice = cfg.server.ingest_nice;
+  o.repair_utf8 = cfg.repair_utf8;
   o.default_namespace = cfg.pipeline.plugin_namespace;
   o.mcp_discover_ttl_ms = cfg.mcp.discover_ttl_ms;
   o.mcp_max_sessions = cfg.mcp.max_sessions;
@@ -228,11 +229,16 @@ struct Server::Impl {
     static const std::set<std::string> kFormats = {"auto", "beir", "jsonl", "folder", "spl", "compounds"};
     if (!kFormats.count(o.format)) bad("format", "'format' must be one of auto, beir, jsonl, folder, spl, compounds");
     if (form) {
-      const std::string skip = str_field(obj, "skip_bad", 8, false, "false");
-      if (skip != "true" && skip != "false") bad("skip_bad", "'skip_bad' must be true or false");
-      o.skip_bad = skip == "true";
+      auto form_bool = [&](const std::string& name, bool fallback) {
+        const std::string v = str_field(obj, name, 8, false, fallback ? "true" : "false");
+        if (v != "true" && v != "false") bad(name, "'" + name + "' must be true or false");
+        return v == "true";
+      };
+      o.skip_bad = form_bool("skip_bad", false);
+      o.repair_utf8 = form_bool("repair_utf8", opts.repair_utf8);
     } else {
       o.skip_bad = bool_field(obj, "skip_bad", false);
+      o.repair_utf8 = bool_field(obj, "repair_utf8", opts.repair_utf8);
     }
     o.scope = c.scope;
     if (!c.scope.kb_names.empty() && !c.scope.allows(o.kb_name))
@@ -277,7 +283,7 @@ struct Server::Impl {
         if (name == "file") continue;
         form[name] = part.content;
       }
-      only_fields(form, {"kb_name", "plugin_namespace", "collection", "format", "skip_bad"});
+      only_fields(form, {"kb_name", "plugin_namespace", "collection", "format", "skip_bad", "repair_utf8"});
       job.options = ingest_options(c, form, true);
       job.cleanup = upload_dir();
       size_t n = 0;
@@ -301,7 +307,7 @@ struct Server::Impl {
       if (body.contains("records") == body.contains("path"))
         bad(body.contains("records") ? "path" : "records", "give either 'records' or 'path'");
       if (body.contains("records")) {
-        only_fields(body, {"records", "kb_name", "plugin_namespace", "collection", "skip_bad"});
+        only_fields(body, {"records", "kb_name", "plugin_namespace", "collection", "skip_bad", "repair_utf8"});
         job.options = ingest_options(c, body, false);
         const auto& recs = body["records"];
         if (!recs.is_array() || recs.empty() || recs.size() > kMaxRecords)
@@ -328,7 +334,7 @@ struct Server::Impl {
         job.inputs.push_back(file.string());
         job.options.format = "jsonl";
       } else {
-        only_fields(body, {"path", "kb_name", "plugin_namespace", "collection", "format", "skip_bad"});
+        only_fields(body, {"path", "kb_name", "plugin_namespace", "collection", "format", "skip_bad", "repair_utf8"});
         job.options = ingest_options(c, body, false);
         const std::string rel = str_field(body, "path", 4096, true);
         if (opts.ingest_root.empty())

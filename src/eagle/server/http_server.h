@@ -32,6 +32,7 @@ struct ServerOptions {
   std::vector<std::string> allowed_origins;
   double request_timeout_s = 30;
   int ingest_nice = 10;  // scheduling niceness of the ingest task thread
+  bool repair_utf8 = false;  // ingest.repair_utf8: the default of an ingest's repair_utf8
   std::vector<Token> tokens;
   std::string default_namespace = "core";
   int mcp_discover_ttl_ms = 300000;

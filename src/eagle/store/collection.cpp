@@ -10,9 +10,12 @@
 #include <mutex>
 #include <unordered_set>
 
+#include <spdlog/spdlog.h>
+
 #include "eagle/core/atomic_file.h"
 #include "eagle/core/binary_io.h"
 #include "eagle/core/error.h"
+#include "eagle/core/utf8.h"
 #include "eagle/filter/compile.h"
 #include "eagle/filter/evaluate.h"
 #include "eagle/filter/parser.h"
@@ -226,10 +229,20 @@ void Collection::load_from_disk(const std::string& manifest) {
         file,
         [&](uint64_t lsn, WalOp op, const std::string& payload) {
           if (lsn <= segment_lsn) return;
-          replay(lsn, op, payload);
+          try {
+            replay(lsn, op, payload);
+          } catch (const std::exception& e) {
+            // Intact but not applicable (written by an older version that logged
+            // before validating): never applied, kept aside, said out loud.
+            quarantine(file, lsn, op, payload, e.what());
+            last_lsn_ = lsn;
+          }
         },
         /*truncate_torn_tail=*/!ro);
     if (!ro) wal_bytes_ = st.bytes;
+    if (st.truncated_tail && !ro)
+      spdlog::warn("{}: cut a torn tail of {} bytes (a write a crash interrupted before it was acknowledged) after "
+                   "{} intact records", file.string(), st.torn_bytes, st.records);
   }
   if (ro) return;
   // 4. Append to the newest log (or a new one).
@@ -249,8 +262,22 @@ void Collection::validate_batch(const std::vector<Record>& records, bool allow_e
   if (records.size() > kMaxBatch)
     fail(ErrorCode::invalid_argument, "a write may carry at most " + std::to_string(kMaxBatch) + " records");
   std::unordered_set<std::string_view> ids;
+  // Everything a record carries must survive the log's JSON round trip unchanged:
+  // NaN and infinities would be logged as null, invalid UTF-8 cannot be logged at
+  // all. Checked here, before the log, so a refused write never reaches it.
+  auto text_ok = [&](const Record& r, const std::string& what, const std::string& v) {
+    if (auto bad = first_invalid_utf8(v))
+      fail(ErrorCode::invalid_argument, "record '" + repair_utf8(r.id) + "': " + what + " is not valid UTF-8 (byte " +
+                                            std::to_string(*bad) + ")");
+  };
   for (const auto& r : records) {
     if (r.id.empty()) fail(ErrorCode::invalid_argument, "record has no id");
+    text_ok(r, "the id", r.id);
+    text_ok(r, "the text", r.text);
+    for (size_t d = 0; d < r.vector.size(); ++d)
+      if (!std::isfinite(r.vector[d]))
+        fail(ErrorCode::invalid_argument, "record '" + r.id + "': vector component " + std::to_string(d) +
+                                              " is not a finite number");
     if (r.vector.size() != schema_.vector.dim)
       fail(ErrorCode::invalid_argument, "record '" + r.id + "' has a vector of dimension " +
                                             std::to_string(r.vector.size()) + ", expected " +
@@ -271,6 +298,19 @@ void Collection::validate_batch(const std::vector<Record>& records, bool allow_e
       if (!ok)
         fail(ErrorCode::invalid_argument, "record '" + r.id + "': field '" + schema_.fields[i].name +
                                               "' is not a " + std::string(field_type_name(schema_.fields[i].type)));
+      const std::string field = "field '" + schema_.fields[i].name + "'";
+      if (const auto* d = std::get_if<double>(&r.values[i]); d && !std::isfinite(*d))
+        fail(ErrorCode::invalid_argument, "record '" + r.id + "': " + field + " is not a finite number");
+      if (const auto* str = std::get_if<std::string>(&r.values[i])) text_ok(r, field, *str);
+      if (const auto* list = std::get_if<StringList>(&r.values[i]))
+        for (const auto& item : *list) text_ok(r, field, item);
+      if (const auto* j = std::get_if<json>(&r.values[i])) {
+        try {
+          (void)j->dump();  // throws on invalid UTF-8 inside
+        } catch (const json::exception&) {
+          fail(ErrorCode::invalid_argument, "record '" + r.id + "': " + field + " holds text that is not valid UTF-8");
+        }
+      }
     }
     if (!ids.insert(r.id).second)
       fail(ErrorCode::invalid_argument, "id '" + r.id + "' appears twice in one write");
@@ -279,11 +319,13 @@ void Collection::validate_batch(const std::vector<Record>& records, bool allow_e
 }
 
 void Collection::log(WalOp op, const std::string& payload) {
-  ++last_lsn_;
+  // The LSN advances only once the record is durable: a failed append leaves no gap
+  // and no half-applied write.
   if (wal_) {
-    wal_->append(last_lsn_, op, payload);
+    wal_->append(last_lsn_ + 1, op, payload);
     wal_bytes_ += payload.size() + 17;
   }
+  ++last_lsn_;
 }
 
 namespace {
@@ -417,20 +459,48 @@ size_t Collection::apply_remove(const std::vector<std::string>& ids) {
 }
 
 void Collection::replay(uint64_t lsn, WalOp op, const std::string& payload) {
-  json j = json::parse(payload);  // CRC-checked: a parse error here is a bug
+  // Decode the whole record before touching any row: a record that cannot be applied
+  // is applied not at all (the caller quarantines it).
+  json j = json::parse(payload);
+  std::vector<std::string> removes;
+  std::vector<Record> records;
   if (op == WalOp::delete_ids) {
-    apply_remove(j.get<std::vector<std::string>>());
+    removes = j.get<std::vector<std::string>>();
   } else if (op == WalOp::replace) {
-    apply_remove(j.at("delete").get<std::vector<std::string>>());
-    std::vector<Record> records;
+    removes = j.at("delete").get<std::vector<std::string>>();
     for (const auto& rj : j.at("upsert")) records.push_back(record_from_json(rj, schema_));
-    apply_insert(records);
   } else {
-    std::vector<Record> records;
     for (const auto& rj : j) records.push_back(record_from_json(rj, schema_));
-    apply_insert(records);
   }
+  if (!removes.empty()) apply_remove(removes);
+  if (!records.empty()) apply_insert(records);
   last_lsn_ = lsn;
+}
+
+void Collection::quarantine(const fs::path& log, uint64_t lsn, WalOp op, const std::string& payload,
+                            const std::string& why) {
+  spdlog::error("{}: log record lsn {} cannot be applied ({}); skipped{}", log.string(), lsn, why,
+                opts_.read_only ? "" : ", kept in quarantine.jsonl");
+  if (opts_.read_only) return;
+  // Once per record: the record stays in the log (and is met again) until the next
+  // checkpoint.
+  const fs::path file = dir_ / "quarantine.jsonl";
+  {
+    std::ifstream in(file);
+    for (std::string line; std::getline(in, line);) {
+      auto seen = json::parse(line, nullptr, false);
+      if (!seen.is_discarded() && seen.value("log", "") == log.filename().string() && seen.value("lsn", 0ull) == lsn)
+        return;
+    }
+  }
+  json entry = {{"log", log.filename().string()}, {"lsn", lsn}, {"op", static_cast<int>(op)}, {"error", why},
+                {"payload", payload}};
+  std::ofstream out(file, std::ios::app | std::ios::binary);
+  out << entry.dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
+  out.flush();
+  if (!out) fail(ErrorCode::unavailable, "cannot write " + file.string());
+  out.close();
+  fsync_path(file, false);
 }
 
 void Collection::maybe_checkpoint() {
@@ -739,6 +809,52 @@ json Collection::describe() const {
           {"last_lsn", last_lsn_},
           {"log_bytes", wal_bytes_},
           {"vector_index_bytes", vectors_->memory_bytes()}};
+}
+
+// ---------------------------------------------------------------- repair
+
+std::vector<LogRepair> repair_logs(const fs::path& dir) {
+  std::vector<std::pair<uint64_t, fs::path>> wals;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (auto n = numbered(e.path(), "wal-", ".log")) wals.emplace_back(*n, e.path());
+  std::sort(wals.begin(), wals.end());
+  std::vector<LogRepair> out;
+  bool cut = false;  // once a log is cut, every later one follows the damage
+  for (const auto& [first, file] : wals) {
+    LogRepair r;
+    r.file = file;
+    if (cut) {
+      r.moved_to = file.string() + ".damaged";
+      r.whole_file = true;
+      r.bytes_removed = fs::file_size(file);
+      fs::rename(file, r.moved_to);
+      out.push_back(r);
+      continue;
+    }
+    auto st = scan_wal(file);
+    if (!st.corrupt) continue;
+    r.offset = st.bytes;
+    r.records_kept = st.records;
+    r.bytes_removed = st.file_bytes - st.bytes;
+    // Keep the damaged bytes beside the log (for whoever wants to look), then cut.
+    r.moved_to = file.string() + ".damaged-at-" + std::to_string(st.bytes);
+    {
+      std::ifstream in(file, std::ios::binary);
+      in.seekg(static_cast<std::streamoff>(st.bytes));
+      std::ofstream keep(r.moved_to, std::ios::binary | std::ios::trunc);
+      keep << in.rdbuf();
+      keep.flush();
+      if (!keep) fail(ErrorCode::unavailable, "cannot write " + r.moved_to.string());
+    }
+    fsync_path(r.moved_to, false);
+    if (::truncate(file.c_str(), static_cast<off_t>(st.bytes)) != 0)
+      fail(ErrorCode::unavailable, "cannot truncate " + file.string());
+    fsync_path(file, false);
+    cut = true;
+    out.push_back(r);
+  }
+  if (!out.empty()) fsync_path(dir, true);
+  return out;
 }
 
 // ---------------------------------------------------------------- Catalog

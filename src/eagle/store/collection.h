@@ -159,6 +159,10 @@ class Collection {
   void apply_insert(std::vector<Record>& records);
   size_t apply_remove(const std::vector<std::string>& ids);
   void replay(uint64_t lsn, WalOp op, const std::string& payload);
+  // A log record replay could not apply: logged, and (writer) appended to
+  // DIR/quarantine.jsonl with its error.
+  void quarantine(const std::filesystem::path& log, uint64_t lsn, WalOp op, const std::string& payload,
+                  const std::string& why);
   // Both called with write_mu_ held and mutex_ not held.
   void checkpoint_unlocked();
   void maybe_checkpoint();
@@ -187,6 +191,23 @@ class Collection {
   std::unique_ptr<WalWriter> wal_;
   uint64_t wal_bytes_ = 0;
 };
+
+// What `repair_logs` did to one log file.
+struct LogRepair {
+  std::filesystem::path file;
+  uint64_t offset = 0;        // where the damage began (the file is cut there)
+  uint64_t records_kept = 0;  // intact records before it
+  uint64_t bytes_removed = 0;
+  std::filesystem::path moved_to;  // the removed bytes (or a whole later log), kept
+  bool whole_file = false;         // a later log moved aside whole
+};
+
+// `eagle repair` for one collection folder (not open): cuts each corrupt log at its
+// first bad frame, keeping the intact records before it, and moves every later log
+// aside, since its records followed the lost ones. The removed bytes are kept in
+// *.damaged* files beside the log. Logs without corruption are untouched (a torn tail
+// is cut by the next open, as always).
+std::vector<LogRepair> repair_logs(const std::filesystem::path& dir);
 
 // A folder of named collections: ROOT/<name>/.
 // Thread-safe: collections open on first use under one mutex; a Collection, once

@@ -28,6 +28,9 @@ uint32_t frame_crc(uint64_t lsn, uint8_t op, const char* payload, size_t n) {
 WalWriter::WalWriter(const std::filesystem::path& file, WalSync sync) : path_(file), sync_(sync) {
   fd_ = ::open(file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd_ < 0) fail(ErrorCode::unavailable, "cannot open write-ahead log " + file.string() + ": " + std::strerror(errno));
+  const off_t end = ::lseek(fd_, 0, SEEK_END);
+  if (end < 0) fail(ErrorCode::unavailable, "cannot seek write-ahead log " + file.string() + ": " + std::strerror(errno));
+  end_ = static_cast<uint64_t>(end);
 }
 
 WalWriter::~WalWriter() {
@@ -35,6 +38,9 @@ WalWriter::~WalWriter() {
 }
 
 void WalWriter::append(uint64_t lsn, WalOp op, const std::string& payload) {
+  if (broken())
+    fail(ErrorCode::unavailable, "write-ahead log " + path_.string() + " refuses writes after " + broken_reason_ +
+                                     "; reopen the store");
   if (payload.size() > kMaxWalPayload) fail(ErrorCode::invalid_argument, "write too large for one log record");
   std::vector<char> frame(kHeader + payload.size());
   const uint32_t len = static_cast<uint32_t>(payload.size());
@@ -45,28 +51,65 @@ void WalWriter::append(uint64_t lsn, WalOp op, const std::string& payload) {
   std::memcpy(frame.data() + 8, &lsn, 8);
   frame[16] = static_cast<char>(op8);
   std::memcpy(frame.data() + kHeader, payload.data(), payload.size());
-  // One write() call per frame: a crash leaves at most one torn frame at the end.
   size_t done = 0;
   while (done < frame.size()) {
     ssize_t w = ::write(fd_, frame.data() + done, frame.size() - done);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      fail(ErrorCode::unavailable, "write-ahead log write failed: " + std::string(std::strerror(errno)));
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) {
+      const std::string why = w < 0 ? std::strerror(errno) : "no progress";
+      // Roll back: a later frame must never sit behind this torn one (replay would
+      // stop at the torn frame and drop the acknowledged write after it).
+      if (::ftruncate(fd_, static_cast<off_t>(end_)) != 0) {
+        broken_reason_ = "a failed write that could not be rolled back (" + why + ")";
+        fail(ErrorCode::unavailable, "write-ahead log " + path_.string() + ": write failed (" + why +
+                                         ") and could not be rolled back: " + std::strerror(errno));
+      }
+      fail(ErrorCode::unavailable, "write-ahead log " + path_.string() + ": write failed (" + why +
+                                       "); the write was rolled back, nothing was stored");
     }
     done += static_cast<size_t>(w);
   }
-  if (sync_ == WalSync::always && ::fdatasync(fd_) != 0)
-    fail(ErrorCode::unavailable, "write-ahead log sync failed: " + std::string(std::strerror(errno)));
+  if (sync_ == WalSync::always && ::fdatasync(fd_) != 0) {
+    broken_reason_ = std::string("a failed sync (") + std::strerror(errno) + ")";
+    fail(ErrorCode::unavailable, "write-ahead log " + path_.string() + ": sync failed (" + std::strerror(errno) +
+                                     "); the write is not acknowledged and the log refuses further writes");
+  }
+  end_ += frame.size();
 }
 
-WalReplayStats replay_wal(const std::filesystem::path& file,
-                          const std::function<void(uint64_t, WalOp, const std::string&)>& apply,
-                          bool truncate_torn_tail) {
+namespace {
+
+// One pass over the log: calls `apply` (if given) for each intact frame; classifies
+// what stops it.
+WalReplayStats read_wal(const std::filesystem::path& file,
+                        const std::function<void(uint64_t, WalOp, const std::string&)>* apply) {
   WalReplayStats st;
   std::ifstream in(file, std::ios::binary);
   if (!in) return st;
-  uint64_t good_end = 0;
+  std::error_code ec;
+  st.file_bytes = std::filesystem::file_size(file, ec);
+  uint64_t pos = 0;
   std::string payload;
+  // Whether an intact frame starts anywhere after `from`: then the bad frame at
+  // `from` is damage inside the log, not the tail a crash cut short.
+  auto intact_frame_after = [&](uint64_t from) {
+    std::ifstream r(file, std::ios::binary);
+    r.seekg(static_cast<std::streamoff>(from));
+    std::string rest(st.file_bytes - from, '\0');
+    r.read(rest.data(), static_cast<std::streamsize>(rest.size()));
+    rest.resize(static_cast<size_t>(r.gcount()));
+    for (size_t off = 1; off + kHeader <= rest.size(); ++off) {
+      uint32_t l, c;
+      uint64_t n;
+      std::memcpy(&l, rest.data() + off, 4);
+      std::memcpy(&c, rest.data() + off + 4, 4);
+      std::memcpy(&n, rest.data() + off + 8, 8);
+      const uint8_t o = static_cast<uint8_t>(rest[off + 16]);
+      if (o < 1 || o > kMaxWalOp || l > rest.size() - off - kHeader) continue;
+      if (frame_crc(n, o, rest.data() + off + kHeader, l) == c) return true;
+    }
+    return false;
+  };
   for (;;) {
     char header[kHeader];
     in.read(header, kHeader);
@@ -81,26 +124,53 @@ WalReplayStats replay_wal(const std::filesystem::path& file,
     std::memcpy(&crc, header + 4, 4);
     std::memcpy(&lsn, header + 8, 8);
     const uint8_t op = static_cast<uint8_t>(header[16]);
-    if (len > kMaxWalPayload || op < 1 || op > kMaxWalOp) {
-      st.truncated_tail = true;
+    const uint64_t frame_end = pos + kHeader + len;
+    if (len > kMaxWalPayload || op < 1 || op > kMaxWalOp || frame_end > st.file_bytes) {
+      // A header that cannot be read as a frame of this file: the tail a crash cut
+      // short, unless an intact frame follows.
+      st.corrupt = intact_frame_after(pos);
+      st.truncated_tail = !st.corrupt;
       break;
     }
     payload.resize(len);
     in.read(payload.data(), len);
-    if (static_cast<uint32_t>(in.gcount()) != len || frame_crc(lsn, op, payload.data(), len) != crc) {
+    if (static_cast<uint32_t>(in.gcount()) != len) {
       st.truncated_tail = true;
       break;
     }
-    apply(lsn, static_cast<WalOp>(op), payload);
+    if (frame_crc(lsn, op, payload.data(), len) != crc) {
+      // The last frame may be one whose sync never finished; a bad frame with an
+      // intact one after it is damage to an acknowledged write.
+      st.corrupt = intact_frame_after(pos);
+      st.truncated_tail = !st.corrupt;
+      break;
+    }
+    if (apply) (*apply)(lsn, static_cast<WalOp>(op), payload);
     ++st.records;
     st.last_lsn = lsn;
-    good_end += kHeader + len;
+    pos = frame_end;
   }
-  in.close();
-  st.bytes = good_end;
+  st.bytes = pos;
+  if (st.truncated_tail) st.torn_bytes = st.file_bytes - pos;
+  return st;
+}
+
+}  // namespace
+
+WalReplayStats scan_wal(const std::filesystem::path& file) { return read_wal(file, nullptr); }
+
+WalReplayStats replay_wal(const std::filesystem::path& file,
+                          const std::function<void(uint64_t, WalOp, const std::string&)>& apply,
+                          bool truncate_torn_tail) {
+  WalReplayStats st = read_wal(file, &apply);
+  if (st.corrupt)
+    fail(ErrorCode::data_loss, "write-ahead log " + file.string() + " is corrupt at byte " + std::to_string(st.bytes) +
+                                   " (after " + std::to_string(st.records) + " intact records; " +
+                                   std::to_string(st.file_bytes - st.bytes) +
+                                   " bytes follow); `eagle repair` keeps the records before it");
   if (st.truncated_tail && truncate_torn_tail) {
     // Cut the torn frame so later appends follow the last intact record.
-    if (::truncate(file.c_str(), static_cast<off_t>(good_end)) != 0)
+    if (::truncate(file.c_str(), static_cast<off_t>(st.bytes)) != 0)
       fail(ErrorCode::unavailable, "cannot truncate torn log tail of " + file.string());
   }
   return st;

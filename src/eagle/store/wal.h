@@ -2,8 +2,11 @@
 // Write-ahead log of a collection. Every write is appended as one framed record and
 // made durable (fdatasync) before the write is acknowledged. Frame:
 //   u32 payload length | u32 CRC-32 of (lsn, op, payload) | u64 lsn | u8 op | payload
-// Replay stops at the first incomplete or corrupt frame (a write torn by a crash,
-// never acknowledged) and the file is truncated there, so the log stays appendable.
+// A torn tail (the last frame running past the end of the file, failing its CRC at the
+// very end, or zero-filled: a write a crash interrupted, never acknowledged) is cut off
+// on open so the log stays appendable. A bad frame with more data after it is
+// corruption: the log refuses to open (data_loss, naming file and offset) and
+// `eagle repair` keeps the records before it.
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -25,29 +28,44 @@ class WalWriter {
   WalWriter& operator=(const WalWriter&) = delete;
 
   // Appends one record and syncs it; throws eagle::Error(unavailable) on I/O failure.
+  // A failed write is rolled back (the file cut to where the frame began) so a later
+  // append is never hidden behind a torn frame; if the cut or the sync fails, the
+  // writer refuses every later append until the store is reopened (after a failed
+  // fsync the kernel may have dropped the pages: nothing later can be trusted).
   void append(uint64_t lsn, WalOp op, const std::string& payload);
   const std::filesystem::path& path() const { return path_; }
+  bool broken() const { return !broken_reason_.empty(); }
 
  private:
   std::filesystem::path path_;
   int fd_ = -1;
   WalSync sync_;
+  uint64_t end_ = 0;  // file size after the last good frame
+  std::string broken_reason_;
 };
 
 struct WalReplayStats {
   uint64_t records = 0;
   uint64_t last_lsn = 0;
   bool truncated_tail = false;  // a torn record was found (and cut off when asked)
+  uint64_t torn_bytes = 0;      // bytes of that torn tail
   uint64_t bytes = 0;           // bytes of intact records
+  bool corrupt = false;         // (scan_wal only) a bad frame with data after it, at offset `bytes`
+  uint64_t file_bytes = 0;
 };
 
-// Calls `apply(lsn, op, payload)` for each intact record in order and stops at the
-// first torn or corrupt frame; the owner of the log (truncate_torn_tail) cuts it
-// off, a reader leaves the file as it is. Payloads larger than kMaxWalPayload are
-// treated as corruption.
+// Calls `apply(lsn, op, payload)` for each intact record in order. A torn tail ends
+// the replay; the owner of the log (truncate_torn_tail) cuts it off, a reader leaves
+// the file as it is. Corruption before the end throws data_loss naming the file, the
+// offset and how many bytes follow it. Payloads larger than kMaxWalPayload or an
+// unknown op are a bad frame.
 WalReplayStats replay_wal(const std::filesystem::path& file,
                           const std::function<void(uint64_t, WalOp, const std::string&)>& apply,
                           bool truncate_torn_tail = true);
+
+// Reads the log without applying or changing anything: where its intact prefix ends
+// and whether what follows is a torn tail or corruption.
+WalReplayStats scan_wal(const std::filesystem::path& file);
 
 inline constexpr uint32_t kMaxWalPayload = 256u << 20;
 
