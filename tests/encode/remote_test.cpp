@@ -181,9 +181,15 @@ TEST(RemoteEncoder, TimeoutAndMalformedJson) {
   auto o = opts(s.url());
   o.max_retries = 0;
   auto slow = make_tei_encoder(info(2), o);
-  auto t0 = std::chrono::steady_clock::now();
-  EXPECT_THROW(slow->encode({"a"}, EncodeMode::query), eagle::Error);
-  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(850));
+  // The client gives up reading (its 500 ms read timeout) before the server's answer,
+  // which would have been valid: the error says no response was read, not a bad one.
+  // No clock is read here; how long the timeout takes belongs to benchmarks.
+  try {
+    slow->encode({"a"}, EncodeMode::query);
+    FAIL() << "a server slower than the read timeout was waited for";
+  } catch (const eagle::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("no response (Read)"), std::string::npos) << e.what();
+  }
   auto bad = make_openai_encoder(info(2), o);
   try {
     bad->encode({"a"}, EncodeMode::query);

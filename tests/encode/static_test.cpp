@@ -42,11 +42,8 @@ TEST(StaticTokens, SplitsWordsKeepsHyphensAndFolds) {
 TEST(GloveEncoder, BiomedicalNeighboursAreCloserThanUnrelatedWords) {
   auto file = glove_file();
   ASSERT_FALSE(file.empty()) << "GloVe npm asset missing: run scripts/setup.sh (assets/node_modules)";
-  auto t0 = std::chrono::steady_clock::now();
+  // How fast it loads is bench_encoders' business; here only what it gives.
   auto enc = make_glove_encoder("glove", file);
-  const double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::printf("glove load %.4f s (%s, %ju bytes)\n", load_s, file.c_str(), static_cast<uintmax_t>(fs::file_size(file)));
-  EXPECT_LT(load_s, 1.0);
   EXPECT_EQ(enc->info().dim, 100u);
   auto e = enc->encode({"aspirin", "ibuprofen", "insulin", "diabetes", "football"}, EncodeMode::document);
   for (const auto& v : e) {

@@ -3,6 +3,8 @@
 // validation, concurrent searches.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
 #include <map>
 #include <memory>
 #include <sstream>
@@ -422,7 +424,10 @@ TEST(HnswIndex, EverySimdLevelBuildsAGoodGraph) {
   flat.add_batch(0, n, data.data());
   auto queries = testing::clustered(40, dim, 30, 61);
   for (simd::Isa isa : {simd::Isa::scalar, simd::Isa::avx2, simd::Isa::avx512}) {
-    if (!simd::isa_supported(isa)) continue;
+    if (!simd::isa_supported(isa)) {
+      std::printf("[   NOTE   ] HNSW with %s kernels NOT tested: this CPU lacks them\n", std::string(simd::isa_name(isa)).c_str());
+      continue;
+    }
     for (VectorStorage st : {VectorStorage::sq8, VectorStorage::f16, VectorStorage::f32}) {
       HnswOptions opts;
       opts.isa = isa;

@@ -141,13 +141,12 @@ TEST_F(RealVocabulary, AgreesWithTheOracleOnRealText) {
   }
 }
 
-TEST_F(RealVocabulary, CacheLoadsWellUnderASecond) {
+// The second load comes from the cache, not a rebuild (how fast is bench_matcher's
+// figure, not a test's).
+TEST_F(RealVocabulary, TheCacheIsLoadedNotRebuiltAndMatchesTheSources) {
   CacheReport r;
-  auto t0 = std::chrono::steady_clock::now();
   auto v = Vocabulary::load_cached(default_vocabulary_paths(vocab_dir().string()), cache_file(), &r);
-  double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   EXPECT_EQ(r.outcome, CacheOutcome::loaded) << r.reason;
-  EXPECT_LT(s, 1.0);
   EXPECT_EQ(v.size(), vocab_->size());
   EXPECT_EQ(v.find("imatinib"), vocab_->find("imatinib"));
 }
