@@ -1,4 +1,5 @@
 #include "eagle/store/collection.h"
+#include "eagle/store/checked_file.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -150,7 +151,7 @@ std::unique_ptr<Collection> Collection::create(const fs::path& dir, CollectionSc
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) fail(ErrorCode::unavailable, "cannot create " + dir.string() + ": " + ec.message());
-  write_file_atomic(dir / "schema.json", [&](std::ostream& out) { out << schema.to_json().dump(2); });
+  write_file_atomic(dir / "schema.json", [&](std::ostream& out) { out << with_checksum(schema.to_json()).dump(2); });
   return open(dir, opts);
 }
 
@@ -169,8 +170,10 @@ std::unique_ptr<Collection> Collection::open(const fs::path& dir, CollectionOpti
   try {
     sj = json::parse(read_file(dir / "schema.json"));
   } catch (const json::exception& e) {
-    fail(ErrorCode::invalid_argument, (dir / "schema.json").string() + ": " + e.what());
+    fail(ErrorCode::data_loss, (dir / "schema.json").string() + ": not valid JSON (" + e.what() + ")");
   }
+  verify_json_checksum(sj, dir / "schema.json");
+  sj.erase("checksum");
   const auto schema = CollectionSchema::from_json(sj);
   // A reader races the writer's checkpoints: the manifest it read may name a segment
   // (and logs) the writer deletes a moment later. The writer always publishes the
@@ -199,11 +202,13 @@ void Collection::load_from_disk(const std::string& manifest) {
   if (!manifest.empty()) {
     try {
       auto m = json::parse(manifest);
+      verify_json_checksum(m, dir / "MANIFEST");
       segment = m.at("segment").get<std::string>();
-      load_segment(dir / segment);
+      // Format 2 segments carry block checksums, verified before a byte is used.
+      load_segment(dir / segment, m.value("format", 1) >= 2);
       last_lsn_ = m.at("last_lsn").get<uint64_t>();
     } catch (const json::exception& e) {
-      fail(ErrorCode::invalid_argument, (dir / "MANIFEST").string() + ": " + e.what());
+      fail(ErrorCode::data_loss, (dir / "MANIFEST").string() + ": " + e.what());
     }
   }
   // 2. A writer removes leftovers of an interrupted checkpoint: temporary files and
@@ -539,7 +544,7 @@ void Collection::checkpoint_unlocked() {
   std::unique_lock lock(mutex_);
   // 2. The manifest switches to it atomically; from here the old files are garbage.
   write_file_atomic(dir_ / "MANIFEST", [&](std::ostream& out) {
-    out << json{{"format", 1}, {"segment", seg_name}, {"last_lsn", last_lsn_}}.dump();
+    out << with_checksum({{"format", 2}, {"segment", seg_name}, {"last_lsn", last_lsn_}}).dump();
   });
   // 3. A fresh log for records after the segment; then drop what the segment covers.
   const fs::path new_wal = dir_ / numbered_name("wal-", last_lsn_ + 1, ".log");
@@ -555,7 +560,7 @@ void Collection::checkpoint_unlocked() {
 }
 
 void Collection::write_segment(const fs::path& file) const {
-  write_file_atomic(file, [&](std::ostream& out) {
+  write_checked_file(file, [&](std::ostream& out) {
     out.write(kSegMagic, sizeof(kSegMagic));
     io::write_pod<uint64_t>(out, last_lsn_);
     io::write_pod<uint64_t>(out, rows_.size());
@@ -573,9 +578,11 @@ void Collection::write_segment(const fs::path& file) const {
   });
 }
 
-void Collection::load_segment(const fs::path& file) {
+void Collection::load_segment(const fs::path& file, bool checked) {
+  if (!fs::exists(file)) fail(ErrorCode::data_loss, "segment named by MANIFEST is missing: " + file.string());
+  if (checked) verify_checked_file(file);
   std::ifstream in(file, std::ios::binary);
-  if (!in) fail(ErrorCode::invalid_argument, "segment named by MANIFEST is missing: " + file.string());
+  if (!in) fail(ErrorCode::unavailable, "cannot open " + file.string());
   try {
     char magic[sizeof(kSegMagic)];
     if (!in.read(magic, sizeof(magic)) || std::memcmp(magic, kSegMagic, sizeof(magic)) != 0)

@@ -7,10 +7,13 @@
 // starts a new log; a restart loads the segment and replays the log after it.
 //
 // Folder layout (persistent collections):
-//   schema.json            the schema, written once at creation (atomic rename)
-//   MANIFEST               {"format":1,"segment":"seg-<lsn>.eagle","last_lsn":L} (atomic rename)
-//   seg-<lsn>.eagle        immutable snapshot of every row up to log sequence number <lsn>
-//   wal-<first lsn>.log    write-ahead log records with lsn > the segment's
+//   schema.json            the schema with its "checksum", written once at creation (atomic rename)
+//   MANIFEST               {"format":2,"segment":"seg-<lsn>.eagle","last_lsn":L,"checksum":C} (atomic rename)
+//   seg-<lsn>.eagle        immutable snapshot of every row up to log sequence number <lsn>, with a
+//                          CRC-32 per 64 KiB block in its footer (format 2; checked_file.h)
+//   wal-<first lsn>.log    write-ahead log records with lsn > the segment's (a CRC per frame)
+// Every checksum is verified when its file is read: damage is data_loss naming the
+// file and byte range, never served. Format 1 stores (no checksums) still open.
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -169,7 +172,7 @@ class Collection {
   Bitset filter_locked(std::string_view filter, const TemplateParams& params) const;
   // nullptr when every row may be returned (no filter, no deletions).
   std::optional<Bitset> allowed_locked(std::string_view filter, const TemplateParams& params) const;
-  void load_segment(const std::filesystem::path& file);
+  void load_segment(const std::filesystem::path& file, bool checked);
   void write_segment(const std::filesystem::path& file) const;
   void reset_indexes();
 

@@ -1,0 +1,113 @@
+#include "eagle/store/checked_file.h"
+
+#include <zlib.h>
+
+#include <cstring>
+#include <fstream>
+#include <vector>
+
+#include "eagle/core/atomic_file.h"
+#include "eagle/core/error.h"
+
+namespace eagle::store {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+constexpr char kFooterMagic[8] = {'E', 'G', 'L', 'C', 'R', 'C', '0', '1'};
+constexpr size_t kTrailer = 8 + 4 + sizeof(kFooterMagic);  // content length, block size, magic
+
+uint32_t crc_of(const char* data, size_t n) {
+  return static_cast<uint32_t>(crc32(crc32(0L, Z_NULL, 0), reinterpret_cast<const Bytef*>(data), static_cast<uInt>(n)));
+}
+
+// One CRC per block of `in`'s first `length` bytes.
+std::vector<uint32_t> block_crcs(std::istream& in, uint64_t length, uint32_t block) {
+  std::vector<uint32_t> out;
+  std::vector<char> buf(block);
+  uint64_t left = length;
+  while (left > 0) {
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(left, block));
+    if (!in.read(buf.data(), static_cast<std::streamsize>(n))) break;
+    out.push_back(crc_of(buf.data(), n));
+    left -= n;
+  }
+  return out;
+}
+
+[[noreturn]] void damaged(const fs::path& file, const std::string& what) {
+  fail(ErrorCode::data_loss, file.string() + ": " + what + " (the file is damaged; it is not read)");
+}
+
+}  // namespace
+
+void write_checked_file(const fs::path& file, const std::function<void(std::ostream&)>& write) {
+  write_file_atomic(file, [&](std::ostream& out) {
+    // A segment can be large: the CRCs come from reading back what was written.
+    if (!dynamic_cast<std::ofstream*>(&out)) fail(ErrorCode::internal, "write_checked_file needs a file stream");
+    write(out);
+    out.flush();
+    const uint64_t length = static_cast<uint64_t>(out.tellp());
+    std::ifstream back(file.string() + ".tmp", std::ios::binary);
+    const auto crcs = block_crcs(back, length, kChecksumBlock);
+    if (crcs.size() != (length + kChecksumBlock - 1) / kChecksumBlock)
+      fail(ErrorCode::unavailable, "cannot read back " + file.string() + ".tmp to checksum it");
+    out.write(reinterpret_cast<const char*>(crcs.data()), static_cast<std::streamsize>(crcs.size() * 4));
+    out.write(reinterpret_cast<const char*>(&length), 8);
+    const uint32_t block = kChecksumBlock;
+    out.write(reinterpret_cast<const char*>(&block), 4);
+    out.write(kFooterMagic, sizeof(kFooterMagic));
+  });
+}
+
+uint64_t verify_checked_file(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) fail(ErrorCode::not_found, "cannot open " + file.string());
+  std::error_code ec;
+  const uint64_t size = fs::file_size(file, ec);
+  if (ec || size < kTrailer) damaged(file, "too short for its checksum footer");
+  char trailer[kTrailer];
+  in.seekg(static_cast<std::streamoff>(size - kTrailer));
+  in.read(trailer, kTrailer);
+  uint64_t length;
+  uint32_t block;
+  std::memcpy(&length, trailer, 8);
+  std::memcpy(&block, trailer + 8, 4);
+  if (std::memcmp(trailer + 12, kFooterMagic, sizeof(kFooterMagic)) != 0)
+    damaged(file, "no checksum footer at byte " + std::to_string(size - kTrailer));
+  if (block == 0 || length > size) damaged(file, "checksum footer at byte " + std::to_string(size - kTrailer) + " is invalid");
+  const uint64_t blocks = (length + block - 1) / block;
+  if (length + blocks * 4 + kTrailer != size)
+    damaged(file, "checksum footer at byte " + std::to_string(size - kTrailer) + " does not fit the file");
+  std::vector<uint32_t> stored(blocks);
+  in.seekg(static_cast<std::streamoff>(length));
+  in.read(reinterpret_cast<char*>(stored.data()), static_cast<std::streamsize>(blocks * 4));
+  in.seekg(0);
+  const auto actual = block_crcs(in, length, block);
+  if (actual.size() != blocks) damaged(file, "cannot read its content");
+  for (uint64_t b = 0; b < blocks; ++b)
+    if (actual[b] != stored[b])
+      damaged(file, "checksum mismatch in bytes [" + std::to_string(b * block) + ", " +
+                        std::to_string(std::min<uint64_t>((b + 1) * block, length)) + ")");
+  return length;
+}
+
+json with_checksum(json object) {
+  object.erase("checksum");
+  const std::string canonical = object.dump();
+  object["checksum"] = crc_of(canonical.data(), canonical.size());
+  return object;
+}
+
+void verify_json_checksum(const json& object, const fs::path& file) {
+  if (!object.is_object() || !object.contains("checksum")) return;
+  json rest = object;
+  const json stored = rest["checksum"];
+  rest.erase("checksum");
+  const std::string canonical = rest.dump();
+  if (!stored.is_number_unsigned() || stored.get<uint64_t>() != crc_of(canonical.data(), canonical.size()))
+    damaged(file, "checksum mismatch");
+}
+
+}  // namespace eagle::store

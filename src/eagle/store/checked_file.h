@@ -1,0 +1,31 @@
+#pragma once
+// Checksums for the store's files, verified when they are read, so a flipped byte
+// anywhere is reported (file and byte range) instead of served or silently cut away.
+//   Binary files (segments): the content, then a footer of one CRC-32 per 64 KiB
+//     block, the content length, the block size and the magic "EGLCRC01".
+//   JSON files (MANIFEST, schema.json): a "checksum" member, the CRC-32 of the
+//     object's canonical dump without it.
+// The write-ahead log carries a CRC per frame (wal.h).
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <ostream>
+
+namespace eagle::store {
+
+inline constexpr uint32_t kChecksumBlock = 64 * 1024;
+
+// write_file_atomic with the block-checksum footer appended before the rename.
+void write_checked_file(const std::filesystem::path& file, const std::function<void(std::ostream&)>& write);
+
+// Verifies the footer against the content; data_loss naming the file and the first
+// bad block's byte range, or the footer itself. Returns the content length.
+uint64_t verify_checked_file(const std::filesystem::path& file);
+
+// A JSON object with its "checksum" member set / checked (data_loss when it does not
+// match; an object without one is accepted: written before checksums existed).
+nlohmann::json with_checksum(nlohmann::json object);
+void verify_json_checksum(const nlohmann::json& object, const std::filesystem::path& file);
+
+}  // namespace eagle::store
