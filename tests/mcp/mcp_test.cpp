@@ -385,6 +385,12 @@ TEST_F(McpEngineTest, HttpRejectsWhatIsNotAnMcpRequest) {
   EXPECT_FALSE(body_of(r).contains("id"));  // unknown: left out, not null
   r = http.handle(post(json::array({request(1, "ping")}), {}), {});
   EXPECT_EQ(body_of(r)["error"]["code"], kInvalidRequest);
+  // Members of the wrong type are refused, never thrown at the caller.
+  r = http.handle(post({{"jsonrpc", 2}, {"id", 1}, {"method", "ping"}}, {}), {});
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(body_of(r)["error"]["code"], kInvalidRequest);
+  r = http.handle(post({{"jsonrpc", "2.0"}, {"id", 1}, {"method", 7}}, {}), {});
+  EXPECT_EQ(body_of(r)["error"]["code"], kInvalidRequest);
 }
 
 TEST_F(McpEngineTest, HttpStatelessHeadersMustAgreeWithTheBody) {

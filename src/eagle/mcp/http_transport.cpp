@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include <spdlog/spdlog.h>
+
 #include "eagle/core/error.h"
 
 namespace eagle::mcp {
@@ -170,7 +172,15 @@ void HttpTransport::evict_locked(std::chrono::steady_clock::time_point now) {
 }
 
 HttpResponse HttpTransport::handle(const HttpRequest& req, const ToolContext& ctx) {
-  if (req.method == "POST") return post(req, ctx);
+  if (req.method == "POST") {
+    try {
+      return post(req, ctx);
+    } catch (const std::exception& e) {
+      // An answer in JSON-RPC's shape, without internals; the log has the detail.
+      spdlog::error("mcp: {}", e.what());
+      return rpc_error(500, kInternalError, "internal error (see the server log)");
+    }
+  }
   if (req.method == "DELETE") return end_session(req);
   // No server-to-client stream: every answer comes in the POST's response.
   HttpResponse r = rpc_error(405, kInvalidRequest, "Method not allowed: /mcp takes POST (and DELETE to end a session)");

@@ -119,7 +119,7 @@ std::optional<json> McpServer::common(const std::string& method, const json& par
 Reply McpServer::handle(const json& msg, Session* session, const ToolContext& ctx,
                         const std::optional<std::string>& header_version) const {
   const json id = msg.is_object() && msg.contains("id") && valid_id(msg["id"]) ? msg["id"] : json();
-  if (!msg.is_object() || msg.value("jsonrpc", "") != "2.0")
+  if (!msg.is_object() || !msg.contains("jsonrpc") || msg["jsonrpc"] != "2.0")
     return {error(id, kInvalidRequest, "not a JSON-RPC 2.0 message"), 400};
   if (!msg.contains("method")) {
     // A response from the client (to a request we never send): nothing to answer.

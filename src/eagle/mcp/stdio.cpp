@@ -1,5 +1,7 @@
 #include "eagle/mcp/stdio.h"
 
+#include <spdlog/spdlog.h>
+
 #include <istream>
 #include <ostream>
 
@@ -52,9 +54,17 @@ size_t serve_stdio(const McpServer& server, std::istream& in, std::ostream& out,
       } else if (msg.is_array()) {
         reply = McpServer::error(nullptr, kInvalidRequest, "JSON-RPC batches are not supported");
       } else {
-        auto r = server.handle(msg, &session, ctx);
-        if (!r.message) continue;
-        reply = std::move(*r.message);
+        try {
+          auto r = server.handle(msg, &session, ctx);
+          if (!r.message) continue;
+          reply = std::move(*r.message);
+        } catch (const std::exception& e) {
+          // A bug must not end the connection: say so, log the detail, go on.
+          spdlog::error("mcp: {}", e.what());
+          const json id = msg.is_object() && msg.contains("id") ? msg["id"] : json();
+          reply = McpServer::error(id.is_string() || id.is_number_integer() ? id : json(), kInternalError,
+                                   "internal error (see the server log)");
+        }
       }
     }
     out << reply.dump(-1, ' ', false, json::error_handler_t::replace) << '\n';
