@@ -15,3 +15,7 @@ cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=Release -DEAGLE_TSAN=ON >/d
 ninja -C build-tsan -j "${EAGLE_BUILD_JOBS:-2}" eagle test_store test_concurrency test_server test_mcp_clients
 (cd build-tsan && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
   ctest --output-on-failure --timeout 900 -R '^(test_store|test_concurrency|test_server|test_mcp_clients)$')
+
+# Fuzzing: every parser of outside input under libFuzzer with ASan + UBSan (clang,
+# build-fuzz), 20 s per target; any finding fails the run (docs/fuzzing.md).
+bash scripts/fuzz.sh "${EAGLE_FUZZ_SECONDS:-20}"

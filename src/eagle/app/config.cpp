@@ -4,10 +4,12 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <fstream>
 #include <map>
 #include <sstream>
 
 #include "eagle/core/error.h"
+#include "eagle/core/utf8.h"
 
 namespace eagle::app {
 namespace {
@@ -110,7 +112,9 @@ void add_biomed_options(std::vector<ConfigOption>& o) {
         {"w_entity", &biomed::ProfileWeights::w_entity},
         {"w_sec", &biomed::ProfileWeights::w_sec},
         {"w_xdrug_penalty", &biomed::ProfileWeights::w_xdrug_penalty}};
-    for (const auto& [name, field] : fields) {
+    for (const auto& entry : fields) {
+      const auto& name = entry.first;
+      const auto field = entry.second;  // named: the lambdas below capture it
       const std::string key = "biomed.weights." + profile + "." + name;
       const std::string prof = profile;
       o.push_back({key, "Tier-2 weight of the " + profile + " profile",
@@ -433,8 +437,17 @@ Config load_config(const std::optional<std::filesystem::path>& file) {
     if (!std::filesystem::exists(*path))
       fail(ErrorCode::not_found, "configuration file not found: " + path->string());
     std::map<std::string, std::string> flat;
+    std::string text;
+    {
+      std::ifstream in(*path, std::ios::binary);
+      if (!in) fail(ErrorCode::not_found, "cannot read configuration file " + path->string());
+      text.assign(std::istreambuf_iterator<char>(in), {});
+    }
+    // YAML is text: a bad byte is named here, not met later inside a JSON library.
+    if (auto bad = first_invalid_utf8(text))
+      fail(ErrorCode::invalid_argument, path->string() + ": not valid UTF-8 at byte " + std::to_string(*bad));
     try {
-      YAML::Node root = YAML::LoadFile(path->string());
+      YAML::Node root = YAML::Load(text);
       if (root.IsMap() && root["encoders"]) {
         cfg.encoders = yaml_to_json(root["encoders"]);
         root.remove("encoders");
@@ -447,6 +460,8 @@ Config load_config(const std::optional<std::filesystem::path>& file) {
       }
       flatten(root, "", flat);
     } catch (const YAML::Exception& e) {
+      fail(ErrorCode::invalid_argument, path->string() + ": " + e.what());
+    } catch (const nlohmann::json::exception& e) {
       fail(ErrorCode::invalid_argument, path->string() + ": " + e.what());
     }
     for (const auto& [k, v] : flat) {

@@ -1,6 +1,7 @@
 #pragma once
 // Little helpers for Eagle's versioned binary files. Readers check every length
 // against the bytes left so a truncated or corrupt file is an error, not a crash.
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <istream>
@@ -47,18 +48,33 @@ std::vector<T> read_vec(std::istream& in, const char* what) {
   auto n = read_pod<uint64_t>(in, what);
   if (n > kMaxElements / sizeof(T))
     fail(ErrorCode::invalid_argument, std::string("corrupt length for ") + what);
-  std::vector<T> v(n);
-  if (n && !in.read(reinterpret_cast<char*>(v.data()), static_cast<std::streamsize>(sizeof(T) * n)))
-    fail(ErrorCode::invalid_argument, std::string("truncated file while reading ") + what);
+  // Grown as the elements arrive (see read_str).
+  constexpr uint64_t kChunk = (1u << 20) / sizeof(T) + 1;
+  std::vector<T> v;
+  while (v.size() < n) {
+    const uint64_t take = std::min<uint64_t>(kChunk, n - v.size());
+    const size_t at = v.size();
+    v.resize(at + take);
+    if (!in.read(reinterpret_cast<char*>(v.data() + at), static_cast<std::streamsize>(sizeof(T) * take)))
+      fail(ErrorCode::invalid_argument, std::string("truncated file while reading ") + what);
+  }
   return v;
 }
 
 inline std::string read_str(std::istream& in, const char* what) {
   auto n = read_pod<uint64_t>(in, what);
   if (n > kMaxElements) fail(ErrorCode::invalid_argument, std::string("corrupt length for ") + what);
-  std::string s(n, '\0');
-  if (n && !in.read(s.data(), static_cast<std::streamsize>(n)))
-    fail(ErrorCode::invalid_argument, std::string("truncated file while reading ") + what);
+  // Grown as the bytes arrive: a corrupt length cannot make us allocate what the
+  // file does not hold.
+  constexpr uint64_t kChunk = 1u << 20;
+  std::string s;
+  while (s.size() < n) {
+    const uint64_t take = std::min<uint64_t>(kChunk, n - s.size());
+    const size_t at = s.size();
+    s.resize(at + take);
+    if (!in.read(s.data() + at, static_cast<std::streamsize>(take)))
+      fail(ErrorCode::invalid_argument, std::string("truncated file while reading ") + what);
+  }
   return s;
 }
 

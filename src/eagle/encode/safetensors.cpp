@@ -115,12 +115,18 @@ SafeTensors SafeTensors::open(const fs::path& path) {
       fail(ErrorCode::invalid_argument, file.string() + ": bad header: " + e.what());
     }
     const size_t data_size = shard->size - shard->data_start;
+    if (!header.is_object()) fail(ErrorCode::invalid_argument, file.string() + ": the header is not a JSON object");
     for (const auto& [name, t] : header.items()) {
       if (name == "__metadata__") continue;
       TensorInfo ti;
-      ti.dtype = t.at("dtype").get<std::string>();
-      ti.shape = t.at("shape").get<std::vector<int64_t>>();
-      auto off = t.at("data_offsets").get<std::vector<uint64_t>>();
+      std::vector<uint64_t> off;
+      try {
+        ti.dtype = t.at("dtype").get<std::string>();
+        ti.shape = t.at("shape").get<std::vector<int64_t>>();
+        off = t.at("data_offsets").get<std::vector<uint64_t>>();
+      } catch (const json::exception& e) {
+        fail(ErrorCode::invalid_argument, file.string() + ": tensor '" + name + "': " + e.what());
+      }
       if (off.size() != 2 || off[0] > off[1] || off[1] > data_size)
         fail(ErrorCode::invalid_argument, file.string() + ": tensor '" + name + "' has bad offsets");
       ti.begin = off[0];

@@ -26,7 +26,7 @@ Document parse_json_record(const std::string& line) {
   json j;
   try {
     j = json::parse(line);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, or out_of_range for a number too large
     fail(ErrorCode::invalid_argument, std::string("invalid JSON: ") + e.what());
   }
   if (!j.is_object()) fail(ErrorCode::invalid_argument, "a record must be a JSON object");
@@ -78,7 +78,9 @@ std::vector<Document> split_markdown(const std::string& doc_id, const std::strin
       while (!d.text.empty() && std::isspace(static_cast<unsigned char>(d.text.back())))
         d.text.pop_back();
       json meta = {{"document_id", doc_id}, {"path", title}};
-      d.metadata_json = meta.dump();
+      // The caller checks the text's UTF-8 (read_corpus does); a bad byte here must
+      // not throw from inside the JSON library.
+      d.metadata_json = meta.dump(-1, ' ', false, json::error_handler_t::replace);
       out.push_back(std::move(d));
     }
     body.clear();

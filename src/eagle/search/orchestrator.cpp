@@ -194,7 +194,10 @@ void Orchestrator::materialize(HitList& hits) const {
   std::map<std::string, std::vector<size_t>> by_collection;
   for (size_t i = 0; i < hits.size(); ++i)
     if (!hits[i].materialized) by_collection[hits[i].collection].push_back(i);
-  for (const auto& [name, idx] : by_collection) {
+  for (const auto& entry : by_collection) {
+    // Named variables, not a structured binding: the lambda below captures them.
+    const std::string& name = entry.first;
+    const std::vector<size_t>& idx = entry.second;
     store::Collection* coll = collections_(name);
     if (!coll) continue;
     std::vector<store::CollectionHit> rows;

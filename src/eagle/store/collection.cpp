@@ -229,7 +229,8 @@ void Collection::load_from_disk(const std::string& manifest) {
   //    never acknowledged); a reader stops before it, since the frame may be one the
   //    writer is appending right now.
   const uint64_t segment_lsn = last_lsn_;
-  for (const auto& [first, file] : wals) {
+  for (const auto& wal : wals) {
+    const fs::path& file = wal.second;  // named: the replay callback captures it
     auto st = replay_wal(
         file,
         [&](uint64_t lsn, WalOp op, const std::string& payload) {
@@ -589,7 +590,12 @@ void Collection::load_segment(const fs::path& file, bool checked) {
       fail(ErrorCode::invalid_argument, "bad segment magic");
     io::read_pod<uint64_t>(in, "segment lsn");
     const auto n = io::read_pod<uint64_t>(in, "row count");
-    if (n > io::kMaxElements) fail(ErrorCode::invalid_argument, "corrupt row count");
+    // Each row takes at least 25 bytes (id and text lengths, flag, values length): a
+    // count the file cannot hold is damage, found before anything is allocated.
+    std::error_code size_ec;
+    const uint64_t file_bytes = fs::file_size(file, size_ec);
+    if (n > io::kMaxElements || (!size_ec && n > file_bytes / 25))
+      fail(ErrorCode::invalid_argument, "corrupt row count " + std::to_string(n));
     reset_indexes();
     rows_.resize(n);
     deleted_.resize(n);

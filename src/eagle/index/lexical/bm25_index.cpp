@@ -357,8 +357,10 @@ Bm25Index Bm25Index::load(std::istream& in) {
   for (auto l : idx.doc_len_) idx.total_len_ += l;
   auto nterms = io::read_pod<uint64_t>(in, "term count");
   if (nterms > io::kMaxElements) fail(ErrorCode::invalid_argument, "corrupt term count");
-  idx.postings_.resize(nterms);
-  idx.term_ids_.reserve(nterms);
+  // Grown term by term: a corrupt count cannot allocate what the file does not hold.
+  const uint64_t expect = std::min<uint64_t>(nterms, uint64_t{1} << 20);
+  idx.postings_.reserve(expect);
+  idx.term_ids_.reserve(expect);
   const DocId ndocs = static_cast<DocId>(idx.doc_len_.size());
   for (uint64_t t = 0; t < nterms; ++t) {
     auto name = io::read_str(in, "term");
@@ -370,8 +372,8 @@ Bm25Index Bm25Index::load(std::istream& in) {
     for (const auto& b : blocks) ok = ok && b.offset < bytes.size() && b.last_doc < ndocs;
     for (auto d : tail_docs) ok = ok && d < ndocs;
     if (!ok) fail(ErrorCode::invalid_argument, "corrupt postings for term '" + name + "'");
-    idx.postings_[t].restore(std::move(bytes), std::move(blocks), std::move(tail_docs),
-                             std::move(tail_tfs));
+    idx.postings_.emplace_back();
+    idx.postings_.back().restore(std::move(bytes), std::move(blocks), std::move(tail_docs), std::move(tail_tfs));
     if (!idx.term_ids_.emplace(std::move(name), static_cast<uint32_t>(t)).second)
       fail(ErrorCode::invalid_argument, "corrupt BM25 index: duplicate term");
   }

@@ -219,6 +219,7 @@ std::unique_ptr<FlatIndex> FlatIndex::load_body(vio::Reader& in, const vio::Comm
   in.end_section("header");
   if (h.rows > kMaxVectorRows) vio::corrupt("row count");
   auto idx = std::make_unique<FlatIndex>(h.dim, static_cast<Metric>(h.metric));
+  in.expect_bytes(uint64_t{h.rows} * h.dim * sizeof(float), "vectors");
   idx->data_.resize(h.rows * h.dim);
   in.bytes(idx->data_.data(), idx->data_.size() * sizeof(float), "vectors");
   in.end_section("vectors");

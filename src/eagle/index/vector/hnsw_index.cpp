@@ -500,6 +500,7 @@ std::unique_ptr<HnswIndex> HnswIndex::load_body(vio::Reader& in, const vio::Comm
     vio::corrupt("entry point");
   if (upper_words > static_cast<uint64_t>(rows) * detail::kMaxLevel * (g.m + 1)) vio::corrupt("upper size");
 
+  in.expect_bytes(static_cast<uint64_t>(rows) * g.node_bytes + upper_words * sizeof(uint32_t) + rows, "graph");
   idx->ensure_capacity(rows);
   in.bytes(g.nodes.data(), rows * g.node_bytes, "graph");
   in.end_section("graph");

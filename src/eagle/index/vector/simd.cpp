@@ -1,5 +1,7 @@
 #include "eagle/index/vector/simd.h"
 
+#include <cpuid.h>
+
 #include <cstdlib>
 #include <string>
 
@@ -25,8 +27,10 @@ std::string_view isa_name(Isa isa) {
 Isa detected_isa() {
   static const Isa isa = [] {
     __builtin_cpu_init();
-    const bool avx2 =
-        __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+    // F16C from CPUID (leaf 1, ECX): clang's __builtin_cpu_supports does not know it.
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    const bool f16c = __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C);
+    const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && f16c;
     if (avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq"))
       return Isa::avx512;

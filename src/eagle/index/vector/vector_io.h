@@ -64,6 +64,17 @@ class Writer {
 class Reader {
  public:
   explicit Reader(std::istream& in) : in_(in) {}
+  // Refuses a section length the stream cannot hold, before the caller allocates it
+  // (a corrupt row count must not become a huge allocation).
+  void expect_bytes(uint64_t n, const char* what) {
+    const auto here = in_.tellg();
+    if (here < 0) return;  // not seekable: the sliced reads still fail on truncation
+    in_.seekg(0, std::ios::end);
+    const auto end = in_.tellg();
+    in_.seekg(here);
+    if (end >= here && n > static_cast<uint64_t>(end - here))
+      fail(ErrorCode::invalid_argument, std::string("vector index file too short for its ") + what);
+  }
   void bytes(void* p, size_t n, const char* what) {
     // Large sections are read in slices so a lying length fails on truncation
     // before it can make us touch memory we never get data for.
