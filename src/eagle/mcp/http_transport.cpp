@@ -39,15 +39,6 @@ bool accepts(const std::string& accept, const std::string& type) {
   return a.find(type) != std::string::npos || a.find("*/*") != std::string::npos;
 }
 
-// The name a stateless request's Mcp-Name header must repeat: the tool of
-// tools/call (resources and prompts are not offered).
-std::string body_name(const json& msg) {
-  const auto p = msg.find("params");
-  if (p == msg.end() || !p->is_object()) return {};
-  const auto n = p->find("name");
-  return n != p->end() && n->is_string() ? n->get<std::string>() : std::string();
-}
-
 std::string trim(const std::string& s) {
   const auto b = s.find_first_not_of(" \t");
   if (b == std::string::npos) return {};
@@ -98,7 +89,7 @@ std::string header_form(const json& v) { return v.is_string() ? v.get<std::strin
 
 std::optional<HttpResponse> HttpTransport::check_stateless_headers(const HttpRequest& req, const json& msg,
                                                                    const std::string& h_version) const {
-  const json id = msg.contains("id") ? msg["id"] : json();
+  const json id = msg.contains("id") && (msg["id"].is_string() || msg["id"].is_number_integer()) ? msg["id"] : json();
   auto reject = [&](const std::string& why) { return rpc_error(400, kHeaderMismatch, why, id); };
   if (h_version.empty()) return reject("Missing MCP-Protocol-Version header");
   // The routing headers repeat what the body says, so proxies can route on them;
@@ -211,7 +202,8 @@ HttpResponse HttpTransport::post(const HttpRequest& req, const ToolContext& ctx)
   if (msg.is_discarded()) return rpc_error(400, kParseError, "Parse error: the body is not valid JSON");
   if (msg.is_array()) return rpc_error(400, kInvalidRequest, "JSON-RPC batches are not supported");
   if (!msg.is_object()) return rpc_error(400, kInvalidRequest, "the body must be a JSON-RPC message (an object)");
-  const json id = msg.contains("id") ? msg["id"] : json();
+  // Echoed in errors only when it is a valid JSON-RPC id.
+  const json id = msg.contains("id") && (msg["id"].is_string() || msg["id"].is_number_integer()) ? msg["id"] : json();
 
   const std::string h_version = req.header("MCP-Protocol-Version");
   if (McpServer::is_stateless(msg, h_version.empty() ? std::nullopt : std::optional(h_version))) {
