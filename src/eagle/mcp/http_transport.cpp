@@ -89,7 +89,7 @@ std::string header_form(const json& v) { return v.is_string() ? v.get<std::strin
 
 std::optional<HttpResponse> HttpTransport::check_stateless_headers(const HttpRequest& req, const json& msg,
                                                                    const std::string& h_version) const {
-  const json id = msg.contains("id") && (msg["id"].is_string() || msg["id"].is_number_integer()) ? msg["id"] : json();
+  const json id = McpServer::request_id(msg);
   auto reject = [&](const std::string& why) { return rpc_error(400, kHeaderMismatch, why, id); };
   if (h_version.empty()) return reject("Missing MCP-Protocol-Version header");
   // The routing headers repeat what the body says, so proxies can route on them;
@@ -202,8 +202,7 @@ HttpResponse HttpTransport::post(const HttpRequest& req, const ToolContext& ctx)
   if (msg.is_discarded()) return rpc_error(400, kParseError, "Parse error: the body is not valid JSON");
   if (msg.is_array()) return rpc_error(400, kInvalidRequest, "JSON-RPC batches are not supported");
   if (!msg.is_object()) return rpc_error(400, kInvalidRequest, "the body must be a JSON-RPC message (an object)");
-  // Echoed in errors only when it is a valid JSON-RPC id.
-  const json id = msg.contains("id") && (msg["id"].is_string() || msg["id"].is_number_integer()) ? msg["id"] : json();
+  const json id = McpServer::request_id(msg);
 
   const std::string h_version = req.header("MCP-Protocol-Version");
   if (McpServer::is_stateless(msg, h_version.empty() ? std::nullopt : std::optional(h_version))) {

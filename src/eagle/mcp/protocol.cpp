@@ -46,13 +46,17 @@ const json* meta_of(const json& msg) {
   return m != p->end() && m->is_object() ? &*m : nullptr;
 }
 
-bool valid_id(const json& id) { return id.is_string() || id.is_number_integer(); }
-
 // Lists whose content is the same for every caller and changes only with a new
 // binary; "private" still keeps shared caches out when tokens are in use.
 constexpr const char* kCacheScope = "private";
 
 }  // namespace
+
+json McpServer::request_id(const json& message) {
+  if (!message.is_object() || !message.contains("id")) return nullptr;
+  const json& id = message["id"];
+  return id.is_string() || id.is_number_integer() ? id : json();
+}
 
 bool McpServer::is_stateless(const json& message, const std::optional<std::string>& header_version) {
   const json* meta = meta_of(message);
@@ -118,7 +122,7 @@ std::optional<json> McpServer::common(const std::string& method, const json& par
 
 Reply McpServer::handle(const json& msg, Session* session, const ToolContext& ctx,
                         const std::optional<std::string>& header_version) const {
-  const json id = msg.is_object() && msg.contains("id") && valid_id(msg["id"]) ? msg["id"] : json();
+  const json id = request_id(msg);
   if (!msg.is_object() || !msg.contains("jsonrpc") || msg["jsonrpc"] != "2.0")
     return {error(id, kInvalidRequest, "not a JSON-RPC 2.0 message"), 400};
   if (!msg.contains("method")) {
@@ -127,7 +131,7 @@ Reply McpServer::handle(const json& msg, Session* session, const ToolContext& ct
     return {error(id, kInvalidRequest, "a message needs a method"), 400};
   }
   if (!msg["method"].is_string()) return {error(id, kInvalidRequest, "'method' must be a string"), 400};
-  if (msg.contains("id") && !valid_id(msg["id"]))
+  if (msg.contains("id") && id.is_null())
     return {error(json(), kInvalidRequest, "'id' must be a string or an integer"), 400};
   if (msg.contains("params") && !msg["params"].is_object())
     return {error(id, kInvalidParams, "'params' must be an object"), 400};
@@ -175,10 +179,10 @@ Reply McpServer::stateful(const json& msg, Session* session, const ToolContext& 
 
 Reply McpServer::stateless(const json& msg, const ToolContext& ctx, const std::optional<std::string>& header_version) const {
   const std::string method = msg["method"].get<std::string>();
-  if (!msg.contains("id")) return {std::nullopt, 202, true};
+  if (!msg.contains("id")) return {std::nullopt, 202};
   const json id = msg["id"];
   auto fail_with = [&](int status, int code, const std::string& message, const json& data = nullptr) {
-    return Reply{error(id, code, message, data), status, true};
+    return Reply{error(id, code, message, data), status};
   };
   // The order the revision gives: _meta present, then the header agrees with it,
   // then the version is one we speak.
@@ -215,10 +219,10 @@ Reply McpServer::stateless(const json& msg, const ToolContext& ctx, const std::o
                 {"ttlMs", discover_ttl_ms_},
                 {"cacheScope", kCacheScope}};
     if (!info_.instructions.empty()) res["instructions"] = info_.instructions;
-    return {complete(result(id, std::move(res))), 200, true};
+    return {complete(result(id, std::move(res)))};
   }
   int status = 200;
-  if (auto r = common(method, params, id, ctx, true, &status)) return {complete(*r), status, true};
+  if (auto r = common(method, params, id, ctx, true, &status)) return {complete(*r), status};
   // initialize, ping, logging/setLevel and the subscription methods do not exist here.
   return fail_with(404, kMethodNotFound, "Method not found: " + method);
 }

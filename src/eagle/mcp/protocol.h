@@ -59,7 +59,6 @@ struct Session {
 struct Reply {
   std::optional<nlohmann::json> message;
   int http_status = 200;
-  bool stateless = false;  // served at the stateless revision
   bool created_session = false;  // a successful initialize
 };
 
@@ -91,6 +90,9 @@ class McpServer {
   // that is not a stateful one.
   static bool is_stateless(const nlohmann::json& message, const std::optional<std::string>& header_version = std::nullopt);
   // A JSON-RPC error response.
+  // The message's id when it is a valid JSON-RPC id (string or integer), else null:
+  // what an error may echo.
+  static nlohmann::json request_id(const nlohmann::json& message);
   // A null id (unknown, e.g. after a parse error) is left out, as MCP's schema wants.
   static nlohmann::json error(const nlohmann::json& id, int code, const std::string& message,
                               const nlohmann::json& data = nullptr);

@@ -61,9 +61,7 @@ size_t serve_stdio(const McpServer& server, std::istream& in, std::ostream& out,
         } catch (const std::exception& e) {
           // A bug must not end the connection: say so, log the detail, go on.
           spdlog::error("mcp: {}", e.what());
-          const json id = msg.is_object() && msg.contains("id") ? msg["id"] : json();
-          reply = McpServer::error(id.is_string() || id.is_number_integer() ? id : json(), kInternalError,
-                                   "internal error (see the server log)");
+          reply = McpServer::error(McpServer::request_id(msg), kInternalError, "internal error (see the server log)");
         }
       }
     }
