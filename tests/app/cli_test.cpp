@@ -226,7 +226,8 @@ TEST(Cli, InvalidUtf8IsNamedSkippedOrRepaired) {
 TEST(Cli, RepairCutsADamagedLogSoTheStoreOpensAgain) {
   auto dir = temp_dir("repair");
   const std::string store = "--data-dir " + (dir / "store").string() + " ";
-  // Three ingests, three log records, no checkpoint: the records live only in the log.
+  // Three ingests, no checkpoint: each is a transaction of two log records (its part
+  // and its commit record) that live only in the log.
   for (int i = 0; i < 3; ++i) {
     const auto f = dir / ("one" + std::to_string(i) + ".jsonl");
     std::ofstream(f) << "{\"_id\":\"d" << i << "\",\"text\":\"zzrepair record number" << i << "\"}\n";
@@ -236,25 +237,31 @@ TEST(Cli, RepairCutsADamagedLogSoTheStoreOpensAgain) {
   for (const auto& e : fs::directory_iterator(dir / "store" / "collections" / "eagle_text"))
     if (e.path().extension() == ".log") log = e.path();
   ASSERT_FALSE(log.empty());
-  uint32_t first_len = 0;
+  uint64_t third = 0;  // where the third record (the second ingest's part) begins
   {
     std::fstream io(log, std::ios::in | std::ios::out | std::ios::binary);
-    io.read(reinterpret_cast<char*>(&first_len), 4);
-    // A byte inside the second record's payload: the third, intact, follows it.
-    io.seekp(17 + first_len + 17 + 10);
+    for (int frame = 0; frame < 2; ++frame) {
+      uint32_t len = 0;
+      io.seekg(static_cast<std::streamoff>(third));
+      io.read(reinterpret_cast<char*>(&len), 4);
+      third += 17 + len;
+    }
+    // A byte inside the third record's payload: intact records follow it.
+    io.seekp(static_cast<std::streamoff>(third + 17 + 10));
     io.put('#');
   }
-  const std::string second = std::to_string(17 + first_len);
+  const std::string damaged_at = std::to_string(third);
   auto broken = run(store + "search zzrepair");
   EXPECT_NE(broken.rc, 0);
   EXPECT_NE(broken.out.find("data_loss"), std::string::npos) << broken.out;
-  EXPECT_NE(broken.out.find("corrupt at byte " + second), std::string::npos) << broken.out;
+  EXPECT_NE(broken.out.find("corrupt at byte " + damaged_at), std::string::npos) << broken.out;
   auto fixed = run(store + "repair");
   ASSERT_EQ(fixed.rc, 0) << fixed.out;
-  EXPECT_NE(fixed.out.find("cut at byte " + second + ", 1 intact records kept"), std::string::npos) << fixed.out;
+  EXPECT_NE(fixed.out.find("cut at byte " + damaged_at + ", 2 intact records kept"), std::string::npos) << fixed.out;
   auto after = run(store + "search --json zzrepair");
   ASSERT_EQ(after.rc, 0) << after.out;
   EXPECT_NE(after.out.find("\"d0\""), std::string::npos) << after.out;
+  EXPECT_EQ(after.out.find("\"d1\""), std::string::npos) << after.out;  // damaged
   EXPECT_EQ(after.out.find("\"d2\""), std::string::npos) << after.out;  // it followed the damage
   EXPECT_NE(run(store + "repair").out.find("nothing to repair"), std::string::npos);
 }

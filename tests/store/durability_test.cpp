@@ -18,6 +18,7 @@
 #include "eagle/core/error.h"
 #include "eagle/store/checked_file.h"
 #include "eagle/store/collection.h"
+#include "support/store_fixtures.h"
 #include "eagle/store/wal.h"
 
 namespace fs = std::filesystem;
@@ -28,19 +29,10 @@ namespace {
 
 constexpr uint32_t kDim = 4;
 
-fs::path temp_dir(const std::string& tag) {
-  auto d = fs::temp_directory_path() / ("eagle_durable_" + tag + "_" + std::to_string(::getpid()));
-  fs::remove_all(d);
-  return d;
-}
+fs::path temp_dir(const std::string& tag) { return eagle::testing::fresh_temp_dir("durable", tag); }
 
 Record row(const CollectionSchema& s, const std::string& id, const std::string& text = "text") {
-  Record r;
-  r.id = id;
-  r.text = text;
-  r.vector = {1, 2, 3, 4};
-  r.values.assign(s.fields.size(), std::monostate{});
-  return r;
+  return eagle::testing::chunk_record(s, id, text, {1, 2, 3, 4});
 }
 
 fs::path only_log(const fs::path& dir) {

@@ -12,6 +12,7 @@
 
 #include "eagle/core/error.h"
 #include "eagle/store/collection.h"
+#include "support/store_fixtures.h"
 #include "eagle/store/store_lock.h"
 
 namespace fs = std::filesystem;
@@ -22,12 +23,7 @@ namespace {
 
 constexpr uint32_t kDim = 8;
 
-fs::path temp_dir(const std::string& tag) {
-  static int n = 0;
-  auto d = fs::temp_directory_path() / ("eagle_own_" + tag + "_" + std::to_string(::getpid()) + "_" + std::to_string(n++));
-  fs::remove_all(d);
-  return d;
-}
+fs::path temp_dir(const std::string& tag) { return eagle::testing::fresh_temp_dir("own", tag); }
 
 Record rec(const CollectionSchema& schema, const std::string& id, const std::string& doc, uint32_t seed,
            const std::string& text = "") {

@@ -18,6 +18,8 @@
 #include "eagle/ingest/corpus_reader.h"
 #include "eagle/search/registry_catalog.h"
 
+#include <spdlog/spdlog.h>
+
 namespace eagle::app {
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -514,92 +516,117 @@ IngestReport Engine::ingest(const std::vector<std::string>& inputs, const Ingest
              "document '" + d.document_id + "' belongs to a knowledge base this token may not write");
   }
 
-  // 4. Commit in batches of whole documents. A document ingested again loses its
-  // old chunks in the same commit (in every collection), so no stale section
-  // survives and no reader sees the document twice or not at all. Searches are
-  // excluded only while a batch is swapped in.
+  // 4. One transaction over every collection it touches, staged in batches of whole
+  // documents: a document ingested again loses its old chunks (in every collection)
+  // at the commit, so no stale section survives and no reader sees the document twice
+  // or not at all; an ingest that fails or is killed part-way leaves the collections
+  // as they were (staged rows are hidden and replay skips an uncommitted transaction).
+  // Deletes and tag changes interleave: each batch takes the writer lock, so a DELETE
+  // waits for one batch, not for the whole ingest; searches wait only for the commit.
   rep.collection.clear();
   rep.encoder.clear();
-  std::set<store::Collection*> written;
-  for (auto& p : prepared) {
-    if (!p.coll) {
-      std::unique_lock state(state_mu_);
-      p.coll = &catalog_->create(p.schema);
-    }
-    const auto doc_field = p.schema.field_index("document_id");
-    auto doc_of = [&](const store::Record& r) {
-      if (doc_field)
-        if (const auto* d = std::get_if<std::string>(&r.values[*doc_field])) return *d;
-      return r.id;
-    };
-    const size_t commit_rows = std::max<size_t>(1, cfg_.ingest_commit_rows);
-    size_t start = 0;
-    while (start < p.records.size()) {
-      size_t end = std::min(p.records.size(), start + commit_rows);
-      while (end < p.records.size() && doc_of(p.records[end]) == doc_of(p.records[end - 1])) ++end;
-      std::vector<store::Record> batch(std::make_move_iterator(p.records.begin() + static_cast<std::ptrdiff_t>(start)),
-                                       std::make_move_iterator(p.records.begin() + static_cast<std::ptrdiff_t>(end)));
-      std::vector<std::string> docs;
-      std::set<std::string> new_ids, seen_docs;
-      for (const auto& r : batch) {
-        new_ids.insert(r.id);
-        if (seen_docs.insert(doc_of(r)).second) docs.push_back(doc_of(r));
-      }
-      std::unique_lock writer(write_mu_);
-      // The documents' current chunks everywhere (replaced ids in the target collection
-      // are overwritten by the upsert itself).
-      std::vector<std::pair<store::Collection*, std::vector<std::string>>> stale;
-      if (doc_field) {
-        for (auto* c : document_collections()) {
-          std::vector<std::string> ids;
-          for (auto& [id, doc] : c->ids_where_in("document_id", docs))
-            if (c != p.coll || !new_ids.count(id)) ids.push_back(id);
-          if (!ids.empty()) stale.emplace_back(c, std::move(ids));
-        }
-      }
-      // A scoped caller may overwrite or delete only rows of its own KBs, whatever
-      // their document: a row id or a stale chunk of another KB is refused.
-      if (!opts.scope.kb_names.empty()) {
-        auto check = [&](store::Collection* c, const std::string& id) {
-          auto row = c->get(id);
-          if (!row) return;
-          const auto kb = c->schema().field_index("kb_name");
-          const auto* v = kb ? std::get_if<std::string>(&row->values[*kb]) : nullptr;
-          if (!opts.scope.allows(v ? *v : std::string()))
-            fail(ErrorCode::permission_denied, "row '" + id + "' belongs to a knowledge base this token may not write");
-        };
-        for (const auto& r : batch) check(p.coll, r.id);
-        for (auto& [c, ids] : stale)
-          for (const auto& id : ids) check(c, id);
-      }
-      {
+  const store::TxnId txn = store::new_txn_id();
+  std::vector<store::Collection*> written;
+  auto participant = [&](store::Collection* c) {
+    if (std::find(written.begin(), written.end(), c) == written.end()) written.push_back(c);
+  };
+  std::vector<std::string> created;  // collections this ingest made (dropped again if it fails)
+  try {
+    for (auto& p : prepared) {
+      if (!p.coll) {
         std::unique_lock state(state_mu_);
+        p.coll = &catalog_->create(p.schema);
+        created.push_back(p.collection);
+      }
+      participant(p.coll);
+      const auto doc_field = p.schema.field_index("document_id");
+      auto doc_of = [&](const store::Record& r) {
+        if (doc_field)
+          if (const auto* d = std::get_if<std::string>(&r.values[*doc_field])) return *d;
+        return r.id;
+      };
+      const size_t commit_rows = std::max<size_t>(1, cfg_.ingest_commit_rows);
+      size_t start = 0;
+      while (start < p.records.size()) {
+        size_t end = std::min(p.records.size(), start + commit_rows);
+        while (end < p.records.size() && doc_of(p.records[end]) == doc_of(p.records[end - 1])) ++end;
+        std::vector<store::Record> batch(
+            std::make_move_iterator(p.records.begin() + static_cast<std::ptrdiff_t>(start)),
+            std::make_move_iterator(p.records.begin() + static_cast<std::ptrdiff_t>(end)));
+        std::vector<std::string> docs;
+        std::set<std::string> new_ids, seen_docs;
+        for (const auto& r : batch) {
+          new_ids.insert(r.id);
+          if (seen_docs.insert(doc_of(r)).second) docs.push_back(doc_of(r));
+        }
+        std::unique_lock writer(write_mu_);
+        // The documents' current chunks everywhere (replaced ids in the target
+        // collection are overwritten by the staged rows themselves).
+        std::vector<std::pair<store::Collection*, std::vector<std::string>>> stale;
+        if (doc_field) {
+          for (auto* c : document_collections()) {
+            std::vector<std::string> ids;
+            for (auto& [id, doc] : c->ids_where_in("document_id", docs))
+              if (c != p.coll || !new_ids.count(id)) ids.push_back(id);
+            if (!ids.empty()) stale.emplace_back(c, std::move(ids));
+          }
+        }
+        // A scoped caller may overwrite or delete only rows of its own KBs, whatever
+        // their document: a row id or a stale chunk of another KB is refused.
+        if (!opts.scope.kb_names.empty()) {
+          auto check = [&](store::Collection* c, const std::string& id) {
+            auto row = c->get(id);
+            if (!row) return;
+            const auto kb = c->schema().field_index("kb_name");
+            const auto* v = kb ? std::get_if<std::string>(&row->values[*kb]) : nullptr;
+            if (!opts.scope.allows(v ? *v : std::string()))
+              fail(ErrorCode::permission_denied,
+                   "row '" + id + "' belongs to a knowledge base this token may not write");
+          };
+          for (const auto& r : batch) check(p.coll, r.id);
+          for (auto& [c, ids] : stale)
+            for (const auto& id : ids) check(c, id);
+        }
+        // Staged rows are hidden, so searches go on while a batch is staged.
         std::vector<std::string> own_stale;
         for (auto& [c, ids] : stale) {
-          if (c == p.coll) own_stale = std::move(ids);
-          else c->remove(ids, /*auto_checkpoint=*/false);
+          if (c == p.coll) {
+            own_stale = std::move(ids);
+          } else {
+            participant(c);
+            c->stage(txn, ids, {});
+          }
         }
-        p.coll->replace(own_stale, std::move(batch), /*auto_checkpoint=*/false);
+        p.coll->stage(txn, own_stale, std::move(batch));
+        start = end;
       }
-      writer.unlock();
-      // A checkpoint that came due is written with searches running again.
-      for (auto& [c, ids] : stale) {
-        written.insert(c);
-        c->checkpoint_if_due();
-      }
-      p.coll->checkpoint_if_due();
-      start = end;
+      rep.collection += (rep.collection.empty() ? "" : " + ") + p.collection;
+      rep.encoder += (rep.encoder.empty() ? "" : " + ") + p.encoder;
+      rep.per_collection.push_back({p.collection, p.rows.size()});
+      // A row's document is its registry record (one per row for text formats).
+      if (documents.size() == rows.size())
+        for (size_t i : p.rows) add_collection(documents[i], p.collection);
+      else
+        for (auto& d : documents) add_collection(d, p.collection);
     }
-    written.insert(p.coll);
-    rep.collection += (rep.collection.empty() ? "" : " + ") + p.collection;
-    rep.encoder += (rep.encoder.empty() ? "" : " + ") + p.encoder;
-    rep.per_collection.push_back({p.collection, p.rows.size()});
-    // A row's document is its registry record (one per row for text formats).
-    if (documents.size() == rows.size())
-      for (size_t i : p.rows) add_collection(documents[i], p.collection);
-    else
-      for (auto& d : documents) add_collection(d, p.collection);
+    // The commit point: every staged row appears at once, in every collection.
+    std::unique_lock writer(write_mu_);
+    std::unique_lock state(state_mu_);
+    catalog_->commit(txn, written);
+  } catch (...) {
+    for (auto* c : written) c->abort(txn);
+    for (const auto& name : created) {
+      try {
+        std::unique_lock state(state_mu_);
+        if (catalog_->get(name).count() == 0) catalog_->drop(name);
+      } catch (const std::exception& e) {
+        spdlog::warn("could not drop collection '{}' made by a failed ingest: {}", name, e.what());
+      }
+    }
+    throw;
   }
+  // A checkpoint that came due is written with searches running again.
+  for (auto* c : written) c->checkpoint_if_due();
   // The registry follows the collection writes. A document deleted while this ingest
   // ran (a DELETE between its commit and here) gets no registry row back.
   const bool deleted_meanwhile = deletes_.load() != deletes_at_start;

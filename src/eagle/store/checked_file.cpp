@@ -6,7 +6,6 @@
 #include <fstream>
 #include <vector>
 
-#include "eagle/core/atomic_file.h"
 #include "eagle/core/error.h"
 
 namespace eagle::store {
@@ -42,23 +41,42 @@ std::vector<uint32_t> block_crcs(std::istream& in, uint64_t length, uint32_t blo
 
 }  // namespace
 
-void write_checked_file(const fs::path& file, const std::function<void(std::ostream&)>& write) {
-  write_file_atomic(file, [&](std::ostream& out) {
-    // A segment can be large: the CRCs come from reading back what was written.
-    if (!dynamic_cast<std::ofstream*>(&out)) fail(ErrorCode::internal, "write_checked_file needs a file stream");
-    write(out);
-    out.flush();
-    const uint64_t length = static_cast<uint64_t>(out.tellp());
-    std::ifstream back(file.string() + ".tmp", std::ios::binary);
-    const auto crcs = block_crcs(back, length, kChecksumBlock);
-    if (crcs.size() != (length + kChecksumBlock - 1) / kChecksumBlock)
-      fail(ErrorCode::unavailable, "cannot read back " + file.string() + ".tmp to checksum it");
-    out.write(reinterpret_cast<const char*>(crcs.data()), static_cast<std::streamsize>(crcs.size() * 4));
-    out.write(reinterpret_cast<const char*>(&length), 8);
-    const uint32_t block = kChecksumBlock;
-    out.write(reinterpret_cast<const char*>(&block), 4);
-    out.write(kFooterMagic, sizeof(kFooterMagic));
-  });
+void write_checked_file(io::FileSystem& fs, const fs::path& file, const std::function<void(std::ostream&)>& write) {
+  // The block CRCs are computed from the bytes as they are written.
+  std::vector<uint32_t> crcs;
+  uLong block_crc = crc32(0L, Z_NULL, 0);
+  uint64_t length = 0, in_block = 0;
+  bool footer = false;
+  auto on_bytes = [&](const char* data, size_t n) {
+    if (footer) return;
+    length += n;
+    while (n > 0) {
+      const size_t take = static_cast<size_t>(std::min<uint64_t>(n, kChecksumBlock - in_block));
+      block_crc = crc32(block_crc, reinterpret_cast<const Bytef*>(data), static_cast<uInt>(take));
+      in_block += take;
+      data += take;
+      n -= take;
+      if (in_block == kChecksumBlock) {
+        crcs.push_back(static_cast<uint32_t>(block_crc));
+        block_crc = crc32(0L, Z_NULL, 0);
+        in_block = 0;
+      }
+    }
+  };
+  io::write_file_atomic(
+      fs, file,
+      [&](std::ostream& out) {
+        write(out);
+        out.flush();  // every content byte has passed on_bytes
+        if (in_block > 0) crcs.push_back(static_cast<uint32_t>(block_crc));
+        footer = true;
+        out.write(reinterpret_cast<const char*>(crcs.data()), static_cast<std::streamsize>(crcs.size() * 4));
+        out.write(reinterpret_cast<const char*>(&length), 8);
+        const uint32_t block = kChecksumBlock;
+        out.write(reinterpret_cast<const char*>(&block), 4);
+        out.write(kFooterMagic, sizeof(kFooterMagic));
+      },
+      on_bytes);
 }
 
 uint64_t verify_checked_file(const fs::path& file) {

@@ -12,12 +12,15 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 
+#include "eagle/core/file_system.h"
+
 namespace eagle::store {
 
 inline constexpr uint32_t kChecksumBlock = 64 * 1024;
 
-// write_file_atomic with the block-checksum footer appended before the rename.
-void write_checked_file(const std::filesystem::path& file, const std::function<void(std::ostream&)>& write);
+// io::write_file_atomic with the block-checksum footer appended before the rename.
+void write_checked_file(io::FileSystem& fs, const std::filesystem::path& file,
+                        const std::function<void(std::ostream&)>& write);
 
 // Verifies the footer against the content; data_loss naming the file and the first
 // bad block's byte range, or the footer itself. Returns the content length.

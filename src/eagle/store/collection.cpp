@@ -9,11 +9,11 @@
 #include <cmath>
 #include <fstream>
 #include <mutex>
+#include <random>
 #include <unordered_set>
 
 #include <spdlog/spdlog.h>
 
-#include "eagle/core/atomic_file.h"
 #include "eagle/core/binary_io.h"
 #include "eagle/core/error.h"
 #include "eagle/core/utf8.h"
@@ -69,7 +69,39 @@ class RowAdapter : public filter::RowView {
   const std::vector<Value>* values_ = nullptr;
 };
 
+// A transaction id as the log writes it: 16 lowercase hex digits.
+std::string txn_hex(TxnId txn) {
+  char buf[17];
+  std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(txn));
+  return std::string(buf, 16);
+}
+
+std::optional<TxnId> parse_txn_hex(std::string_view s) {
+  if (s.size() < 16) return std::nullopt;
+  TxnId t = 0;
+  for (size_t i = 0; i < 16; ++i) {
+    const char c = s[i];
+    int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+    if (d < 0) return std::nullopt;
+    t = (t << 4) | static_cast<TxnId>(d);
+  }
+  if (t == 0) return std::nullopt;
+  return t;
+}
+
 }  // namespace
+
+TxnId new_txn_id() {
+  static std::mutex mu;
+  static std::mt19937_64 gen{[] {
+    std::random_device rd;
+    return (static_cast<uint64_t>(rd()) << 32) ^ rd();
+  }()};
+  std::lock_guard lock(mu);
+  TxnId t = 0;
+  while (t == 0) t = gen();
+  return t;
+}
 
 Record record_from_json(const json& j, const CollectionSchema& schema) {
   if (!j.is_object()) fail(ErrorCode::invalid_argument, "a record must be a JSON object");
@@ -148,10 +180,10 @@ std::unique_ptr<Collection> Collection::create(const fs::path& dir, CollectionSc
   schema.validate();
   if (fs::exists(dir / "schema.json"))
     fail(ErrorCode::conflict, "a collection already exists at " + dir.string());
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) fail(ErrorCode::unavailable, "cannot create " + dir.string() + ": " + ec.message());
-  write_file_atomic(dir / "schema.json", [&](std::ostream& out) { out << with_checksum(schema.to_json()).dump(2); });
+  auto& fsys = io::or_posix(opts.file_system);
+  io::create_directories_durably(fsys, dir);
+  io::write_file_atomic(fsys, dir / "schema.json",
+                        [&](std::ostream& out) { out << with_checksum(schema.to_json()).dump(2); });
   return open(dir, opts);
 }
 
@@ -217,9 +249,9 @@ void Collection::load_from_disk(const std::string& manifest) {
   for (const auto& e : fs::directory_iterator(dir)) {
     const auto name = e.path().filename().string();
     if (name.size() > 4 && name.substr(name.size() - 4) == ".tmp") {
-      if (!ro) fs::remove(e.path());
+      if (!ro) fsys().remove(e.path());
     } else if (numbered(e.path(), "seg-", ".eagle") && name != segment) {
-      if (!ro) fs::remove(e.path());
+      if (!ro) fsys().remove(e.path());
     } else if (auto n = numbered(e.path(), "wal-", ".log")) {
       wals.emplace_back(*n, e.path());
     }
@@ -227,35 +259,78 @@ void Collection::load_from_disk(const std::string& manifest) {
   std::sort(wals.begin(), wals.end());
   // 3. Replay every log record after the segment. A writer cuts a torn tail (a write
   //    never acknowledged); a reader stops before it, since the frame may be one the
-  //    writer is appending right now.
+  //    writer is appending right now. A first pass finds the committed transactions:
+  //    the parts of any other one are skipped (a write never acknowledged).
   const uint64_t segment_lsn = last_lsn_;
+  std::unordered_set<TxnId> committed;
+  for (const auto& wal : wals)
+    replay_wal(
+        wal.second,
+        [&](uint64_t lsn, WalOp op, const std::string& payload) {
+          if (lsn > segment_lsn && op == WalOp::txn_commit)
+            if (auto t = parse_txn_hex(payload)) committed.insert(*t);
+        },
+        /*truncate_torn_tail=*/false);
+  auto is_committed = [&](TxnId t) {
+    return committed.count(t) || (opts_.committed_elsewhere && opts_.committed_elsewhere(t));
+  };
+  std::map<TxnId, uint64_t> skipped_parts;
   for (const auto& wal : wals) {
     const fs::path& file = wal.second;  // named: the replay callback captures it
     auto st = replay_wal(
         file,
         [&](uint64_t lsn, WalOp op, const std::string& payload) {
           if (lsn <= segment_lsn) return;
+          if (op == WalOp::txn_part) {
+            const auto t = parse_txn_hex(payload);
+            if (t && !is_committed(*t)) {
+              ++skipped_parts[*t];
+              last_lsn_ = lsn;
+              return;
+            }
+          }
           try {
             replay(lsn, op, payload);
           } catch (const std::exception& e) {
+            // A part that cannot be applied fails its whole transaction.
+            if (op == WalOp::txn_part)
+              if (auto t = parse_txn_hex(payload)) txns_[*t].failed = true;
             // Intact but not applicable (written by an older version that logged
             // before validating): never applied, kept aside, said out loud.
             quarantine(file, lsn, op, payload, e.what());
             last_lsn_ = lsn;
           }
         },
-        /*truncate_torn_tail=*/!ro);
+        /*truncate_torn_tail=*/!ro, fsys());
     if (!ro) wal_bytes_ = st.bytes;
     if (st.truncated_tail && !ro)
       spdlog::warn("{}: cut a torn tail of {} bytes (a write a crash interrupted before it was acknowledged) after "
                    "{} intact records", file.string(), st.torn_bytes, st.records);
   }
-  if (ro) return;
-  // 4. Append to the newest log (or a new one).
-  fs::path wal_file = wals.empty() ? dir / numbered_name("wal-", last_lsn_ + 1, ".log") : wals.back().second;
-  wal_ = std::make_unique<WalWriter>(wal_file, opts_.sync);
-  wal_bytes_ = fs::exists(wal_file) ? fs::file_size(wal_file) : 0;
-  fsync_path(dir, true);
+  for (const auto& [t, parts] : skipped_parts)
+    spdlog::warn("{}: skipped {} logged parts of transaction {}, never committed (an interrupted ingest; it was "
+                 "never acknowledged)", dir.string(), parts, txn_hex(t));
+  // What is still staged was committed by the catalog (a transaction over several
+  // collections) but a crash came before this collection logged its commit record.
+  std::vector<TxnId> committed_elsewhere;
+  for (const auto& [t, staged] : txns_) committed_elsewhere.push_back(t);
+  if (!ro) {
+    // 4. Append to the newest log (or a new one).
+    fs::path wal_file = wals.empty() ? dir / numbered_name("wal-", last_lsn_ + 1, ".log") : wals.back().second;
+    wal_ = std::make_unique<WalWriter>(wal_file, opts_.sync, fsys());
+    wal_bytes_ = fs::exists(wal_file) ? fs::file_size(wal_file) : 0;
+    fsys().sync_path(dir, true);
+  }
+  for (TxnId t : committed_elsewhere) {
+    if (txns_[t].failed) {
+      spdlog::error("{}: transaction {} was committed but a part could not be applied; none of it is applied",
+                    dir.string(), txn_hex(t));
+      txns_.erase(t);
+      continue;
+    }
+    if (!ro) log(WalOp::txn_commit, txn_hex(t));
+    apply_commit(t);
+  }
 }
 
 void Collection::require_writable() const {
@@ -433,23 +508,143 @@ size_t Collection::remove_where(std::string_view expr, const TemplateParams& par
   return n;
 }
 
+uint32_t Collection::append_row(Record& r) {
+  const uint32_t row = static_cast<uint32_t>(rows_.size());
+  // The lexical index sees the text; the vector index the vector; the scalar
+  // indexes their field. Row ids are dense and shared by all three.
+  lexical_.add(r.text);
+  vectors_->add(row, r.vector.data());
+  for (size_t i = 0; i < scalar_.size(); ++i)
+    if (scalar_[i]) scalar_[i]->add(row, r.values[i]);
+  rows_.push_back({std::move(r.id), std::move(r.text), std::move(r.values)});
+  deleted_.resize(rows_.size());
+  return row;
+}
+
 void Collection::apply_insert(std::vector<Record>& records) {
   for (auto& r : records) {
     if (auto it = live_.find(r.id); it != live_.end()) {
       deleted_.set(it->second);  // upsert: the old row becomes a tombstone
       live_.erase(it);
     }
-    const uint32_t row = static_cast<uint32_t>(rows_.size());
-    // The lexical index sees the text; the vector index the vector; the scalar
-    // indexes their field. Row ids are dense and shared by all three.
-    lexical_.add(r.text);
-    vectors_->add(row, r.vector.data());
-    for (size_t i = 0; i < scalar_.size(); ++i)
-      if (scalar_[i]) scalar_[i]->add(row, r.values[i]);
-    rows_.push_back({std::move(r.id), std::move(r.text), std::move(r.values)});
-    deleted_.resize(rows_.size());
+    const uint32_t row = append_row(r);
     live_.emplace(rows_.back().id, row);
   }
+}
+
+void Collection::apply_staged(TxnId txn, std::vector<std::string> deletes, std::vector<Record>& records) {
+  auto& t = txns_[txn];
+  t.deletes.insert(t.deletes.end(), std::make_move_iterator(deletes.begin()), std::make_move_iterator(deletes.end()));
+  for (auto& r : records) {
+    const uint32_t row = append_row(r);
+    deleted_.set(row);  // hidden until the commit
+    // A row staged again in the same transaction replaces the earlier one, which
+    // stays hidden for good.
+    t.rows[rows_.back().id] = row;
+  }
+}
+
+size_t Collection::apply_commit(TxnId txn) {
+  auto it = txns_.find(txn);
+  if (it == txns_.end()) return 0;
+  // Deletes first, then the staged rows (a staged row may carry a deleted id).
+  const size_t n = apply_remove(it->second.deletes);
+  for (const auto& [id, row] : it->second.rows) {
+    if (auto l = live_.find(id); l != live_.end()) {
+      deleted_.set(l->second);
+      l->second = row;
+    } else {
+      live_.emplace(id, row);
+    }
+    deleted_.reset(row);
+  }
+  txns_.erase(it);
+  return n;
+}
+
+std::vector<std::string> Collection::part_payloads(TxnId txn, const std::vector<std::string>& deletes,
+                                                   const std::vector<Record>& records) const {
+  // Each part: "<txn>\n{"delete":[...],"upsert":[...]}", at most kTxnPartBytes of
+  // elements (a single larger record goes alone; the log refuses it past its limit).
+  std::vector<std::string> parts;
+  std::string dels, ups;
+  const std::string head = txn_hex(txn) + "\n";
+  auto flush = [&] {
+    parts.push_back(head + "{\"delete\":[" + dels + "],\"upsert\":[" + ups + "]}");
+    dels.clear();
+    ups.clear();
+  };
+  auto add = [&](std::string& to, const std::string& element) {
+    if (!(dels.empty() && ups.empty()) && dels.size() + ups.size() + element.size() > kTxnPartBytes) flush();
+    if (!to.empty()) to += ',';
+    to += element;
+  };
+  for (const auto& id : deletes) add(dels, json(id).dump());
+  for (const auto& r : records) add(ups, record_to_json(r, schema_, true).dump());
+  if (!dels.empty() || !ups.empty() || parts.empty()) flush();
+  return parts;
+}
+
+void Collection::stage(TxnId txn, const std::vector<std::string>& delete_ids, std::vector<Record> records) {
+  require_writable();
+  if (txn == 0) fail(ErrorCode::invalid_argument, "transaction id 0 is not a transaction");
+  if (delete_ids.size() > kMaxBatch)
+    fail(ErrorCode::invalid_argument, "a delete may name at most " + std::to_string(kMaxBatch) + " ids");
+  std::lock_guard w(write_mu_);
+  std::unique_lock lock(mutex_);
+  if (auto it = txns_.find(txn); it != txns_.end() && it->second.failed)
+    fail(ErrorCode::conflict, "transaction " + txn_hex(txn) + " failed earlier; abort it");
+  validate_batch(records, true);
+  if (wal_) {
+    const auto parts = part_payloads(txn, delete_ids, records);
+    for (size_t i = 0; i < parts.size(); ++i) {
+      try {
+        log(WalOp::txn_part, parts[i]);
+      } catch (...) {
+        // Some parts may be in the log: the transaction can no longer commit whole.
+        if (i > 0) txns_[txn].failed = true;
+        throw;
+      }
+    }
+  } else {
+    log(WalOp::txn_part, std::string());
+  }
+  apply_staged(txn, delete_ids, records);
+}
+
+size_t Collection::commit(TxnId txn, bool auto_checkpoint) {
+  require_writable();
+  std::lock_guard w(write_mu_);
+  size_t n = 0;
+  {
+    std::unique_lock lock(mutex_);
+    auto it = txns_.find(txn);
+    if (it == txns_.end()) return 0;
+    if (it->second.failed)
+      fail(ErrorCode::conflict, "transaction " + txn_hex(txn) + " failed while it was staged; it cannot commit");
+    log(WalOp::txn_commit, wal_ ? txn_hex(txn) : std::string());
+    n = apply_commit(txn);
+  }
+  if (auto_checkpoint) maybe_checkpoint();
+  return n;
+}
+
+void Collection::abort(TxnId txn) {
+  std::lock_guard w(write_mu_);
+  std::unique_lock lock(mutex_);
+  // The staged rows are hidden already; they stay tombstones. Nothing is logged:
+  // replay skips parts without a commit record.
+  txns_.erase(txn);
+}
+
+bool Collection::in_transaction() const {
+  std::shared_lock lock(mutex_);
+  return !txns_.empty();
+}
+
+bool Collection::has_transaction(TxnId txn) const {
+  std::shared_lock lock(mutex_);
+  return txns_.count(txn) > 0;
 }
 
 size_t Collection::apply_remove(const std::vector<std::string>& ids) {
@@ -467,9 +662,33 @@ size_t Collection::apply_remove(const std::vector<std::string>& ids) {
 void Collection::replay(uint64_t lsn, WalOp op, const std::string& payload) {
   // Decode the whole record before touching any row: a record that cannot be applied
   // is applied not at all (the caller quarantines it).
-  json j = json::parse(payload);
   std::vector<std::string> removes;
   std::vector<Record> records;
+  if (op == WalOp::txn_commit) {
+    if (auto t = parse_txn_hex(payload)) {
+      if (auto it = txns_.find(*t); it != txns_.end() && it->second.failed) {
+        spdlog::error("{}: transaction {} had a part that could not be applied; none of it is applied",
+                      dir_.string(), txn_hex(*t));
+        txns_.erase(it);
+      } else {
+        apply_commit(*t);
+      }
+    }
+    last_lsn_ = lsn;
+    return;
+  }
+  if (op == WalOp::txn_part) {
+    const auto t = parse_txn_hex(payload);
+    const auto nl = payload.find('\n');
+    if (!t || nl != 16) fail(ErrorCode::invalid_argument, "transaction part without a transaction id");
+    json part = json::parse(std::string_view(payload).substr(17));
+    auto deletes = part.at("delete").get<std::vector<std::string>>();
+    for (const auto& rj : part.at("upsert")) records.push_back(record_from_json(rj, schema_));
+    apply_staged(*t, std::move(deletes), records);
+    last_lsn_ = lsn;
+    return;
+  }
+  json j = json::parse(payload);
   if (op == WalOp::delete_ids) {
     removes = j.get<std::vector<std::string>>();
   } else if (op == WalOp::replace) {
@@ -501,12 +720,12 @@ void Collection::quarantine(const fs::path& log, uint64_t lsn, WalOp op, const s
   }
   json entry = {{"log", log.filename().string()}, {"lsn", lsn}, {"op", static_cast<int>(op)}, {"error", why},
                 {"payload", payload}};
-  std::ofstream out(file, std::ios::app | std::ios::binary);
-  out << entry.dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
-  out.flush();
-  if (!out) fail(ErrorCode::unavailable, "cannot write " + file.string());
-  out.close();
-  fsync_path(file, false);
+  const bool created = !fs::exists(file);
+  const std::string line = entry.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+  auto out = fsys().open_writable(file, io::FileSystem::OpenMode::append);
+  out->append(line.data(), line.size());
+  out->sync();
+  if (created) fsys().sync_path(dir_, true);
 }
 
 void Collection::maybe_checkpoint() {
@@ -533,6 +752,12 @@ void Collection::checkpoint() {
 
 void Collection::checkpoint_unlocked() {
   if (!persistent()) return;
+  {
+    // An open transaction's parts live only in the current log: the checkpoint waits
+    // for its commit or abort (the next due check after it runs it).
+    std::shared_lock lock(mutex_);
+    if (!txns_.empty()) return;
+  }
   std::string seg_name;
   {
     // 1. The segment: every row up to last_lsn_, written whole before it is named.
@@ -544,24 +769,24 @@ void Collection::checkpoint_unlocked() {
   }
   std::unique_lock lock(mutex_);
   // 2. The manifest switches to it atomically; from here the old files are garbage.
-  write_file_atomic(dir_ / "MANIFEST", [&](std::ostream& out) {
+  io::write_file_atomic(fsys(), dir_ / "MANIFEST", [&](std::ostream& out) {
     out << with_checksum({{"format", 2}, {"segment", seg_name}, {"last_lsn", last_lsn_}}).dump();
   });
   // 3. A fresh log for records after the segment; then drop what the segment covers.
   const fs::path new_wal = dir_ / numbered_name("wal-", last_lsn_ + 1, ".log");
-  wal_ = std::make_unique<WalWriter>(new_wal, opts_.sync);
+  wal_ = std::make_unique<WalWriter>(new_wal, opts_.sync, fsys());
   wal_bytes_ = 0;
   for (const auto& e : fs::directory_iterator(dir_)) {
     if (e.path() == new_wal) continue;
     if (numbered(e.path(), "wal-", ".log") ||
         (numbered(e.path(), "seg-", ".eagle") && e.path().filename() != seg_name))
-      fs::remove(e.path());
+      fsys().remove(e.path());
   }
-  fsync_path(dir_, true);
+  fsys().sync_path(dir_, true);
 }
 
 void Collection::write_segment(const fs::path& file) const {
-  write_checked_file(file, [&](std::ostream& out) {
+  write_checked_file(fsys(), file, [&](std::ostream& out) {
     out.write(kSegMagic, sizeof(kSegMagic));
     io::write_pod<uint64_t>(out, last_lsn_);
     io::write_pod<uint64_t>(out, rows_.size());
@@ -678,6 +903,16 @@ std::optional<Record> Collection::get(const std::string& id) const {
   return Record{row.id, row.text, {}, row.values};
 }
 
+std::optional<Record> Collection::get_with_vector(const std::string& id) const {
+  std::shared_lock lock(mutex_);
+  auto it = live_.find(id);
+  if (it == live_.end()) return std::nullopt;
+  const auto& row = rows_[it->second];
+  std::vector<float> v(schema_.vector.dim);
+  vectors_->stored_vector(it->second, v.data());
+  return Record{row.id, row.text, std::move(v), row.values};
+}
+
 std::optional<Record> Collection::get(const std::string& id, std::string_view expr,
                                       const TemplateParams& params) const {
   if (expr.find_first_not_of(" \t\r\n") == std::string_view::npos) return get(id);
@@ -717,6 +952,8 @@ void Collection::compact() {
   if (!persistent()) return;
   require_writable();
   std::lock_guard w(write_mu_);
+  if (in_transaction())
+    fail(ErrorCode::conflict, "collection '" + schema_.name + "' has an open transaction; compact after it ends");
   {
     // Rebuild every index from the live rows (vectors as the index stores them), then
     // swap it in; the log is unchanged until the checkpoint below makes it obsolete.
@@ -826,7 +1063,7 @@ json Collection::describe() const {
 
 // ---------------------------------------------------------------- repair
 
-std::vector<LogRepair> repair_logs(const fs::path& dir) {
+std::vector<LogRepair> repair_logs(const fs::path& dir, io::FileSystem& fsys) {
   std::vector<std::pair<uint64_t, fs::path>> wals;
   for (const auto& e : fs::directory_iterator(dir))
     if (auto n = numbered(e.path(), "wal-", ".log")) wals.emplace_back(*n, e.path());
@@ -840,7 +1077,7 @@ std::vector<LogRepair> repair_logs(const fs::path& dir) {
       r.moved_to = file.string() + ".damaged";
       r.whole_file = true;
       r.bytes_removed = fs::file_size(file);
-      fs::rename(file, r.moved_to);
+      fsys.rename(file, r.moved_to);
       out.push_back(r);
       continue;
     }
@@ -854,29 +1091,64 @@ std::vector<LogRepair> repair_logs(const fs::path& dir) {
     {
       std::ifstream in(file, std::ios::binary);
       in.seekg(static_cast<std::streamoff>(st.bytes));
-      std::ofstream keep(r.moved_to, std::ios::binary | std::ios::trunc);
-      keep << in.rdbuf();
-      keep.flush();
-      if (!keep) fail(ErrorCode::unavailable, "cannot write " + r.moved_to.string());
+      const std::string damaged((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      auto keep = fsys.open_writable(r.moved_to, io::FileSystem::OpenMode::truncate);
+      keep->append(damaged.data(), damaged.size());
+      keep->sync();
     }
-    fsync_path(r.moved_to, false);
-    if (::truncate(file.c_str(), static_cast<off_t>(st.bytes)) != 0)
-      fail(ErrorCode::unavailable, "cannot truncate " + file.string());
-    fsync_path(file, false);
+    fsys.truncate(file, st.bytes);
+    fsys.sync_path(file, false);
     cut = true;
     out.push_back(r);
   }
-  if (!out.empty()) fsync_path(dir, true);
+  if (!out.empty()) fsys.sync_path(dir, true);
   return out;
 }
 
 // ---------------------------------------------------------------- Catalog
 
-Catalog::Catalog(fs::path root, CollectionOptions opts) : root_(std::move(root)), opts_(opts) {
+Catalog::Catalog(fs::path root, CollectionOptions opts) : root_(std::move(root)), opts_(std::move(opts)) {
+  opts_.committed_elsewhere = [this](TxnId t) { return committed_here(t); };
+  const fs::path txn_file = root_ / "TRANSACTIONS";
+  if (fs::exists(txn_file)) {
+    auto st = replay_wal(
+        txn_file,
+        [&](uint64_t lsn, WalOp op, const std::string& payload) {
+          if (op == WalOp::txn_commit)
+            if (auto t = parse_txn_hex(payload)) committed_.insert(*t);
+          txn_lsn_ = lsn;
+        },
+        /*truncate_torn_tail=*/!opts_.read_only, io::or_posix(opts_.file_system));
+    (void)st;
+  }
   if (opts_.read_only) return;  // a reader never creates anything
-  std::error_code ec;
-  fs::create_directories(root_, ec);
-  if (ec) fail(ErrorCode::unavailable, "cannot create " + root_.string() + ": " + ec.message());
+  io::create_directories_durably(io::or_posix(opts_.file_system), root_);
+}
+
+bool Catalog::committed_here(TxnId txn) const {
+  std::lock_guard lock(txn_mu_);
+  return committed_.count(txn) > 0;
+}
+
+void Catalog::commit(TxnId txn, const std::vector<Collection*>& collections) {
+  std::vector<Collection*> staged;
+  for (auto* c : collections)
+    if (c && c->has_transaction(txn) && std::find(staged.begin(), staged.end(), c) == staged.end())
+      staged.push_back(c);
+  if (staged.size() > 1) {
+    // The commit point of a transaction over several collections: once this record is
+    // durable, every collection applies the transaction, even if a crash comes before
+    // its own commit record (Collection::open consults committed_elsewhere).
+    std::lock_guard lock(txn_mu_);
+    if (!txn_log_)
+      txn_log_ = std::make_unique<WalWriter>(root_ / "TRANSACTIONS", opts_.sync, io::or_posix(opts_.file_system));
+    const bool created = txn_lsn_ == 0;
+    txn_log_->append(txn_lsn_ + 1, WalOp::txn_commit, txn_hex(txn));
+    ++txn_lsn_;
+    committed_.insert(txn);
+    if (created) io::or_posix(opts_.file_system).sync_path(root_, true);
+  }
+  for (auto* c : staged) c->commit(txn, /*auto_checkpoint=*/false);
 }
 
 Collection& Catalog::create(const CollectionSchema& schema) {
@@ -886,7 +1158,7 @@ Collection& Catalog::create(const CollectionSchema& schema) {
   if (exists_locked(schema.name)) fail(ErrorCode::conflict, "collection '" + schema.name + "' already exists");
   auto c = Collection::create(root_ / schema.name, schema, opts_);
   // The new folder's entry in the catalog folder must survive a crash too.
-  fsync_path(root_, true);
+  io::or_posix(opts_.file_system).sync_path(root_, true);
   auto& ref = *c;
   open_[schema.name] = std::move(c);
   return ref;
@@ -928,10 +1200,11 @@ void Catalog::drop(const std::string& name) {
   if (!exists_locked(name)) fail(ErrorCode::not_found, "no collection named '" + name + "'");
   open_.erase(name);
   // Remove the schema first: a crash mid-drop leaves a folder that is not a collection.
-  fs::remove(root_ / name / "schema.json");
-  fsync_path(root_ / name, true);
-  fs::remove_all(root_ / name);
-  fsync_path(root_, true);
+  auto& fsys = io::or_posix(opts_.file_system);
+  fsys.remove(root_ / name / "schema.json");
+  fsys.sync_path(root_ / name, true);
+  fsys.remove_all(root_ / name);
+  fsys.sync_path(root_, true);
 }
 
 std::vector<std::string> Catalog::list() const {

@@ -25,6 +25,8 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
+#include <functional>
 #include <vector>
 
 #include "eagle/core/bitset.h"
@@ -72,7 +74,26 @@ struct CollectionOptions {
   // or rewrites a file, sees the last checkpoint plus the complete log records, and
   // every write is refused.
   bool read_only = false;
+  // Whether a transaction was committed by the catalog's TRANSACTIONS log (a
+  // transaction over several collections whose local commit record a crash
+  // prevented). Set by Catalog; unset: only local commit records count.
+  std::function<bool(uint64_t txn)> committed_elsewhere;
+  // Where every file write goes (null: POSIX). Tests put a fault-injecting one here.
+  io::FileSystem* file_system = nullptr;
 };
+
+// A transaction: one write of any size, in as many log records as it needs, that is
+// all-or-nothing (an ingest of a million rows; an ingest over several collections).
+// Collection::stage() logs each part (durable) and applies it invisibly: staged rows
+// are hidden from every read, and the rows they replace stay visible. commit() logs
+// the commit record and swaps everything in at once. A transaction never committed
+// (a crash, an error, abort()) is never seen: replay skips parts without a commit.
+using TxnId = uint64_t;
+TxnId new_txn_id();  // random and nonzero
+
+// A log record holds at most this much of a transaction part; stage() splits larger
+// parts (the log's own limit is kMaxWalPayload).
+inline constexpr size_t kTxnPartBytes = 32u << 20;
 
 // Bounds on request sizes (SPEC security rule).
 inline constexpr size_t kMaxSearchK = 10000;
@@ -100,19 +121,36 @@ class Collection {
   // auto_checkpoint=false leaves a due checkpoint to checkpoint_if_due() (a caller
   // that holds searches back during the write runs it after letting them go).
   size_t replace(const std::vector<std::string>& delete_ids, std::vector<Record> records, bool auto_checkpoint = true);
+  // Transactions (see TxnId). stage() may be called any number of times, interleaved
+  // with other writes; each call is validated whole before anything is logged. A
+  // later staged row with an id staged before replaces it within the transaction.
+  void stage(TxnId txn, const std::vector<std::string>& delete_ids, std::vector<Record> records);
+  // Logs the commit record and makes the staged rows visible (and the deletes and
+  // replaced rows gone) at once. Returns how many deleted ids were live. A
+  // transaction with nothing staged here commits as a no-op.
+  size_t commit(TxnId txn, bool auto_checkpoint = true);
+  // Forgets the transaction: its staged rows become tombstones (nothing is logged;
+  // without a commit record replay skips its parts).
+  void abort(TxnId txn);
+  bool in_transaction() const;
+  bool has_transaction(TxnId txn) const;
   // Writes a segment of every row and starts a new log. The segment is written
-  // while searches go on (writers wait); only the swap excludes readers.
+  // while searches go on (writers wait); only the swap excludes readers. Deferred
+  // (a no-op) while a transaction is open here: its parts must stay in the log.
   void checkpoint();
   // A checkpoint when the log has passed CollectionOptions::checkpoint_wal_bytes.
   void checkpoint_if_due();
   // checkpoint() that also drops deleted rows (their tombstones, index entries and
-  // text), rebuilding the indexes from the live rows.
+  // text), rebuilding the indexes from the live rows. A conflict while a transaction
+  // is open (its staged rows are numbered).
   void compact();
 
   // Reads.
   size_t count() const;  // live rows
   bool read_only() const { return opts_.read_only; }
   std::optional<Record> get(const std::string& id) const;
+  // get() with the vector as the index stores it (normalised for cosine).
+  std::optional<Record> get_with_vector(const std::string& id) const;
   // The live row `id` if it also passes `filter` (a scope check on one row, without
   // building a bitset over the collection).
   std::optional<Record> get(const std::string& id, std::string_view filter, const TemplateParams& params) const;
@@ -160,8 +198,15 @@ class Collection {
   void load_from_disk(const std::string& manifest);
   void log(WalOp op, const std::string& payload);
   void apply_insert(std::vector<Record>& records);
+  uint32_t append_row(Record& r);  // indexes the row; returns its row number
   size_t apply_remove(const std::vector<std::string>& ids);
   void replay(uint64_t lsn, WalOp op, const std::string& payload);
+  // Transactions: the staged part applied invisibly / the staged rows swapped in.
+  void apply_staged(TxnId txn, std::vector<std::string> deletes, std::vector<Record>& records);
+  size_t apply_commit(TxnId txn);
+  // Parts of a transaction in log payloads (split at kTxnPartBytes).
+  std::vector<std::string> part_payloads(TxnId txn, const std::vector<std::string>& deletes,
+                                         const std::vector<Record>& records) const;
   // A log record replay could not apply: logged, and (writer) appended to
   // DIR/quarantine.jsonl with its error.
   void quarantine(const std::filesystem::path& log, uint64_t lsn, WalOp op, const std::string& payload,
@@ -175,6 +220,7 @@ class Collection {
   void load_segment(const std::filesystem::path& file, bool checked);
   void write_segment(const std::filesystem::path& file) const;
   void reset_indexes();
+  io::FileSystem& fsys() const { return io::or_posix(opts_.file_system); }
 
   CollectionSchema schema_;
   CollectionOptions opts_;
@@ -190,6 +236,14 @@ class Collection {
   index::Bm25Index lexical_;
   std::unique_ptr<index::VectorIndex> vectors_;
   std::vector<std::unique_ptr<filter::ScalarIndex>> scalar_;  // per schema field; null if not indexed
+  // Open transactions: the deletes to apply at commit and the staged rows (hidden in
+  // deleted_ until then), by id.
+  struct StagedTxn {
+    std::vector<std::string> deletes;
+    std::unordered_map<std::string, uint32_t> rows;
+    bool failed = false;  // a part was logged but not applied: it can never commit
+  };
+  std::map<TxnId, StagedTxn> txns_;
   uint64_t last_lsn_ = 0;
   std::unique_ptr<WalWriter> wal_;
   uint64_t wal_bytes_ = 0;
@@ -210,7 +264,7 @@ struct LogRepair {
 // aside, since its records followed the lost ones. The removed bytes are kept in
 // *.damaged* files beside the log. Logs without corruption are untouched (a torn tail
 // is cut by the next open, as always).
-std::vector<LogRepair> repair_logs(const std::filesystem::path& dir);
+std::vector<LogRepair> repair_logs(const std::filesystem::path& dir, io::FileSystem& fs = io::posix());
 
 // A folder of named collections: ROOT/<name>/.
 // Thread-safe: collections open on first use under one mutex; a Collection, once
@@ -227,13 +281,26 @@ class Catalog {
   nlohmann::json describe(const std::string& name);
   bool read_only() const { return opts_.read_only; }
 
+  // Commits a transaction staged in several collections as one: the catalog's
+  // TRANSACTIONS log records it (the commit point) before each collection logs its
+  // own commit record, so a crash between them cannot commit it in some collections
+  // only. One collection: its own commit record is the commit point.
+  void commit(TxnId txn, const std::vector<Collection*>& collections);
+
  private:
   bool exists_locked(const std::string& name) const;
+  bool committed_here(TxnId txn) const;
 
   std::filesystem::path root_;
   CollectionOptions opts_;
   mutable std::mutex mu_;
   std::map<std::string, std::unique_ptr<Collection>> open_;
+  // The TRANSACTIONS log (ROOT/TRANSACTIONS): ids of committed multi-collection
+  // transactions. It only grows, by one small record per such transaction.
+  mutable std::mutex txn_mu_;
+  std::unordered_set<TxnId> committed_;
+  std::unique_ptr<WalWriter> txn_log_;
+  uint64_t txn_lsn_ = 0;
 };
 
 }  // namespace eagle::store

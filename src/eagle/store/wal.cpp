@@ -1,7 +1,5 @@
 #include "eagle/store/wal.h"
 
-#include <fcntl.h>
-#include <unistd.h>
 #include <zlib.h>
 
 #include <cstring>
@@ -25,17 +23,12 @@ uint32_t frame_crc(uint64_t lsn, uint8_t op, const char* payload, size_t n) {
 
 }  // namespace
 
-WalWriter::WalWriter(const std::filesystem::path& file, WalSync sync) : path_(file), sync_(sync) {
-  fd_ = ::open(file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (fd_ < 0) fail(ErrorCode::unavailable, "cannot open write-ahead log " + file.string() + ": " + std::strerror(errno));
-  const off_t end = ::lseek(fd_, 0, SEEK_END);
-  if (end < 0) fail(ErrorCode::unavailable, "cannot seek write-ahead log " + file.string() + ": " + std::strerror(errno));
-  end_ = static_cast<uint64_t>(end);
+WalWriter::WalWriter(const std::filesystem::path& file, WalSync sync, io::FileSystem& fs)
+    : path_(file), file_(fs.open_writable(file, io::FileSystem::OpenMode::append)), sync_(sync) {
+  end_ = file_->size();
 }
 
-WalWriter::~WalWriter() {
-  if (fd_ >= 0) ::close(fd_);
-}
+WalWriter::~WalWriter() = default;
 
 void WalWriter::append(uint64_t lsn, WalOp op, const std::string& payload) {
   if (broken())
@@ -51,28 +44,31 @@ void WalWriter::append(uint64_t lsn, WalOp op, const std::string& payload) {
   std::memcpy(frame.data() + 8, &lsn, 8);
   frame[16] = static_cast<char>(op8);
   std::memcpy(frame.data() + kHeader, payload.data(), payload.size());
-  size_t done = 0;
-  while (done < frame.size()) {
-    ssize_t w = ::write(fd_, frame.data() + done, frame.size() - done);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) {
-      const std::string why = w < 0 ? std::strerror(errno) : "no progress";
-      // Roll back: a later frame must never sit behind this torn one (replay would
-      // stop at the torn frame and drop the acknowledged write after it).
-      if (::ftruncate(fd_, static_cast<off_t>(end_)) != 0) {
-        broken_reason_ = "a failed write that could not be rolled back (" + why + ")";
-        fail(ErrorCode::unavailable, "write-ahead log " + path_.string() + ": write failed (" + why +
-                                         ") and could not be rolled back: " + std::strerror(errno));
-      }
-      fail(ErrorCode::unavailable, "write-ahead log " + path_.string() + ": write failed (" + why +
-                                       "); the write was rolled back, nothing was stored");
+  try {
+    file_->append(frame.data(), frame.size());
+  } catch (...) {
+    // Roll back: a later frame must never sit behind this torn one (replay would
+    // stop at the torn frame and drop the acknowledged write after it).
+    try {
+      file_->truncate(end_);
+    } catch (const std::exception& e) {
+      broken_reason_ = std::string("a failed write that could not be rolled back (") + e.what() + ")";
+    } catch (...) {
+      broken_reason_ = "a failed write that could not be rolled back";
     }
-    done += static_cast<size_t>(w);
+    throw;
   }
-  if (sync_ == WalSync::always && ::fdatasync(fd_) != 0) {
-    broken_reason_ = std::string("a failed sync (") + std::strerror(errno) + ")";
-    fail(ErrorCode::unavailable, "write-ahead log " + path_.string() + ": sync failed (" + std::strerror(errno) +
-                                     "); the write is not acknowledged and the log refuses further writes");
+  if (sync_ == WalSync::always) {
+    try {
+      file_->sync();
+    } catch (const std::exception& e) {
+      broken_reason_ = std::string("a failed sync (") + e.what() + ")";
+      fail(ErrorCode::unavailable, "write-ahead log " + path_.string() + ": sync failed (" + e.what() +
+                                       "); the write is not acknowledged and the log refuses further writes");
+    } catch (...) {
+      broken_reason_ = "a failed sync";
+      throw;
+    }
   }
   end_ += frame.size();
 }
@@ -161,7 +157,7 @@ WalReplayStats scan_wal(const std::filesystem::path& file) { return read_wal(fil
 
 WalReplayStats replay_wal(const std::filesystem::path& file,
                           const std::function<void(uint64_t, WalOp, const std::string&)>& apply,
-                          bool truncate_torn_tail) {
+                          bool truncate_torn_tail, io::FileSystem& fs) {
   WalReplayStats st = read_wal(file, &apply);
   if (st.corrupt)
     fail(ErrorCode::data_loss, "write-ahead log " + file.string() + " is corrupt at byte " + std::to_string(st.bytes) +
@@ -170,8 +166,7 @@ WalReplayStats replay_wal(const std::filesystem::path& file,
                                    " bytes follow); `eagle repair` keeps the records before it");
   if (st.truncated_tail && truncate_torn_tail) {
     // Cut the torn frame so later appends follow the last intact record.
-    if (::truncate(file.c_str(), static_cast<off_t>(st.bytes)) != 0)
-      fail(ErrorCode::unavailable, "cannot truncate torn log tail of " + file.string());
+    fs.truncate(file, st.bytes);
   }
   return st;
 }

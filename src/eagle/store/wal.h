@@ -10,19 +10,27 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <string>
+
+#include "eagle/core/file_system.h"
 
 namespace eagle::store {
 
 // replace: {"delete": [ids], "upsert": [records]} applied as one write.
-enum class WalOp : uint8_t { insert = 1, upsert = 2, delete_ids = 3, replace = 4 };
-inline constexpr uint8_t kMaxWalOp = 4;
+// txn_part: "<16 hex digits: transaction id>\n" + a replace payload, one part of a
+//   write too large for one record (collection.h, transactions); applied at replay
+//   only when the transaction's txn_commit follows (or the catalog's TRANSACTIONS
+//   log holds its id).
+// txn_commit: "<16 hex digits>": the commit record of that transaction.
+enum class WalOp : uint8_t { insert = 1, upsert = 2, delete_ids = 3, replace = 4, txn_part = 5, txn_commit = 6 };
+inline constexpr uint8_t kMaxWalOp = 6;
 
 enum class WalSync : uint8_t { always, none };  // none: tests and bulk loads only
 
 class WalWriter {
  public:
-  WalWriter(const std::filesystem::path& file, WalSync sync);
+  WalWriter(const std::filesystem::path& file, WalSync sync, io::FileSystem& fs = io::posix());
   ~WalWriter();
   WalWriter(const WalWriter&) = delete;
   WalWriter& operator=(const WalWriter&) = delete;
@@ -38,7 +46,7 @@ class WalWriter {
 
  private:
   std::filesystem::path path_;
-  int fd_ = -1;
+  std::unique_ptr<io::WritableFile> file_;
   WalSync sync_;
   uint64_t end_ = 0;  // file size after the last good frame
   std::string broken_reason_;
@@ -61,7 +69,7 @@ struct WalReplayStats {
 // unknown op are a bad frame.
 WalReplayStats replay_wal(const std::filesystem::path& file,
                           const std::function<void(uint64_t, WalOp, const std::string&)>& apply,
-                          bool truncate_torn_tail = true);
+                          bool truncate_torn_tail = true, io::FileSystem& fs = io::posix());
 
 // Reads the log without applying or changing anything: where its intact prefix ends
 // and whether what follows is a torn tail or corruption.
