@@ -1,6 +1,8 @@
 // End-to-end tests of the `eagle` binary: ingest, search, eval, errors.
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -12,6 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "shared_data.h"
 #include "support/subprocess.h"
 
 namespace fs = std::filesystem;
@@ -264,4 +267,72 @@ TEST(Cli, RepairCutsADamagedLogSoTheStoreOpensAgain) {
   EXPECT_EQ(after.out.find("\"d1\""), std::string::npos) << after.out;  // damaged
   EXPECT_EQ(after.out.find("\"d2\""), std::string::npos) << after.out;  // it followed the damage
   EXPECT_NE(run(store + "repair").out.find("nothing to repair"), std::string::npos);
+}
+
+// Issue 12: an ingest is one transaction. Killed (SIGKILL) after it has staged
+// batches in the log, it leaves the store as it was: the same rows, the same hits,
+// and the next ingest works. The corpus: BioASQ dev snippets, several batches' worth.
+TEST(Cli, AKilledIngestLeavesTheStoreAsItWas) {
+  auto dir = temp_dir("killed");
+  fs::create_directories(dir);
+  const std::string store = "--data-dir " + (dir / "store").string() + " ";
+  const fs::path bioasq = eagle::testing::shared_data() / "bioasq" / "corpus.jsonl";
+  ASSERT_TRUE(fs::exists(bioasq)) << "shared data missing: " << bioasq;
+  {
+    std::ofstream first(dir / "first.jsonl");
+    first << "{\"_id\":\"kept1\",\"text\":\"cystic fibrosis transmembrane conductance regulator\"}\n"
+          << "{\"_id\":\"kept2\",\"text\":\"bleomycin pulmonary fibrosis in mice\"}\n";
+  }
+  ASSERT_EQ(run(store + "ingest " + (dir / "first.jsonl").string()).rc, 0);
+  auto hits = [&] {
+    auto r = run(store + "search --json -k 5 \"cystic fibrosis\"");
+    auto j = nlohmann::json::parse(r.out.substr(r.out.find('{')), nullptr, false);
+    std::vector<std::string> ids;
+    if (j.is_object())
+      for (const auto& h : j["hits"]) ids.push_back(h.value("id", ""));
+    return ids;
+  };
+  const auto before = hits();
+  ASSERT_EQ(before.size(), 2u);
+  const fs::path log = dir / "store" / "collections" / "eagle_text";
+  auto log_bytes = [&] {
+    uint64_t n = 0;
+    for (const auto& e : fs::directory_iterator(log))
+      if (e.path().extension() == ".log") n += fs::file_size(e.path());
+    return n;
+  };
+  const uint64_t log_before = log_bytes();
+  // The child ingests the whole BioASQ corpus in batches of 256 rows; it is killed as
+  // soon as its first staged batch reaches the log.
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    const std::string bin = std::string(EAGLE_BIN_DIR) + "/eagle";
+    const std::string data = (dir / "store").string();
+    ::execl(bin.c_str(), bin.c_str(), "--data-dir", data.c_str(), "--set", "ingest.commit_rows=256", "ingest",
+            bioasq.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  int status = 0;
+  bool killed = false;
+  while (::waitpid(pid, &status, WNOHANG) == 0) {
+    if (log_bytes() > log_before) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, &status, 0);
+      killed = true;
+      break;
+    }
+    ::usleep(2000);  // polling a file size, not a time limit
+  }
+  ASSERT_TRUE(killed) << "the ingest ended before it was killed (exit " << status << ")";
+  EXPECT_GT(log_bytes(), log_before);  // staged parts are in the log ...
+  EXPECT_EQ(hits(), before);            // ... and none of them is seen
+  auto listed = run(store + "collections --json");
+  auto cj = nlohmann::json::parse(listed.out.substr(std::min(listed.out.find('{'), listed.out.size())), nullptr, false);
+  ASSERT_TRUE(cj.is_object()) << listed.out;
+  ASSERT_EQ(cj["collections"].size(), 1u) << listed.out;
+  EXPECT_EQ(cj["collections"][0].value("rows", -1), 2) << listed.out;
+  // The store takes the next ingest.
+  ASSERT_EQ(run(store + "ingest " + (dir / "first.jsonl").string()).rc, 0);
+  EXPECT_EQ(hits(), before);
+  fs::remove_all(dir);
 }
