@@ -150,8 +150,8 @@ class FaultFileSystem : public io::FileSystem {
     enum Kind { create, mkdir, rename, remove } kind;
     std::filesystem::path dir;   // the folder whose sync makes the change durable
     std::filesystem::path path;  // the entry created / renamed to / removed
-    std::filesystem::path from;  // rename: the old name
-    std::optional<std::string> backup;  // what `path` held before (rename over, remove)
+    std::filesystem::path from = {};  // rename: the old name
+    std::optional<std::string> backup = {};  // what `path` held before (rename over, remove)
     uint64_t backup_synced = 0;
   };
 

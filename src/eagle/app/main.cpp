@@ -76,7 +76,7 @@ int cmd_ingest(const GlobalFlags& g, const std::vector<std::string>& inputs, con
   o.encoder = f.encoder;
   o.kb_name = f.kb_name;
   o.plugin_namespace = f.plugin_namespace;
-  eagle::app::Progress progress("embedding");
+  eagle::app::Progress progress("ingesting");
   auto rep = engine.ingest(inputs, o, [&](size_t done, size_t total) { progress.update(done, total, "records"); });
   progress.finish();
   for (const auto& s : rep.skipped) std::fprintf(stderr, "skipped %s\n", s.c_str());
@@ -237,7 +237,7 @@ std::unique_ptr<eagle::store::Collection> beir_collection(const std::vector<eagl
   opts.analyzer = cfg.analyzer;
   auto coll = eagle::store::Collection::in_memory(schema, opts);
   const size_t doc_field = *schema.field_index("document_id");
-  eagle::app::Progress progress("embedding");
+  eagle::app::Progress progress("ingesting");
   const size_t batch = 256;
   for (size_t start = 0; start < docs.size(); start += batch) {
     std::vector<std::string> texts;

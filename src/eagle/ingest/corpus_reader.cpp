@@ -133,8 +133,19 @@ void check_utf8(std::string& text, uint64_t base, const ReadOptions& opt) {
                                         " (give --repair-utf8 to replace it with U+FFFD, or --skip-bad)");
 }
 
-void read_jsonl_file(const fs::path& file, const ReadOptions& opt, ReadResult& result,
-                     uint64_t& bytes_done, uint64_t total_bytes) {
+// Where documents go as they are read, and the count so far (for progress).
+struct Sink {
+  const DocumentFn& emit;
+  std::vector<BadRecord>& skipped;
+  uint64_t documents = 0;
+  void add(Document&& d) {
+    ++documents;
+    emit(std::move(d));
+  }
+};
+
+void read_jsonl_file(const fs::path& file, const ReadOptions& opt, Sink& result, uint64_t& bytes_done,
+                     uint64_t total_bytes) {
   std::ifstream in(file, std::ios::binary);
   if (!in) fail(ErrorCode::not_found, "cannot open " + shown(file));
   std::string line;
@@ -148,18 +159,20 @@ void read_jsonl_file(const fs::path& file, const ReadOptions& opt, ReadResult& r
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     try {
       check_utf8(line, line_start, opt);
-      result.documents.push_back(parse_json_record(line));
+      auto d = parse_json_record(line);
+      result.add(std::move(d));
     } catch (const Error& e) {
       if (!opt.skip_bad)
         fail(e.code(), shown(file) + ":" + std::to_string(lineno) + ": " + e.what());
       result.skipped.push_back({shown(file), lineno, e.what()});
+      continue;
     }
-    if (opt.progress && opt.progress_every && result.documents.size() % opt.progress_every == 0)
-      opt.progress(result.documents.size(), bytes_done, total_bytes);
+    if (opt.progress && opt.progress_every && result.documents % opt.progress_every == 0)
+      opt.progress(result.documents, bytes_done, total_bytes);
   }
 }
 
-void read_folder(const fs::path& dir, const ReadOptions& opt, ReadResult& result) {
+void read_folder(const fs::path& dir, const ReadOptions& opt, Sink& result) {
   std::vector<fs::path> files;
   for (const auto& e : fs::recursive_directory_iterator(dir)) {
     if (!e.is_regular_file()) continue;
@@ -209,24 +222,39 @@ void read_folder(const fs::path& dir, const ReadOptions& opt, ReadResult& result
         result.skipped.push_back({shown(f), 0, "empty file"});
         continue;
       }
-      result.documents.push_back(std::move(d));
+      result.add(std::move(d));
     } else {
       auto parts = split_markdown(rel, content);
       for (auto& p : parts) {
         auto meta = json::parse(p.metadata_json);
         meta["file_name"] = file_name;
         p.metadata_json = meta.dump();
-        result.documents.push_back(std::move(p));
+        result.add(std::move(p));
       }
     }
-    if (opt.progress) opt.progress(result.documents.size(), done, total);
+    if (opt.progress) opt.progress(result.documents, done, total);
   }
 }
 
 }  // namespace
 
-ReadResult read_corpus(const fs::path& input, const ReadOptions& opt) {
-  ReadResult result;
+uint64_t input_bytes(const fs::path& input) {
+  std::error_code ec;
+  if (!fs::is_directory(input, ec)) {
+    const auto n = fs::file_size(input, ec);
+    return ec ? 0 : n;
+  }
+  if (fs::exists(input / "corpus.jsonl", ec)) return input_bytes(input / "corpus.jsonl");
+  uint64_t total = 0;
+  for (auto it = fs::recursive_directory_iterator(input, ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec))
+    if (it->is_regular_file(ec)) total += it->file_size(ec);
+  return total;
+}
+
+void stream_corpus(const fs::path& input, const ReadOptions& opt, const DocumentFn& on_document,
+                   std::vector<BadRecord>& skipped) {
+  Sink sink{on_document, skipped};
   std::error_code ec;
   if (!fs::exists(input, ec)) fail(ErrorCode::not_found, "input not found: " + input.string());
   InputFormat fmt = opt.format;
@@ -245,24 +273,29 @@ ReadResult read_corpus(const fs::path& input, const ReadOptions& opt) {
   }
   if (fmt == InputFormat::folder) {
     if (!fs::is_directory(input)) fail(ErrorCode::invalid_argument, input.string() + " is not a folder");
-    read_folder(input, opt, result);
+    read_folder(input, opt, sink);
   } else {
     uint64_t done = 0;
-    read_jsonl_file(file, opt, result, done, fs::file_size(file));
+    read_jsonl_file(file, opt, sink, done, fs::file_size(file));
   }
+}
+
+ReadResult read_corpus(const fs::path& input, const ReadOptions& opt) {
+  ReadResult result;
   // Duplicate ids would make results ambiguous: report the second occurrence.
   std::unordered_set<std::string> seen;
-  std::vector<Document> unique;
-  unique.reserve(result.documents.size());
-  for (auto& d : result.documents) {
-    if (!seen.insert(d.id).second) {
-      if (!opt.skip_bad) fail(ErrorCode::conflict, "duplicate document id '" + d.id + "' in " + input.string());
-      result.skipped.push_back({input.string(), 0, "duplicate document id '" + d.id + "'"});
-      continue;
-    }
-    unique.push_back(std::move(d));
-  }
-  result.documents = std::move(unique);
+  stream_corpus(
+      input, opt,
+      [&](Document&& d) {
+        if (!seen.insert(d.id).second) {
+          if (!opt.skip_bad)
+            fail(ErrorCode::conflict, "duplicate document id '" + d.id + "' in " + input.string());
+          result.skipped.push_back({input.string(), 0, "duplicate document id '" + d.id + "'"});
+          return;
+        }
+        result.documents.push_back(std::move(d));
+      },
+      result.skipped);
   return result;
 }
 

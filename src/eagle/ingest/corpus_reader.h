@@ -39,7 +39,19 @@ struct ReadResult {
   std::vector<BadRecord> skipped;
 };
 
+// Every document of `input` in memory, duplicate ids reported (or skipped).
 ReadResult read_corpus(const std::filesystem::path& input, const ReadOptions& options);
+
+// The same documents handed to `on_document` one at a time as they are read: memory
+// stays bounded by one record (one file for .md/.txt) whatever the input's size. Bad
+// records go to `skipped` (with skip_bad) or stop the read with an eagle::Error, as in
+// read_corpus; duplicate ids are the caller's to find.
+using DocumentFn = std::function<void(Document&&)>;
+void stream_corpus(const std::filesystem::path& input, const ReadOptions& options, const DocumentFn& on_document,
+                   std::vector<BadRecord>& skipped);
+
+// The bytes stream_corpus will read from `input` (for progress; 0 when unknown).
+uint64_t input_bytes(const std::filesystem::path& input);
 
 // One JSONL record -> Document. Accepts "_id" or "id" (string or integer), "title",
 // and "text" (or "contents"); other fields go to metadata. Throws eagle::Error.

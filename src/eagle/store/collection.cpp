@@ -647,6 +647,12 @@ bool Collection::has_transaction(TxnId txn) const {
   return txns_.count(txn) > 0;
 }
 
+bool Collection::staged(TxnId txn, const std::string& id) const {
+  std::shared_lock lock(mutex_);
+  auto it = txns_.find(txn);
+  return it != txns_.end() && it->second.rows.count(id) > 0;
+}
+
 size_t Collection::apply_remove(const std::vector<std::string>& ids) {
   size_t n = 0;
   for (const auto& id : ids) {

@@ -134,6 +134,9 @@ class Collection {
   void abort(TxnId txn);
   bool in_transaction() const;
   bool has_transaction(TxnId txn) const;
+  // Whether `txn` has staged a row with this id here (a streamed ingest finds a
+  // duplicate id this way without keeping every id it has read).
+  bool staged(TxnId txn, const std::string& id) const;
   // Writes a segment of every row and starts a new log. The segment is written
   // while searches go on (writers wait); only the swap excludes readers. Deferred
   // (a no-op) while a transaction is open here: its parts must stay in the log.

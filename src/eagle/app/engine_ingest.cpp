@@ -1,0 +1,608 @@
+// Engine::ingest: every input format through one streamed, all-or-nothing write.
+//
+// The input is read, chunked, stamped, embedded and staged one slice at a time
+// (ingest.commit_rows rows of whole documents), so memory holds one slice plus the
+// collections themselves, whatever the input's size; the registry records wait in an
+// unnamed temporary file. The slices are parts of one store transaction, committed
+// once at the end: an ingest that fails or is killed part-way leaves the store as it
+// was (store::TxnId).
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <set>
+#include <shared_mutex>
+#include <unordered_set>
+
+#include <spdlog/spdlog.h>
+
+#include "eagle/app/engine.h"
+#include "eagle/biomed/ingest/chunker.h"
+#include "eagle/biomed/ingest/compound_cards.h"
+#include "eagle/biomed/ingest/doc_profile.h"
+#include "eagle/biomed/ingest/spl.h"
+#include "eagle/core/error.h"
+#include "eagle/encode/chem/chem.h"
+#include "eagle/encode/chem/chem_encoder.h"
+#include "eagle/ingest/corpus_reader.h"
+
+namespace eagle::app {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+// Scalar metadata of a source record that the chunk schema has a field for, with
+// the field's type; the rest stays in the source (never an error).
+void copy_known_fields(const json& meta, const CollectionSchema& schema, json& row) {
+  if (!meta.is_object()) return;
+  for (const auto& f : schema.fields) {
+    auto it = meta.find(f.name);
+    if (it == meta.end() || it->is_null() || row.contains(f.name)) continue;
+    const bool ok = (f.type == FieldType::string && it->is_string()) ||
+                    (f.type == FieldType::int64 && it->is_number_integer()) ||
+                    (f.type == FieldType::float64 && it->is_number()) ||
+                    (f.type == FieldType::boolean && it->is_boolean()) ||
+                    (f.type == FieldType::string_list && it->is_array() &&
+                     std::all_of(it->begin(), it->end(), [](const json& e) { return e.is_string(); })) ||
+                    f.type == FieldType::json;
+    if (ok) row[f.name] = *it;
+  }
+}
+
+bool has_ext(const fs::path& p, const char* ext) { return p.extension() == ext; }
+
+// auto: a .csv is a compound table; an .xml file, or a folder whose files are .xml,
+// holds SPL labels; anything else is a text corpus (BEIR, JSONL, folder).
+std::string detect_format(const std::vector<std::string>& inputs, const std::string& format) {
+  if (format != "auto") return format;
+  for (const auto& in : inputs) {
+    const fs::path p(in);
+    if (has_ext(p, ".csv")) return "compounds";
+    if (has_ext(p, ".xml")) return "spl";
+    if (fs::is_directory(p) && !fs::exists(p / "corpus.jsonl")) {
+      bool xml = false, other = false;
+      for (const auto& e : fs::directory_iterator(p)) {
+        if (!e.is_regular_file()) continue;
+        (has_ext(e.path(), ".xml") ? xml : other) = true;
+      }
+      if (xml && !other) return "spl";
+    }
+  }
+  return format;
+}
+
+std::vector<fs::path> xml_files(const std::vector<std::string>& inputs) {
+  std::vector<fs::path> out;
+  for (const auto& in : inputs) {
+    if (fs::is_directory(in)) {
+      std::vector<fs::path> found;
+      for (const auto& e : fs::directory_iterator(in))
+        if (e.is_regular_file() && has_ext(e.path(), ".xml")) found.push_back(e.path());
+      std::sort(found.begin(), found.end());
+      out.insert(out.end(), found.begin(), found.end());
+    } else if (fs::exists(in)) {
+      out.emplace_back(in);
+    } else {
+      fail(ErrorCode::not_found, "no such file or folder: " + in);
+    }
+  }
+  return out;
+}
+
+void add_collection(registry::DocumentRecord& r, const std::string& collection) {
+  if (std::find(r.collections_used.begin(), r.collections_used.end(), collection) == r.collections_used.end())
+    r.collections_used.push_back(collection);
+}
+
+uint64_t file_bytes(const fs::path& p) {
+  std::error_code ec;
+  const auto n = fs::file_size(p, ec);
+  return ec ? 0 : n;
+}
+
+// The registry records of an ingest until its commit, in an unnamed temporary file:
+// a million documents cost disk, not memory, and a killed ingest leaves nothing behind.
+class DocumentSpill {
+ public:
+  DocumentSpill() : file_(std::tmpfile()) {
+    if (!file_)
+      fail(ErrorCode::unavailable,
+           std::string("cannot create a temporary file for the ingest's document list: ") + std::strerror(errno));
+  }
+  ~DocumentSpill() { std::fclose(file_); }
+  DocumentSpill(const DocumentSpill&) = delete;
+  DocumentSpill& operator=(const DocumentSpill&) = delete;
+
+  void write(const registry::DocumentRecord& d) {
+    json j = {{"document_id", d.document_id}, {"name", d.name},
+              {"file_name", d.file_name},     {"document_name", d.document_name},
+              {"kb_name", d.kb_name},         {"plugin_namespace", d.plugin_namespace},
+              {"source_type", d.source_type}, {"source_uri", d.source_uri},
+              {"collections_used", d.collections_used}};
+    if (d.year) j["year"] = *d.year;
+    const std::string line = j.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+    if (std::fwrite(line.data(), 1, line.size(), file_) != line.size())
+      fail(ErrorCode::unavailable, std::string("cannot write the ingest's temporary document list: ") +
+                                       std::strerror(errno));
+    ++count_;
+  }
+  size_t count() const { return count_; }
+
+  // Calls fn(record) for each record written, in order.
+  template <typename F>
+  void for_each(F&& fn) {
+    if (std::fflush(file_) != 0 || std::fseek(file_, 0, SEEK_SET) != 0)
+      fail(ErrorCode::unavailable, std::string("cannot read the ingest's temporary document list: ") +
+                                       std::strerror(errno));
+    struct LineBuffer {
+      char* data = nullptr;
+      size_t cap = 0;
+      ~LineBuffer() { std::free(data); }
+    } line;
+    while (::getline(&line.data, &line.cap, file_) > 0) {
+      const json j = json::parse(line.data);
+      registry::DocumentRecord d;
+      d.document_id = j.at("document_id").get<std::string>();
+      d.name = j.at("name").get<std::string>();
+      d.file_name = j.at("file_name").get<std::string>();
+      d.document_name = j.at("document_name").get<std::string>();
+      d.kb_name = j.at("kb_name").get<std::string>();
+      d.plugin_namespace = j.at("plugin_namespace").get<std::string>();
+      d.source_type = j.at("source_type").get<std::string>();
+      d.source_uri = j.at("source_uri").get<std::string>();
+      d.collections_used = j.at("collections_used").get<std::vector<std::string>>();
+      if (j.contains("year")) d.year = j["year"].get<int64_t>();
+      fn(d);
+    }
+    if (std::ferror(file_))
+      fail(ErrorCode::unavailable, "cannot read the ingest's temporary document list");
+  }
+
+ private:
+  std::FILE* file_;
+  size_t count_ = 0;
+};
+
+// What one slice of the input holds before it is embedded and staged.
+struct Slice {
+  std::vector<json> rows;            // collection rows, without the vector
+  std::vector<std::string> embed;    // what the encoder sees for each row (text or SMILES)
+  std::vector<size_t> document_of;   // row -> index in `documents`
+  std::vector<registry::DocumentRecord> documents;
+  std::unordered_set<std::string> ids;  // text record ids read into this slice
+
+  void add(json row, std::string embed_text) {
+    rows.push_back(std::move(row));
+    embed.push_back(std::move(embed_text));
+    document_of.push_back(documents.size() - 1);  // the document added last
+  }
+};
+
+// A collection the ingest writes, with its encoder, prepared at its first rows.
+struct Target {
+  std::string collection, encoder;
+  store::Collection* coll = nullptr;  // null until its first rows are staged (created then)
+  CollectionSchema schema;
+  encode::Encoder* enc = nullptr;
+  size_t rows = 0;
+};
+
+}  // namespace
+
+IngestReport Engine::ingest(const std::vector<std::string>& inputs, const IngestOptions& opts,
+                            const ProgressFn& progress) {
+  require_writer("ingest");
+  // Ingests run one at a time (what exists and the recorded encoders stay as read
+  // here). Deletes and tag changes interleave: each slice's staging takes the writer
+  // lock, so a DELETE waits for one slice, not for the whole ingest.
+  std::lock_guard ingesting(ingest_mu_);
+  const uint64_t deletes_at_start = deletes_.load();
+  IngestReport rep;
+  const std::string format = detect_format(inputs, opts.format);
+  const auto& bo = cfg_.biomed.options;
+  const bool compounds = format == "compounds";
+  // Plain text goes to the core text collection with the core pipeline's encoder
+  // (the one its default route queries with).
+  const biomed::CollectionEncoder core{bo.core_text.collection, cfg_.pipeline.text_encoder};
+  const auto& slot = compounds ? bo.chemical : format == "spl" ? bo.text_biomed : core;
+  const std::string default_collection = opts.collection.empty() ? slot.collection : opts.collection;
+  rep.collection = default_collection;
+  if (!valid_collection_name(default_collection))
+    fail(ErrorCode::invalid_argument, "invalid collection name '" + default_collection + "'");
+  // A scoped caller (a token limited to KBs) may write only its KBs.
+  if (!opts.scope.kb_names.empty() && !opts.scope.allows(opts.kb_name))
+    fail(ErrorCode::permission_denied, "this token may not write knowledge base '" + opts.kb_name + "'");
+  // TDR (doc_profile.py): with the biomed namespace and no explicit collection,
+  // biomedical text goes to the biomedical collection and its encoder, general text
+  // (corporate memos, licences) to the core collection, instead of through PubMedBERT.
+  const bool tdr = !compounds && format != "spl" && opts.plugin_namespace == "biomed" && opts.collection.empty() &&
+                   opts.encoder.empty() && bo.document_profile_routing;
+  const size_t commit_rows = std::max<size_t>(1, cfg_.ingest_commit_rows);
+
+  // Each target's collection and encoder (the recorded one wins; a different one is
+  // refused), checked at its first rows, before anything of them is written.
+  std::vector<Target> targets;
+  auto target_index = [&](const std::string& collection, const std::string& fallback) -> size_t {
+    for (size_t i = 0; i < targets.size(); ++i)
+      if (targets[i].collection == collection) return i;
+    Target t;
+    t.collection = collection;
+    t.encoder = opts.encoder;  // an explicit --encoder; else the recorded one, else the slot's
+    if (catalog_->exists(collection)) {
+      const auto& recorded = catalog_->get(collection).schema().vector.encoder;
+      if (t.encoder.empty()) t.encoder = recorded.empty() ? fallback : recorded;
+      if (!recorded.empty() && recorded != t.encoder)
+        fail(ErrorCode::invalid_argument, "collection '" + collection + "' holds '" + recorded +
+                                              "' vectors; cannot add '" + t.encoder + "' vectors");
+    } else if (t.encoder.empty()) {
+      t.encoder = fallback;
+    }
+    t.enc = &encoders_.encoder(t.encoder);
+    const auto want = compounds ? encode::Modality::molecule : encode::Modality::text;
+    if (t.enc->info().modality != want)
+      fail(ErrorCode::invalid_argument,
+           "encoder '" + t.encoder + "' does not embed " + (compounds ? "molecules" : "text"));
+    if (catalog_->exists(collection)) {
+      t.coll = &catalog_->get(collection);
+      t.schema = t.coll->schema();
+    } else {
+      t.schema = compounds ? encode::compound_schema(collection)
+                           : chunk_schema(collection, t.enc->info().dim, t.enc->info().metric);
+      t.schema.vector.encoder = t.encoder;
+    }
+    targets.push_back(std::move(t));
+    return targets.size() - 1;
+  };
+
+  const store::TxnId txn = store::new_txn_id();
+  std::vector<store::Collection*> written;
+  auto participant = [&](store::Collection* c) {
+    if (std::find(written.begin(), written.end(), c) == written.end()) written.push_back(c);
+  };
+  std::vector<std::string> created;  // collections this ingest made (dropped again if it fails)
+  DocumentSpill spill;
+  size_t rows_done = 0;
+  uint64_t total_bytes = 0, bytes_read = 0;
+  auto report_progress = [&]() {
+    if (!progress) return;
+    // The total is estimated from the bytes read so far (exact once the input is read).
+    const size_t estimate =
+        bytes_read && total_bytes > bytes_read
+            ? static_cast<size_t>(static_cast<double>(rows_done) * static_cast<double>(total_bytes) /
+                                  static_cast<double>(bytes_read))
+            : rows_done;
+    progress(rows_done, std::max(estimate, rows_done));
+  };
+
+  // Chunk stamps, routing, embedding and staging of one slice.
+  auto stage_slice = [&](Slice& s) {
+    if (s.rows.empty()) return;
+    // Plugin stamps at ingest (CHUNK, TRANSFORM): biomed adds primary_drugs and
+    // biomed_section to chunks that lack them.
+    if (opts.plugin_namespace != "core") {
+      ensure_plugin(opts.plugin_namespace);
+      if (bus_.has_subscribers(search::HookPoint::CHUNK, opts.plugin_namespace)) {
+        json batch = json::array();
+        for (auto& r : s.rows) batch.push_back(std::move(r));
+        search::HookContext ctx;
+        ctx.plugin_namespace = opts.plugin_namespace;
+        batch = bus_.transform<search::HookPoint::CHUNK>(ctx, std::move(batch));
+        if (!batch.is_array() || batch.size() != s.rows.size())
+          fail(ErrorCode::internal, "a CHUNK subscriber changed the number of chunks");
+        for (size_t i = 0; i < s.rows.size(); ++i) s.rows[i] = std::move(batch[i]);
+      }
+    }
+    // Each row's target collection.
+    std::vector<std::pair<size_t, std::vector<size_t>>> routes;  // target, rows
+    if (tdr) {
+      const auto& kb = knowledge();
+      biomed::ProfileOptions po;
+      po.min_density = bo.profile_min_density;
+      std::vector<size_t> bio, general;
+      for (size_t i = 0; i < s.rows.size(); ++i) {
+        auto d = biomed::classify_document_profile(
+            s.embed[i], [&](std::string_view t) { return kb.match_entities(t).size(); }, po);
+        (d.profile == biomed::DocumentProfile::biomedical ? bio : general).push_back(i);
+      }
+      if (!bio.empty()) routes.emplace_back(target_index(bo.text_biomed.collection, bo.text_biomed.encoder), bio);
+      if (!general.empty()) routes.emplace_back(target_index(core.collection, core.encoder), general);
+    } else {
+      std::vector<size_t> all(s.rows.size());
+      for (size_t i = 0; i < all.size(); ++i) all[i] = i;
+      const std::string fallback = opts.collection.empty() ? slot.encoder : default_encoder(default_collection);
+      routes.emplace_back(target_index(default_collection, fallback), std::move(all));
+    }
+    // A scoped caller may not replace a document that lives in another KB.
+    if (!opts.scope.kb_names.empty())
+      for (const auto& d : s.documents)
+        if (auto old = registry().get(d.document_id); old && !opts.scope.allows(old->kb_name))
+          fail(ErrorCode::permission_denied,
+               "document '" + d.document_id + "' belongs to a knowledge base this token may not write");
+
+    for (auto& [ti, idx] : routes) {
+      Target& t = targets[ti];
+      // Embed; only the target schema's fields are kept (a source may carry more).
+      std::vector<store::Record> batch;
+      batch.reserve(idx.size());
+      const size_t per_call = std::max<size_t>(1, std::min<size_t>(t.enc->info().max_batch, 256));
+      for (size_t start = 0; start < idx.size(); start += per_call) {
+        const size_t end = std::min(idx.size(), start + per_call);
+        std::vector<std::string> texts;
+        for (size_t i = start; i < end; ++i) texts.push_back(std::move(s.embed[idx[i]]));
+        auto vecs = t.enc->encode(texts, encode::EncodeMode::document);
+        for (size_t i = start; i < end; ++i) {
+          json& src = s.rows[idx[i]];
+          json row = json::object();
+          for (auto& [k, v] : src.items())
+            if (k == "id" || k == "text" || (t.schema.field_index(k) && !v.is_null())) row[k] = std::move(v);
+          row["vector"] = std::move(vecs[i - start]);
+          batch.push_back(store::record_from_json(row, t.schema));
+        }
+      }
+      for (size_t i : idx) add_collection(s.documents[s.document_of[i]], t.collection);
+      t.rows += idx.size();
+
+      const auto doc_field = t.schema.field_index("document_id");
+      auto doc_of = [&](const store::Record& r) {
+        if (doc_field)
+          if (const auto* d = std::get_if<std::string>(&r.values[*doc_field])) return *d;
+        return r.id;
+      };
+      std::vector<std::string> docs;
+      std::set<std::string> new_ids, seen_docs;
+      for (const auto& r : batch) {
+        new_ids.insert(r.id);
+        if (seen_docs.insert(doc_of(r)).second) docs.push_back(doc_of(r));
+      }
+      std::unique_lock writer(write_mu_);
+      if (!t.coll) {
+        std::unique_lock state(state_mu_);
+        t.coll = &catalog_->create(t.schema);
+        created.push_back(t.collection);
+      }
+      participant(t.coll);
+      // A document ingested again loses its current chunks everywhere (replaced ids
+      // in the target collection are overwritten by the staged rows themselves).
+      std::vector<std::pair<store::Collection*, std::vector<std::string>>> stale;
+      if (doc_field) {
+        for (auto* c : document_collections()) {
+          std::vector<std::string> ids;
+          for (auto& [id, doc] : c->ids_where_in("document_id", docs))
+            if (c != t.coll || !new_ids.count(id)) ids.push_back(id);
+          if (!ids.empty()) stale.emplace_back(c, std::move(ids));
+        }
+      }
+      // A scoped caller may overwrite or delete only rows of its own KBs, whatever
+      // their document: a row id or a stale chunk of another KB is refused.
+      if (!opts.scope.kb_names.empty()) {
+        auto check = [&](store::Collection* c, const std::string& id) {
+          auto row = c->get(id);
+          if (!row) return;
+          const auto kb = c->schema().field_index("kb_name");
+          const auto* v = kb ? std::get_if<std::string>(&row->values[*kb]) : nullptr;
+          if (!opts.scope.allows(v ? *v : std::string()))
+            fail(ErrorCode::permission_denied,
+                 "row '" + id + "' belongs to a knowledge base this token may not write");
+        };
+        for (const auto& r : batch) check(t.coll, r.id);
+        for (auto& [c, ids] : stale)
+          for (const auto& id : ids) check(c, id);
+      }
+      // Staged rows are hidden, so searches go on while a slice is staged.
+      std::vector<std::string> own_stale;
+      for (auto& [c, ids] : stale) {
+        if (c == t.coll) {
+          own_stale = std::move(ids);
+        } else {
+          participant(c);
+          c->stage(txn, ids, {});
+        }
+      }
+      t.coll->stage(txn, own_stale, std::move(batch));
+    }
+    for (const auto& d : s.documents) spill.write(d);
+    rows_done += s.rows.size();
+    report_progress();
+    s = Slice{};
+  };
+
+  auto record_for = [&](const std::string& id) {
+    registry::DocumentRecord r;
+    r.document_id = id;
+    r.kb_name = opts.kb_name;
+    r.plugin_namespace = opts.plugin_namespace;
+    return r;
+  };
+  // Whether a text record's id was read before in this ingest (in this slice, or
+  // staged by an earlier one): duplicate ids would make results ambiguous.
+  auto seen_before = [&](const Slice& s, const std::string& id) {
+    if (s.ids.count(id)) return true;
+    for (const auto& t : targets)
+      if (t.coll && t.coll->staged(txn, id)) return true;
+    return false;
+  };
+
+  try {
+    Slice slice;
+    auto slice_full = [&]() {
+      if (slice.rows.size() >= commit_rows) stage_slice(slice);
+    };
+    if (format == "spl") {
+      const auto files = xml_files(inputs);
+      for (const auto& f : files) total_bytes += file_bytes(f);
+      for (const auto& file : files) {
+        bytes_read += file_bytes(file);
+        biomed::SplLabel label;
+        try {
+          label = biomed::parse_spl_file(file);
+        } catch (const Error& e) {
+          if (!opts.skip_bad) throw;
+          rep.skipped.push_back(e.what());
+          continue;
+        }
+        biomed::ChunkOptions co;
+        co.kb_name = opts.kb_name;
+        auto chunks = biomed::chunk_label(label, co);
+        if (chunks.empty()) {
+          rep.skipped.push_back(file.string() + ": no section text (indexing document?)");
+          continue;
+        }
+        auto r = record_for(label.document_id);
+        // The name carries every drug name of the label so the entity supplement's
+        // registry lookup (name ILIKE %term%) finds it by brand or generic name.
+        r.name = label.display_title();
+        for (const auto& n : label.product_names) r.name += " | " + n;
+        for (const auto& n : label.generic_names) r.name += " | " + n;
+        r.file_name = label.file_name;
+        r.document_name = label.display_title();
+        r.source_type = "label";
+        if (label.year() > 0) r.year = label.year();
+        r.source_uri = label.source_uri;
+        slice.documents.push_back(std::move(r));
+        for (auto& c : chunks) {
+          std::string text = c.value("text", std::string());
+          slice.add(std::move(c), std::move(text));
+        }
+        slice_full();
+      }
+    } else if (compounds) {
+      biomed::CompoundCardOptions co;
+      co.kb_name = opts.kb_name;
+      for (const auto& in : inputs) total_bytes += file_bytes(in);
+      for (const auto& in : inputs) {
+        bytes_read += file_bytes(in);
+        for (auto& card : biomed::read_compound_cards_file(in, co)) {
+          const std::string id = card.row.value("id", std::string());
+          if (card.smiles.empty()) {
+            rep.skipped.push_back(in + ": " + id + " has no SMILES");
+            continue;
+          }
+          try {
+            encode::chem::Molecule::from_smiles(card.smiles);
+          } catch (const Error& e) {
+            // Compound tables carry structures RDKit refuses; counted and reported, never fatal.
+            rep.skipped.push_back(in + ": " + id + " " + card.row.value("document_name", std::string()) + ": " +
+                                  e.what());
+            continue;
+          }
+          auto r = record_for(id);
+          r.name = card.row.value("document_name", id);
+          r.document_name = r.name;
+          r.file_name = card.row.value("file_name", std::string());
+          r.source_type = "compound";
+          slice.documents.push_back(std::move(r));
+          card.row["name"] = card.row.value("document_name", id);
+          card.row["smiles"] = card.smiles;
+          slice.add(std::move(card.row), card.smiles);
+          slice_full();
+        }
+      }
+    } else {
+      for (const auto& in : inputs) total_bytes += ingest::input_bytes(in);
+      static const CollectionSchema kChunkFields = chunk_schema("chunk_fields", 1);
+      for (const auto& input : inputs) {
+        ingest::ReadOptions ro;
+        ro.format = ingest::parse_input_format(format);
+        ro.skip_bad = opts.skip_bad;
+        ro.repair_utf8 = opts.repair_utf8;
+        const uint64_t bytes_before = bytes_read;
+        ro.progress = [&](uint64_t, uint64_t bytes, uint64_t) { bytes_read = bytes_before + bytes; };
+        std::vector<ingest::BadRecord> skipped;
+        ingest::stream_corpus(
+            input, ro,
+            [&](Document&& d) {
+              if (seen_before(slice, d.id)) {
+                if (!opts.skip_bad)
+                  fail(ErrorCode::conflict, "duplicate document id '" + d.id + "' in " + input);
+                rep.skipped.push_back(input + ": duplicate document id '" + d.id + "'");
+                return;
+              }
+              slice.ids.insert(d.id);
+              json row = {{"id", d.id}, {"text", d.indexed_text()}, {"document_id", d.id}};
+              if (!opts.kb_name.empty()) row["kb_name"] = opts.kb_name;
+              // The source's chunk fields (typed) go on the row before any plugin stamps, so
+              // CHUNK subscribers fill gaps and never override them; `section` feeds the
+              // biomed section stamp. The write keeps only the target schema's fields.
+              if (!d.title.empty()) row["document_name"] = d.title;
+              auto meta = json::parse(d.metadata_json, nullptr, false);
+              copy_known_fields(meta, kChunkFields, row);
+              if (meta.is_object() && meta.contains("section")) row["section"] = meta["section"];
+              auto rec = record_for(d.id);
+              rec.name = d.title.empty() ? d.id : d.title;
+              rec.document_name = d.title;
+              if (meta.is_object()) {
+                rec.source_type = meta.value("source_type", std::string());
+                if (meta.contains("year") && meta["year"].is_number_integer()) rec.year = meta["year"].get<int64_t>();
+                rec.file_name = meta.value("file_name", std::string());
+                rec.source_uri = meta.value("source_uri", std::string());
+              }
+              slice.documents.push_back(std::move(rec));
+              std::string text = row["text"].get<std::string>();
+              slice.add(std::move(row), std::move(text));
+              slice_full();
+            },
+            skipped);
+        for (const auto& bad : skipped)
+          rep.skipped.push_back(bad.file + (bad.line ? ":" + std::to_string(bad.line) : std::string()) + ": " +
+                                bad.message);
+        bytes_read = bytes_before + ingest::input_bytes(input);
+      }
+    }
+    stage_slice(slice);
+    if (rows_done == 0) return rep;  // nothing was staged, nothing created
+
+    // The commit point: every staged row appears at once, in every collection.
+    std::unique_lock writer(write_mu_);
+    std::unique_lock state(state_mu_);
+    catalog_->commit(txn, written);
+  } catch (...) {
+    for (auto* c : written) c->abort(txn);
+    for (const auto& name : created) {
+      try {
+        std::unique_lock state(state_mu_);
+        if (catalog_->get(name).count() == 0) catalog_->drop(name);
+      } catch (const std::exception& e) {
+        spdlog::warn("could not drop collection '{}' made by a failed ingest: {}", name, e.what());
+      }
+    }
+    throw;
+  }
+  rep.collection.clear();
+  for (const auto& t : targets) {
+    if (!t.rows) continue;
+    rep.collection += (rep.collection.empty() ? "" : " + ") + t.collection;
+    rep.encoder += (rep.encoder.empty() ? "" : " + ") + t.encoder;
+    rep.per_collection.push_back({t.collection, t.rows});
+  }
+  // A checkpoint that came due is written with searches running again.
+  for (auto* c : written) c->checkpoint_if_due();
+  // The registry follows the collection writes. A document deleted while this ingest
+  // ran (a DELETE between its commit and here) gets no registry row back.
+  const bool deleted_meanwhile = deletes_.load() != deletes_at_start;
+  spill.for_each([&](registry::DocumentRecord& d) {
+    std::lock_guard writer(write_mu_);
+    if (deleted_meanwhile) {
+      bool has_rows = false;
+      for (auto* c : document_collections())
+        has_rows = has_rows || !c->ids_where_equals("document_id", d.document_id).empty();
+      if (!has_rows) return;
+    }
+    if (auto old = registry().get(d.document_id))
+      for (const auto& c : old->collections_used)
+        if (catalog_->exists(c) && !catalog_->get(c).ids_where_equals("document_id", d.document_id).empty())
+          add_collection(d, c);
+    registry().upsert(d);
+  });
+  // Fast opens: the next process loads a segment instead of replaying the log. The
+  // segment is written while searches go on.
+  if (cfg_.checkpoint_after_ingest)
+    for (auto* c : written) c->checkpoint();
+  rep.documents = spill.count();
+  rep.rows = rows_done;
+  if (progress) progress(rows_done, rows_done);
+  return rep;
+}
+
+}  // namespace eagle::app
