@@ -74,3 +74,21 @@ TEST(Schema, ValidationRejectsBadNamesAndDuplicates) {
   EXPECT_THROW(parse_metric("hamming"), Error);
   EXPECT_EQ(parse_metric("cosine"), Metric::cosine);
 }
+
+// PackedValues keeps exactly the non-null values: every field reads back as it was
+// set (the unpacked vector is the oracle), nulls and fields past the end read null.
+TEST(PackedValues, ReadsBackEveryFieldAsSetAndNullElsewhere) {
+  std::vector<Value> all(16);
+  all[0] = std::string("doc-1");
+  all[3] = int64_t{2024};
+  all[7] = StringList{"a", "b"};
+  all[15] = nlohmann::json{{"k", 1}};
+  const PackedValues packed(all);
+  for (size_t i = 0; i < all.size(); ++i) EXPECT_EQ(packed[i], all[i]) << "field " << i;
+  EXPECT_TRUE(is_null(packed[16]));
+  EXPECT_TRUE(is_null(packed[1000]));
+  EXPECT_EQ(packed.unpack(16), all);
+  const ValuesView full(all), view(packed);
+  for (size_t i = 0; i < 20; ++i) EXPECT_EQ(full[i], view[i]) << "field " << i;
+  EXPECT_TRUE(is_null(PackedValues(std::vector<Value>(16))[0]));
+}

@@ -449,7 +449,7 @@ std::optional<HitList> BiomedPlugin::supplement(HookContext& ctx, const std::str
       }
       auto found = coll->search_vector(vec, limit, filter, params);
       const auto& schema = coll->schema();
-      coll->visit(found, [&](size_t i, const std::string& id, const std::string& text, const std::vector<Value>& v) {
+      coll->visit(found, [&](size_t i, const std::string& id, const std::string& text, const PackedValues& v) {
         if (id != found[i].id) return;  // renumbered by a compaction since the search
         auto h = search::hit_from_row(id, text, v, schema, t.collection, found[i].score);
         // _rerank_entity_hits: combined = 2.0 * entity + lexical + 0.1 * dense.

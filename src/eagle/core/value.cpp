@@ -77,4 +77,36 @@ nlohmann::json value_to_json(const Value& v) {
       v);
 }
 
+namespace {
+const Value kNull;
+}
+
+PackedValues::PackedValues(std::vector<Value> all) {
+  size_t n = 0;
+  for (const auto& v : all) n += is_null(v) ? 0 : 1;
+  entries_.reserve(n);
+  for (size_t i = 0; i < all.size(); ++i)
+    if (!is_null(all[i])) entries_.push_back({static_cast<uint32_t>(i), std::move(all[i])});
+}
+
+const Value& PackedValues::operator[](size_t field) const {
+  for (const auto& e : entries_) {
+    if (e.field == field) return e.value;
+    if (e.field > field) break;
+  }
+  return kNull;
+}
+
+std::vector<Value> PackedValues::unpack(size_t fields) const {
+  std::vector<Value> all(fields);
+  for (const auto& e : entries_)
+    if (e.field < fields) all[e.field] = e.value;
+  return all;
+}
+
+const Value& ValuesView::operator[](size_t field) const {
+  if (packed_) return (*packed_)[field];
+  return field < full_->size() ? (*full_)[field] : kNull;
+}
+
 }  // namespace eagle

@@ -46,7 +46,7 @@ ScoredHit hit_from_record(const store::Record& r, const CollectionSchema& schema
   return hit_from_row(r.id, r.text, r.values, schema, collection, score);
 }
 
-ScoredHit hit_from_row(const std::string& id, const std::string& text, const std::vector<Value>& values,
+ScoredHit hit_from_row(const std::string& id, const std::string& text, ValuesView values,
                        const CollectionSchema& schema, const std::string& collection, double score) {
   ScoredHit h;
   h.id = id;
@@ -54,7 +54,7 @@ ScoredHit hit_from_row(const std::string& id, const std::string& text, const std
   h.score = score;
   h.text = text;
   h.metadata = nlohmann::json::object();
-  for (size_t i = 0; i < schema.fields.size() && i < values.size(); ++i) {
+  for (size_t i = 0; i < schema.fields.size(); ++i) {
     if (is_null(values[i])) continue;
     const auto& name = schema.fields[i].name;
     // Image rows are recognised from the typed value, not by re-reading the JSON.
@@ -205,7 +205,7 @@ void Orchestrator::materialize(HitList& hits) const {
     for (size_t i : idx) rows.push_back({hits[i].row, hits[i].id, hits[i].score});
     const auto& schema = coll->schema();
     std::vector<size_t> moved;  // rows that changed under a concurrent compaction
-    coll->visit(rows, [&](size_t j, const std::string& id, const std::string& text, const std::vector<Value>& v) {
+    coll->visit(rows, [&](size_t j, const std::string& id, const std::string& text, const PackedValues& v) {
       auto& h = hits[idx[j]];
       if (id != h.id) {
         moved.push_back(idx[j]);
@@ -269,7 +269,7 @@ HitList Orchestrator::run_plan(const CollectionQueryPlan& plan, const std::strin
       }
       return;
     }
-    coll->visit(found, [&](size_t i, const std::string& id, const std::string& text, const std::vector<Value>& v) {
+    coll->visit(found, [&](size_t i, const std::string& id, const std::string& text, const PackedValues& v) {
       // A compaction since the search renumbered the rows: the row is not the hit any
       // more (it could even lie outside the scope), so the hit is dropped.
       if (id != found[i].id) return;

@@ -100,7 +100,7 @@ class Orchestrator {
 // A collection row as a pipeline hit (text, metadata from the scalar fields).
 ScoredHit hit_from_record(const store::Record& r, const CollectionSchema& schema, const std::string& collection,
                           double score);
-ScoredHit hit_from_row(const std::string& id, const std::string& text, const std::vector<Value>& values,
+ScoredHit hit_from_row(const std::string& id, const std::string& text, ValuesView values,
                        const CollectionSchema& schema, const std::string& collection, double score);
 
 // Bounds on requests (SPEC security rule).

@@ -57,7 +57,7 @@ std::string numbered_name(std::string_view prefix, uint64_t n, std::string_view 
 // Adapts a stored row to the filter evaluator's row interface.
 class RowAdapter : public filter::RowView {
  public:
-  void bind(const std::string* id, const std::vector<Value>* values) {
+  void bind(const std::string* id, const PackedValues* values) {
     id_ = id;
     values_ = values;
   }
@@ -66,7 +66,7 @@ class RowAdapter : public filter::RowView {
 
  private:
   const std::string* id_ = nullptr;
-  const std::vector<Value>* values_ = nullptr;
+  const PackedValues* values_ = nullptr;
 };
 
 // A transaction id as the log writes it: 16 lowercase hex digits.
@@ -516,7 +516,7 @@ uint32_t Collection::append_row(Record& r) {
   vectors_->add(row, r.vector.data());
   for (size_t i = 0; i < scalar_.size(); ++i)
     if (scalar_[i]) scalar_[i]->add(row, r.values[i]);
-  rows_.push_back({std::move(r.id), std::move(r.text), std::move(r.values)});
+  rows_.push_back({std::move(r.id), std::move(r.text), PackedValues(std::move(r.values))});
   deleted_.resize(rows_.size());
   return row;
 }
@@ -802,7 +802,7 @@ void Collection::write_segment(const fs::path& file) const {
       io::write_str(out, row.text);
       io::write_pod<uint8_t>(out, deleted_.test(r) ? 1 : 0);
       json vals = json::array();
-      for (const auto& v : row.values) vals.push_back(value_to_json(v));
+      for (size_t i = 0; i < schema_.fields.size(); ++i) vals.push_back(value_to_json(row.values[i]));
       io::write_str(out, vals.dump());
     }
     lexical_.save(out);
@@ -838,9 +838,11 @@ void Collection::load_segment(const fs::path& file, bool checked) {
       auto vals = json::parse(io::read_str(in, "row values"));
       if (!vals.is_array() || vals.size() != schema_.fields.size())
         fail(ErrorCode::invalid_argument, "row values do not match the schema");
-      row.values.reserve(vals.size());
+      std::vector<Value> values;
+      values.reserve(vals.size());
       for (size_t i = 0; i < vals.size(); ++i)
-        row.values.push_back(value_from_json(vals[i], schema_.fields[i].type, schema_.fields[i].name));
+        values.push_back(value_from_json(vals[i], schema_.fields[i].type, schema_.fields[i].name));
+      row.values = PackedValues(std::move(values));
       for (size_t i = 0; i < scalar_.size(); ++i)
         if (scalar_[i]) scalar_[i]->add(r, row.values[i]);
       if (!deleted_.test(r)) live_[row.id] = r;
@@ -906,7 +908,7 @@ std::optional<Record> Collection::get(const std::string& id) const {
   auto it = live_.find(id);
   if (it == live_.end()) return std::nullopt;
   const auto& row = rows_[it->second];
-  return Record{row.id, row.text, {}, row.values};
+  return Record{row.id, row.text, {}, row.values.unpack(schema_.fields.size())};
 }
 
 std::optional<Record> Collection::get_with_vector(const std::string& id) const {
@@ -916,7 +918,7 @@ std::optional<Record> Collection::get_with_vector(const std::string& id) const {
   const auto& row = rows_[it->second];
   std::vector<float> v(schema_.vector.dim);
   vectors_->stored_vector(it->second, v.data());
-  return Record{row.id, row.text, std::move(v), row.values};
+  return Record{row.id, row.text, std::move(v), row.values.unpack(schema_.fields.size())};
 }
 
 std::optional<Record> Collection::get(const std::string& id, std::string_view expr,
@@ -930,7 +932,7 @@ std::optional<Record> Collection::get(const std::string& id, std::string_view ex
   RowAdapter view;
   view.bind(&row.id, &row.values);
   if (!filter::evaluate(parsed, view)) return std::nullopt;
-  return Record{row.id, row.text, {}, row.values};
+  return Record{row.id, row.text, {}, row.values.unpack(schema_.fields.size())};
 }
 
 std::vector<std::string> Collection::ids_where_equals(const std::string& field, const std::string& value) const {
@@ -979,7 +981,7 @@ void Collection::compact() {
     for (uint32_t r = 0; r < rows_.size(); ++r) {
       if (deleted_.test(r)) continue;
       vectors_->stored_vector(r, v.data());
-      live.push_back(Record{rows_[r].id, rows_[r].text, v, rows_[r].values});
+      live.push_back(Record{rows_[r].id, rows_[r].text, v, rows_[r].values.unpack(schema_.fields.size())});
     }
     fresh->apply_insert(live);
   }
@@ -1002,7 +1004,7 @@ std::vector<Record> Collection::records(const std::vector<CollectionHit>& hits) 
   for (const auto& h : hits) {
     if (h.row >= rows_.size()) fail(ErrorCode::invalid_argument, "row out of range");
     const auto& row = rows_[h.row];
-    out.push_back(Record{row.id, row.text, {}, row.values});
+    out.push_back(Record{row.id, row.text, {}, row.values.unpack(schema_.fields.size())});
   }
   return out;
 }
@@ -1012,7 +1014,8 @@ std::vector<Record> Collection::fetch(std::string_view expr, const TemplateParam
   std::shared_lock lock(mutex_);
   std::vector<Record> out;
   filter_locked(expr, params).for_each([&](size_t r) {
-    if (out.size() < limit) out.push_back(Record{rows_[r].id, rows_[r].text, {}, rows_[r].values});
+    if (out.size() < limit)
+      out.push_back(Record{rows_[r].id, rows_[r].text, {}, rows_[r].values.unpack(schema_.fields.size())});
   });
   return out;
 }

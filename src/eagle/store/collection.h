@@ -192,7 +192,7 @@ class Collection {
   struct Row {
     std::string id;
     std::string text;
-    std::vector<Value> values;
+    PackedValues values;
   };
   Collection(CollectionSchema schema, CollectionOptions opts, std::filesystem::path dir);
 
