@@ -294,7 +294,7 @@ void Collection::load_from_disk(const std::string& manifest) {
           } catch (const std::exception& e) {
             // A part that cannot be applied fails its whole transaction.
             if (op == WalOp::txn_part)
-              if (auto t = parse_txn_hex(payload)) txns_[*t].failed = true;
+              if (auto t = parse_txn_hex(payload)) txn_state(*t).failed = true;
             // Intact but not applicable (written by an older version that logged
             // before validating): never applied, kept aside, said out loud.
             quarantine(file, lsn, op, payload, e.what());
@@ -322,7 +322,7 @@ void Collection::load_from_disk(const std::string& manifest) {
     fsys().sync_path(dir, true);
   }
   for (TxnId t : committed_elsewhere) {
-    if (txns_[t].failed) {
+    if (txn_state(t).failed) {
       spdlog::error("{}: transaction {} was committed but a part could not be applied; none of it is applied",
                     dir.string(), txn_hex(t));
       txns_.erase(t);
@@ -395,7 +395,7 @@ void Collection::validate_batch(const std::vector<Record>& records, bool allow_e
     }
     if (!ids.insert(r.id).second)
       fail(ErrorCode::invalid_argument, "id '" + r.id + "' appears twice in one write");
-    if (!allow_existing && live_.count(r.id)) fail(ErrorCode::conflict, "id '" + r.id + "' already exists");
+    if (!allow_existing && live_.contains(r.id)) fail(ErrorCode::conflict, "id '" + r.id + "' already exists");
   }
 }
 
@@ -455,7 +455,7 @@ size_t Collection::replace(const std::vector<std::string>& delete_ids, std::vect
     validate_batch(records, true);
     std::vector<std::string> present;
     for (const auto& id : delete_ids)
-      if (live_.count(id)) present.push_back(id);
+      if (live_.contains(id)) present.push_back(id);
     if (present.empty() && records.empty()) return 0;
     if (wal_) {
       json payload = {{"delete", present}, {"upsert", json::parse(records_payload(records, schema_))}};
@@ -480,7 +480,7 @@ size_t Collection::remove(const std::vector<std::string>& ids, bool auto_checkpo
     std::unique_lock lock(mutex_);
     std::vector<std::string> present;
     for (const auto& id : ids)
-      if (live_.count(id)) present.push_back(id);
+      if (live_.contains(id)) present.push_back(id);
     if (present.empty()) return 0;
     log(WalOp::delete_ids, json(present).dump());
     n = apply_remove(present);
@@ -523,24 +523,20 @@ uint32_t Collection::append_row(Record& r) {
 
 void Collection::apply_insert(std::vector<Record>& records) {
   for (auto& r : records) {
-    if (auto it = live_.find(r.id); it != live_.end()) {
-      deleted_.set(it->second);  // upsert: the old row becomes a tombstone
-      live_.erase(it);
-    }
     const uint32_t row = append_row(r);
-    live_.emplace(rows_.back().id, row);
+    if (auto old = live_.put(row)) deleted_.set(*old);  // upsert: the old row becomes a tombstone
   }
 }
 
 void Collection::apply_staged(TxnId txn, std::vector<std::string> deletes, std::vector<Record>& records) {
-  auto& t = txns_[txn];
+  auto& t = txn_state(txn);
   t.deletes.insert(t.deletes.end(), std::make_move_iterator(deletes.begin()), std::make_move_iterator(deletes.end()));
   for (auto& r : records) {
     const uint32_t row = append_row(r);
     deleted_.set(row);  // hidden until the commit
     // A row staged again in the same transaction replaces the earlier one, which
     // stays hidden for good.
-    t.rows[rows_.back().id] = row;
+    t.rows.put(row);
   }
 }
 
@@ -549,15 +545,10 @@ size_t Collection::apply_commit(TxnId txn) {
   if (it == txns_.end()) return 0;
   // Deletes first, then the staged rows (a staged row may carry a deleted id).
   const size_t n = apply_remove(it->second.deletes);
-  for (const auto& [id, row] : it->second.rows) {
-    if (auto l = live_.find(id); l != live_.end()) {
-      deleted_.set(l->second);
-      l->second = row;
-    } else {
-      live_.emplace(id, row);
-    }
+  it->second.rows.for_each([&](uint32_t row) {
+    if (auto old = live_.put(row)) deleted_.set(*old);
     deleted_.reset(row);
-  }
+  });
   txns_.erase(it);
   return n;
 }
@@ -602,7 +593,7 @@ void Collection::stage(TxnId txn, const std::vector<std::string>& delete_ids, st
         log(WalOp::txn_part, parts[i]);
       } catch (...) {
         // Some parts may be in the log: the transaction can no longer commit whole.
-        if (i > 0) txns_[txn].failed = true;
+        if (i > 0) txn_state(txn).failed = true;
         throw;
       }
     }
@@ -650,16 +641,15 @@ bool Collection::has_transaction(TxnId txn) const {
 bool Collection::staged(TxnId txn, const std::string& id) const {
   std::shared_lock lock(mutex_);
   auto it = txns_.find(txn);
-  return it != txns_.end() && it->second.rows.count(id) > 0;
+  return it != txns_.end() && it->second.rows.contains(id);
 }
 
 size_t Collection::apply_remove(const std::vector<std::string>& ids) {
   size_t n = 0;
   for (const auto& id : ids) {
-    auto it = live_.find(id);
-    if (it == live_.end()) continue;
-    deleted_.set(it->second);
-    live_.erase(it);
+    auto row = live_.erase(id);
+    if (!row) continue;
+    deleted_.set(*row);
     ++n;
   }
   return n;
@@ -845,7 +835,7 @@ void Collection::load_segment(const fs::path& file, bool checked) {
       row.values = PackedValues(std::move(values));
       for (size_t i = 0; i < scalar_.size(); ++i)
         if (scalar_[i]) scalar_[i]->add(r, row.values[i]);
-      if (!deleted_.test(r)) live_[row.id] = r;
+      if (!deleted_.test(r)) live_.put(r);
     }
     lexical_ = index::Bm25Index::load(in);
     vectors_ = index::load_vector_index(in);
@@ -905,19 +895,19 @@ size_t Collection::count() const {
 
 std::optional<Record> Collection::get(const std::string& id) const {
   std::shared_lock lock(mutex_);
-  auto it = live_.find(id);
-  if (it == live_.end()) return std::nullopt;
-  const auto& row = rows_[it->second];
+  const auto found = live_.find(id);
+  if (!found) return std::nullopt;
+  const auto& row = rows_[*found];
   return Record{row.id, row.text, {}, row.values.unpack(schema_.fields.size())};
 }
 
 std::optional<Record> Collection::get_with_vector(const std::string& id) const {
   std::shared_lock lock(mutex_);
-  auto it = live_.find(id);
-  if (it == live_.end()) return std::nullopt;
-  const auto& row = rows_[it->second];
+  const auto found = live_.find(id);
+  if (!found) return std::nullopt;
+  const auto& row = rows_[*found];
   std::vector<float> v(schema_.vector.dim);
-  vectors_->stored_vector(it->second, v.data());
+  vectors_->stored_vector(*found, v.data());
   return Record{row.id, row.text, std::move(v), row.values.unpack(schema_.fields.size())};
 }
 
@@ -926,9 +916,9 @@ std::optional<Record> Collection::get(const std::string& id, std::string_view ex
   if (expr.find_first_not_of(" \t\r\n") == std::string_view::npos) return get(id);
   auto parsed = filter::parse(expr, schema_, params);
   std::shared_lock lock(mutex_);
-  auto it = live_.find(id);
-  if (it == live_.end()) return std::nullopt;
-  const auto& row = rows_[it->second];
+  const auto found = live_.find(id);
+  if (!found) return std::nullopt;
+  const auto& row = rows_[*found];
   RowAdapter view;
   view.bind(&row.id, &row.values);
   if (!filter::evaluate(parsed, view)) return std::nullopt;
@@ -989,7 +979,11 @@ void Collection::compact() {
     std::unique_lock lock(mutex_);
     rows_ = std::move(fresh->rows_);
     deleted_ = std::move(fresh->deleted_);
-    live_ = std::move(fresh->live_);
+    // The id index keys the rows it is built over: rebuilt over these.
+    live_.clear();
+    live_.reserve(fresh->live_.size());
+    for (uint32_t r = 0; r < rows_.size(); ++r)
+      if (!deleted_.test(r)) live_.put(r);
     lexical_ = std::move(fresh->lexical_);
     vectors_ = std::move(fresh->vectors_);
     scalar_ = std::move(fresh->scalar_);

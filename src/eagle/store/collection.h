@@ -34,6 +34,7 @@
 #include "eagle/core/schema.h"
 #include "eagle/core/value.h"
 #include "eagle/index/lexical/bm25_index.h"
+#include "eagle/store/rows_by_id.h"
 #include "eagle/store/wal.h"
 
 namespace eagle::filter {
@@ -235,18 +236,20 @@ class Collection {
   mutable RwMutex mutex_;
   std::vector<Row> rows_;
   Bitset deleted_;
-  std::unordered_map<std::string, uint32_t> live_;  // id -> row
+  RowsById<std::vector<Row>> live_{&rows_};  // id -> live row
   index::Bm25Index lexical_;
   std::unique_ptr<index::VectorIndex> vectors_;
   std::vector<std::unique_ptr<filter::ScalarIndex>> scalar_;  // per schema field; null if not indexed
   // Open transactions: the deletes to apply at commit and the staged rows (hidden in
   // deleted_ until then), by id.
   struct StagedTxn {
+    explicit StagedTxn(const std::vector<Row>* all_rows) : rows(all_rows) {}
     std::vector<std::string> deletes;
-    std::unordered_map<std::string, uint32_t> rows;
+    RowsById<std::vector<Row>> rows;
     bool failed = false;  // a part was logged but not applied: it can never commit
   };
   std::map<TxnId, StagedTxn> txns_;
+  StagedTxn& txn_state(TxnId txn) { return txns_.try_emplace(txn, &rows_).first->second; }
   uint64_t last_lsn_ = 0;
   std::unique_ptr<WalWriter> wal_;
   uint64_t wal_bytes_ = 0;
