@@ -19,7 +19,9 @@ set(EAGLE_FUZZ_TARGETS
   fuzz_safetensors:eagle_encode
   fuzz_compounds:eagle_biomed_ingest+eagle_chem
   fuzz_vocab:eagle_biomed_vocab
-  fuzz_mcp:eagle_mcp)
+  fuzz_mcp:eagle_mcp
+  fuzz_glove:eagle_encode
+  fuzz_remote:eagle_encode)
 foreach(entry ${EAGLE_FUZZ_TARGETS})
   string(REPLACE ":" ";" parts ${entry})
   list(GET parts 0 target)

@@ -2,6 +2,7 @@
 // inside the test process: success, batching, timeouts, 4xx/5xx, malformed JSON,
 // dimension mismatch.
 #include "eagle/encode/remote/remote.h"
+#include "eagle/encode/remote/responses.h"
 
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -251,4 +252,42 @@ TEST(EncoderRegistry, MissingLabelsAreConfigurationErrors) {
     EXPECT_NE(std::string(e.what()).find("pubmedbert"), std::string::npos);
   }
   EXPECT_THROW(reg.encoder("molformer"), eagle::Error);
+}
+
+// Issue 12 (fuzz_remote): a response item that is not an object, an index of the wrong
+// type or a number no float holds escaped as nlohmann exceptions or undefined
+// behaviour; each is now an eagle::Error (unavailable), and good responses parse.
+TEST(RemoteResponses, MalformedShapesAreErrorsAndGoodOnesParse) {
+  using nlohmann::json;
+  namespace rr = eagle::encode::remote;
+  auto error_of = [](auto&& f) -> std::string {
+    try {
+      f();
+    } catch (const eagle::Error& e) {
+      EXPECT_EQ(e.code(), eagle::ErrorCode::unavailable);
+      return e.what();
+    }
+    return "(no error)";
+  };
+  const std::string w = "encoder 'x'";
+  EXPECT_NE(error_of([&] { rr::openai_embeddings(json::parse(R"({"data":[1]})"), 1, 2, w); }).find("not an object"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { rr::openai_embeddings(json::parse(R"({"data":[{"index":"0","embedding":[1,2]}]})"), 1, 2, w); })
+                .find("bad or repeated"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { rr::openai_embeddings(json::parse(R"({"data":[{"index":0,"embedding":[1e300,2]}]})"), 1, 2, w); })
+                .find("no float holds"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { rr::rerank_scores(json::parse(R"([{"index":-1,"score":1}])"), 1, false, w); })
+                .find("bad or repeated"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { rr::rerank_scores(json::parse(R"({"results":[{"index":0,"relevance_score":"high"}]})"), 1, true, w); })
+                .find("malformed result"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { rr::parse_body("{\"data\":", w); }).find("malformed JSON"), std::string::npos);
+  const auto e = rr::openai_embeddings(
+      json::parse(R"({"data":[{"index":1,"embedding":[3,4]},{"index":0,"embedding":[1,2]}]})"), 2, 2, w);
+  EXPECT_EQ(e, (std::vector<eagle::encode::Embedding>{{1, 2}, {3, 4}}));
+  EXPECT_EQ(rr::rerank_scores(json::parse(R"({"results":[{"index":1,"relevance_score":0.5},{"index":0,"relevance_score":2}]})"), 2, true, w),
+            (std::vector<float>{2.0f, 0.5f}));
 }

@@ -1,4 +1,5 @@
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cmath>
@@ -91,5 +92,39 @@ TEST(Model2Vec, LoadsSafetensorsAndVocab) {
   auto v = enc->encode({"EGFR kinase"}, EncodeMode::document)[0];
   EXPECT_NEAR(v[0], std::sqrt(0.5), 1e-6);
   EXPECT_NEAR(v[1], std::sqrt(0.5), 1e-6);
+  fs::remove_all(dir);
+}
+
+// Issue 12 (fuzz_glove): the converter reads outside bytes. A bad \u escape threw
+// std::invalid_argument, a number no float holds was undefined behaviour, and a number
+// at the very end of the file was read past the mapping; each is now an eagle::Error
+// naming the problem, and a good file still converts.
+TEST(GloveConverter, MalformedFilesAreErrorsAndAGoodOneConverts) {
+  const fs::path dir = fs::temp_directory_path() / ("eagle_glove_conv_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  auto convert = [&](const std::string& text) {
+    const fs::path in = dir / "w.json";
+    std::FILE* f = std::fopen(in.c_str(), "wb");
+    std::fwrite(text.data(), 1, text.size(), f);
+    std::fclose(f);
+    return convert_wink_json(in, dir / "w.bin");
+  };
+  auto error_of = [&](const std::string& text) -> std::string {
+    try {
+      convert(text);
+    } catch (const eagle::Error& e) {
+      return e.what();
+    }
+    return "(no error)";
+  };
+  const std::string head = R"({"dimensions":2,"vectors":{)";
+  EXPECT_NE(error_of(head + R"("caf\uZZ12":[1,2,0.5,3]}})").find("bad \\u escape"), std::string::npos);
+  EXPECT_NE(error_of(head + R"("big":[1e300,2,0.5,3]}})").find("bad number"), std::string::npos);
+  EXPECT_NE(error_of(head + R"("end":[1,2)").find("bad vector"), std::string::npos);
+  EXPECT_NE(error_of(R"({"dimensions":1e9,"vectors":{}})").find("bad dimensions"), std::string::npos);
+  // The rank after the vector (wink's frequency index) is used only when it fits.
+  EXPECT_EQ(convert(head + R"("a":[1,2,2.2,-5],"b":[0,1e-40,1,4e12],"caf\u00e9":[3,4,5,1]}})"), 3u);
+  auto enc = make_glove_encoder("glove", dir / "w.bin");
+  EXPECT_EQ(enc->info().dim, 2u);
   fs::remove_all(dir);
 }

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "eagle/core/error.h"
+#include "eagle/encode/remote/responses.h"
 
 namespace eagle::encode {
 namespace {
@@ -69,11 +70,7 @@ class HttpJson {
       }
       const int st = res->status;
       if (st >= 200 && st < 300) {
-        try {
-          return json::parse(res->body);
-        } catch (const json::parse_error&) {
-          fail(ErrorCode::unavailable, what_ + ": " + ep_.origin + url + " returned malformed JSON: " + snippet(res->body));
-        }
+        return remote::parse_body(res->body, what_ + ": " + ep_.origin + url);
       }
       last = "HTTP " + std::to_string(st) + ": " + snippet(res->body);
       if (st == 408 || st == 429 || st >= 500) continue;
@@ -92,20 +89,6 @@ class HttpJson {
   Endpoint ep_;
 };
 
-Embedding to_embedding(const json& v, uint32_t dim, const std::string& what) {
-  if (!v.is_array()) fail(ErrorCode::unavailable, what + ": an embedding is not an array");
-  if (v.size() != dim)
-    fail(ErrorCode::unavailable, what + ": the server returned dimension " + std::to_string(v.size()) +
-                                     ", the encoder is configured for " + std::to_string(dim));
-  Embedding e;
-  e.reserve(dim);
-  for (const auto& x : v) {
-    if (!x.is_number()) fail(ErrorCode::unavailable, what + ": an embedding holds a non-number");
-    e.push_back(x.get<float>());
-  }
-  return e;
-}
-
 class BatchedEncoder : public Encoder {
  public:
   BatchedEncoder(EncoderInfo info, RemoteOptions opts, bool openai)
@@ -123,9 +106,6 @@ class BatchedEncoder : public Encoder {
       std::vector<std::string> batch(inputs.begin() + static_cast<std::ptrdiff_t>(start),
                                      inputs.begin() + static_cast<std::ptrdiff_t>(std::min(inputs.size(), start + bs)));
       auto got = openai_ ? call_openai(batch) : call_tei(batch);
-      if (got.size() != batch.size())
-        fail(ErrorCode::unavailable, http_.what() + ": sent " + std::to_string(batch.size()) + " inputs, got " +
-                                         std::to_string(got.size()) + " embeddings");
       for (auto& e : got) out.push_back(std::move(e));
     }
     return out;
@@ -135,28 +115,11 @@ class BatchedEncoder : public Encoder {
   std::vector<Embedding> call_openai(const std::vector<std::string>& batch) const {
     json body = {{"input", batch}, {"encoding_format", "float"}};
     if (!http_.opts().model.empty()) body["model"] = http_.opts().model;
-    auto r = http_.post("/v1/embeddings", body);
-    if (!r.is_object() || !r.contains("data") || !r["data"].is_array())
-      fail(ErrorCode::unavailable, http_.what() + ": response has no \"data\" array");
-    std::vector<Embedding> out(batch.size());
-    std::vector<bool> seen(batch.size(), false);
-    for (const auto& d : r["data"]) {
-      // The protocol carries an index: order by it, not by position.
-      size_t i = d.value("index", static_cast<size_t>(-1));
-      if (i >= batch.size() || seen[i]) fail(ErrorCode::unavailable, http_.what() + ": bad or repeated \"index\"");
-      seen[i] = true;
-      out[i] = to_embedding(d.value("embedding", json()), info_.dim, http_.what());
-    }
-    for (bool s : seen)
-      if (!s) fail(ErrorCode::unavailable, http_.what() + ": the response misses some inputs");
-    return out;
+    return remote::openai_embeddings(http_.post("/v1/embeddings", body), batch.size(), info_.dim, http_.what());
   }
   std::vector<Embedding> call_tei(const std::vector<std::string>& batch) const {
-    auto r = http_.post("/embed", json{{"inputs", batch}});
-    if (!r.is_array()) fail(ErrorCode::unavailable, http_.what() + ": /embed did not return an array");
-    std::vector<Embedding> out;
-    for (const auto& v : r) out.push_back(to_embedding(v, info_.dim, http_.what()));
-    return out;
+    return remote::tei_embeddings(http_.post("/embed", json{{"inputs", batch}}), batch.size(), info_.dim,
+                                  http_.what());
   }
 
   EncoderInfo info_;
@@ -177,32 +140,16 @@ class RemoteReranker : public Reranker {
       const size_t n = std::min(docs.size() - start, bs);
       std::vector<std::string> batch(docs.begin() + static_cast<std::ptrdiff_t>(start),
                                      docs.begin() + static_cast<std::ptrdiff_t>(start + n));
-      json results;
-      const char* score_key;
+      std::vector<float> scores;
       if (cohere_) {
         json body = {{"query", query}, {"documents", batch}, {"top_n", n}};
         if (!http_.opts().model.empty()) body["model"] = http_.opts().model;
-        auto r = http_.post("/rerank", body);
-        if (!r.is_object() || !r.contains("results") || !r["results"].is_array())
-          fail(ErrorCode::unavailable, http_.what() + ": response has no \"results\" array");
-        results = r["results"];
-        score_key = "relevance_score";
+        scores = remote::rerank_scores(http_.post("/rerank", body), n, true, http_.what());
       } else {
-        results = http_.post("/rerank", json{{"query", query}, {"texts", batch}});
-        if (!results.is_array()) fail(ErrorCode::unavailable, http_.what() + ": /rerank did not return an array");
-        score_key = "score";
+        scores = remote::rerank_scores(http_.post("/rerank", json{{"query", query}, {"texts", batch}}), n, false,
+                                       http_.what());
       }
-      if (results.size() != n)
-        fail(ErrorCode::unavailable, http_.what() + ": sent " + std::to_string(n) + " documents, got " +
-                                         std::to_string(results.size()) + " scores");
-      std::vector<bool> seen(n, false);
-      for (const auto& item : results) {
-        size_t i = item.value("index", static_cast<size_t>(-1));
-        if (i >= n || seen[i] || !item.contains(score_key) || !item[score_key].is_number())
-          fail(ErrorCode::unavailable, http_.what() + ": malformed result entry " + item.dump());
-        seen[i] = true;
-        out[start + i] = item[score_key].get<float>();
-      }
+      std::copy(scores.begin(), scores.end(), out.begin() + static_cast<std::ptrdiff_t>(start));
     }
     return out;
   }

@@ -6,8 +6,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstring>
+#include <limits>
+#include <optional>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <numeric>
@@ -47,7 +50,16 @@ std::string read_json_string(const char*& p, const char* end) {
         case 'f': s.push_back('\f'); break;
         case 'u': {
           if (p + 4 >= end) fail(ErrorCode::invalid_argument, "truncated \\u escape");
-          unsigned cp = static_cast<unsigned>(std::stoul(std::string(p + 1, 4), nullptr, 16));
+          unsigned cp = 0;
+          for (int i = 1; i <= 4; ++i) {
+            const char c = p[i];
+            const int digit = c >= '0' && c <= '9'   ? c - '0'
+                              : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                              : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                                     : -1;
+            if (digit < 0) fail(ErrorCode::invalid_argument, "bad \\u escape in word-vector JSON");
+            cp = cp * 16 + static_cast<unsigned>(digit);
+          }
           p += 4;
           // Surrogate pairs are rare in a word list; encode the BMP code point as is.
           if (cp < 0x80) s.push_back(static_cast<char>(cp));
@@ -77,6 +89,23 @@ void skip_ws(const char*& p, const char* end) {
   while (p < end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')) ++p;
 }
 
+// A JSON number at p (never reading past end: the mapped file has no terminating NUL),
+// or nullopt when there is none. p moves past it.
+std::optional<double> read_number(const char*& p, const char* end) {
+  char buf[64];
+  size_t n = 0;
+  while (p + n < end && n < sizeof(buf) - 1 &&
+         (std::isdigit(static_cast<unsigned char>(p[n])) || p[n] == '-' || p[n] == '+' || p[n] == '.' ||
+          p[n] == 'e' || p[n] == 'E'))
+    buf[n] = p[n], ++n;
+  buf[n] = '\0';
+  char* after = nullptr;
+  const double x = std::strtod(buf, &after);
+  if (after == buf) return std::nullopt;
+  p += after - buf;
+  return x;
+}
+
 }  // namespace
 
 size_t convert_wink_json(const fs::path& json_file, const fs::path& out_file) {
@@ -101,8 +130,11 @@ size_t convert_wink_json(const fs::path& json_file, const fs::path& out_file) {
     // "dimensions":N
     const char* dims = static_cast<const char*>(memmem(begin, std::min<size_t>(size, 4096), "\"dimensions\":", 13));
     if (!dims) fail(ErrorCode::invalid_argument, "no \"dimensions\" in " + json_file.string());
-    dim = static_cast<uint32_t>(std::strtoul(dims + 13, nullptr, 10));
-    if (dim == 0 || dim > 4096) fail(ErrorCode::invalid_argument, "bad dimensions in " + json_file.string());
+    const char* at = dims + 13;
+    const auto d = read_number(at, end);
+    if (!d || !(*d >= 1 && *d <= 4096) || *d != std::floor(*d))
+      fail(ErrorCode::invalid_argument, "bad dimensions in " + json_file.string());
+    dim = static_cast<uint32_t>(*d);
     const char* p = static_cast<const char*>(memmem(begin, size, "\"vectors\":{", 11));
     if (!p) fail(ErrorCode::invalid_argument, "no \"vectors\" object in " + json_file.string());
     p += 11;
@@ -123,11 +155,11 @@ size_t convert_wink_json(const fs::path& json_file, const fs::path& out_file) {
       std::vector<double> nums;
       for (;;) {
         skip_ws(p, end);
-        char* after;
-        double x = std::strtod(p, &after);
-        if (after == p) fail(ErrorCode::invalid_argument, "bad number in the vector of '" + w.text + "'");
-        nums.push_back(x);
-        p = after;
+        const auto x = read_number(p, end);
+        // A component must fit a float (the rank after the vector is checked below).
+        if (!x || !std::isfinite(*x) || (nums.size() < dim && std::fabs(*x) > std::numeric_limits<float>::max()))
+          fail(ErrorCode::invalid_argument, "bad number in the vector of '" + w.text + "'");
+        nums.push_back(*x);
         skip_ws(p, end);
         if (p < end && *p == ',') {
           ++p;
@@ -142,7 +174,8 @@ size_t convert_wink_json(const fs::path& json_file, const fs::path& out_file) {
       if (nums.size() < dim) fail(ErrorCode::invalid_argument, "short vector for '" + w.text + "'");
       w.v.assign(nums.begin(), nums.begin() + dim);
       // wink appends the l2 norm and the word's frequency index after the vector.
-      w.rank = nums.size() >= dim + 2 ? static_cast<uint32_t>(nums[dim + 1]) : position;
+      const bool has_rank = nums.size() >= dim + 2 && nums[dim + 1] >= 0 && nums[dim + 1] < 4294967296.0;
+      w.rank = has_rank ? static_cast<uint32_t>(nums[dim + 1]) : position;
       ++position;
       words.push_back(std::move(w));
       skip_ws(p, end);
@@ -182,7 +215,8 @@ size_t convert_wink_json(const fs::path& json_file, const fs::path& out_file) {
     for (const auto& w : words) {
       float mx = 0;
       for (float x : w.v) mx = std::max(mx, std::fabs(x));
-      scales.push_back(mx > 0 ? mx / 127.0f : 1.0f);
+      const float scale = mx / 127.0f;  // 0 for a zero vector (or one of denormals): 1 instead
+      scales.push_back(scale > 0 ? scale : 1.0f);
     }
     out.write(reinterpret_cast<const char*>(scales.data()), static_cast<std::streamsize>(scales.size() * 4));
     for (size_t i = 0; i < words.size(); ++i) {
