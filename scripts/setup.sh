@@ -9,7 +9,7 @@ PACKAGES=(
   libyaml-cpp-dev nlohmann-json3-dev libsimdjson-dev libspdlog-dev libcli11-dev
   libsqlite3-dev zlib1g-dev libpq-dev postgresql
   googletest libgtest-dev libgmock-dev libbenchmark-dev
-  libhnswlib-dev libopenblas-dev libeigen3-dev
+  libhnswlib-dev libopenblas-dev libeigen3-dev liblmdb-dev
   clang libclang-rt-14-dev
   librdkit-dev libboost-dev
   libcpp-httplib-dev libssl-dev

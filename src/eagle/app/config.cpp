@@ -348,7 +348,7 @@ std::vector<ConfigOption> make_options() {
   o.push_back({"pipeline.namespace", "plugin namespace of `eagle search` requests (core or biomed)",
                [](Config& c, const std::string& v) { c.pipeline.plugin_namespace = v; },
                [](const Config& c) { return c.pipeline.plugin_namespace; }});
-  o.push_back({"ingest.commit_rows", "rows per staged batch of an ingest (whole documents; the ingest commits once, all-or-nothing); a delete waits at most one batch",
+  o.push_back({"ingest.commit_rows", "rows per slice of an ingest: read, embedded and staged together (whole documents), so memory holds one slice beside the collections; the ingest commits once, all-or-nothing; a delete waits at most one slice",
                [](Config& c, const std::string& v) { c.ingest_commit_rows = to_count("ingest.commit_rows", v, 100000); },
                [](const Config& c) { return std::to_string(c.ingest_commit_rows); }});
   o.push_back({"ingest.checkpoint", "end each ingest with a checkpoint (fast opens: a segment instead of a log replay)",

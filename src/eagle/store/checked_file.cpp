@@ -21,19 +21,38 @@ uint32_t crc_of(const char* data, size_t n) {
   return static_cast<uint32_t>(crc32(crc32(0L, Z_NULL, 0), reinterpret_cast<const Bytef*>(data), static_cast<uInt>(n)));
 }
 
-// One CRC per block of `in`'s first `length` bytes.
-std::vector<uint32_t> block_crcs(std::istream& in, uint64_t length, uint32_t block) {
-  std::vector<uint32_t> out;
-  std::vector<char> buf(block);
-  uint64_t left = length;
-  while (left > 0) {
-    const size_t n = static_cast<size_t>(std::min<uint64_t>(left, block));
-    if (!in.read(buf.data(), static_cast<std::streamsize>(n))) break;
-    out.push_back(crc_of(buf.data(), n));
-    left -= n;
+// CRC-32 of each `block` bytes of a byte stream fed in pieces of any size: the writer
+// feeds the bytes as they are written, the verifier as it reads them back.
+class BlockCrcs {
+ public:
+  explicit BlockCrcs(uint64_t block) : block_(block) {}
+  void add(const char* data, size_t n) {
+    while (n > 0) {
+      const size_t take = static_cast<size_t>(std::min<uint64_t>(n, block_ - in_block_));
+      crc_ = crc32(crc_, reinterpret_cast<const Bytef*>(data), static_cast<uInt>(take));
+      in_block_ += take;
+      data += take;
+      n -= take;
+      if (in_block_ == block_) {
+        crcs_.push_back(static_cast<uint32_t>(crc_));
+        crc_ = crc32(0L, Z_NULL, 0);
+        in_block_ = 0;
+      }
+    }
   }
-  return out;
-}
+  // The CRCs of every block, the last one possibly short.
+  std::vector<uint32_t> finish() {
+    if (in_block_ > 0) crcs_.push_back(static_cast<uint32_t>(crc_));
+    in_block_ = 0;
+    return std::move(crcs_);
+  }
+
+ private:
+  uint64_t block_;
+  uint64_t in_block_ = 0;
+  uLong crc_ = crc32(0L, Z_NULL, 0);
+  std::vector<uint32_t> crcs_;
+};
 
 [[noreturn]] void damaged(const fs::path& file, const std::string& what) {
   fail(ErrorCode::data_loss, file.string() + ": " + what + " (the file is damaged; it is not read)");
@@ -43,34 +62,23 @@ std::vector<uint32_t> block_crcs(std::istream& in, uint64_t length, uint32_t blo
 
 void write_checked_file(io::FileSystem& fs, const fs::path& file, const std::function<void(std::ostream&)>& write) {
   // The block CRCs are computed from the bytes as they are written.
-  std::vector<uint32_t> crcs;
-  uLong block_crc = crc32(0L, Z_NULL, 0);
-  uint64_t length = 0, in_block = 0;
+  BlockCrcs crcs(kChecksumBlock);
+  uint64_t length = 0;
   bool footer = false;
   auto on_bytes = [&](const char* data, size_t n) {
     if (footer) return;
     length += n;
-    while (n > 0) {
-      const size_t take = static_cast<size_t>(std::min<uint64_t>(n, kChecksumBlock - in_block));
-      block_crc = crc32(block_crc, reinterpret_cast<const Bytef*>(data), static_cast<uInt>(take));
-      in_block += take;
-      data += take;
-      n -= take;
-      if (in_block == kChecksumBlock) {
-        crcs.push_back(static_cast<uint32_t>(block_crc));
-        block_crc = crc32(0L, Z_NULL, 0);
-        in_block = 0;
-      }
-    }
+    crcs.add(data, n);
   };
   io::write_file_atomic(
       fs, file,
       [&](std::ostream& out) {
         write(out);
         out.flush();  // every content byte has passed on_bytes
-        if (in_block > 0) crcs.push_back(static_cast<uint32_t>(block_crc));
+        const auto block_crcs = crcs.finish();
         footer = true;
-        out.write(reinterpret_cast<const char*>(crcs.data()), static_cast<std::streamsize>(crcs.size() * 4));
+        out.write(reinterpret_cast<const char*>(block_crcs.data()),
+                  static_cast<std::streamsize>(block_crcs.size() * 4));
         out.write(reinterpret_cast<const char*>(&length), 8);
         const uint32_t block = kChecksumBlock;
         out.write(reinterpret_cast<const char*>(&block), 4);
@@ -102,8 +110,15 @@ uint64_t verify_checked_file(const fs::path& file) {
   in.seekg(static_cast<std::streamoff>(length));
   in.read(reinterpret_cast<char*>(stored.data()), static_cast<std::streamsize>(blocks * 4));
   in.seekg(0);
-  const auto actual = block_crcs(in, length, block);
-  if (actual.size() != blocks) damaged(file, "cannot read its content");
+  BlockCrcs crcs(block);
+  std::vector<char> buf(size_t{1} << 16);
+  for (uint64_t left = length; left > 0;) {
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(left, buf.size()));
+    if (!in.read(buf.data(), static_cast<std::streamsize>(n))) damaged(file, "cannot read its content");
+    crcs.add(buf.data(), n);
+    left -= n;
+  }
+  const auto actual = crcs.finish();
   for (uint64_t b = 0; b < blocks; ++b)
     if (actual[b] != stored[b])
       damaged(file, "checksum mismatch in bytes [" + std::to_string(b * block) + ", " +

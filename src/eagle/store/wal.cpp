@@ -46,17 +46,20 @@ void WalWriter::append(uint64_t lsn, WalOp op, const std::string& payload) {
   std::memcpy(frame.data() + kHeader, payload.data(), payload.size());
   try {
     file_->append(frame.data(), frame.size());
-  } catch (...) {
+  } catch (const std::exception& failed) {
     // Roll back: a later frame must never sit behind this torn one (replay would
     // stop at the torn frame and drop the acknowledged write after it).
+    const ErrorCode code = dynamic_cast<const Error*>(&failed) ? static_cast<const Error&>(failed).code()
+                                                                : ErrorCode::unavailable;
     try {
       file_->truncate(end_);
     } catch (const std::exception& e) {
       broken_reason_ = std::string("a failed write that could not be rolled back (") + e.what() + ")";
-    } catch (...) {
-      broken_reason_ = "a failed write that could not be rolled back";
+      fail(ErrorCode::unavailable, "write-ahead log " + path_.string() + ": " + failed.what() +
+                                       "; the write is not acknowledged and the log refuses further writes");
     }
-    throw;
+    fail(code, "write-ahead log " + path_.string() + ": " + failed.what() +
+                   "; the write was rolled back, nothing was stored");
   }
   if (sync_ == WalSync::always) {
     try {
