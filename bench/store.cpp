@@ -64,32 +64,42 @@ struct Lmdb {
   ~Lmdb() { mdb_env_close(env); }
 };
 
-// A row as LMDB holds it: text length, text, the values as JSON (length first), then
-// the vector's floats. A hit reads the text and values without parsing the vector.
-std::string encode_row(const Record& r, const eagle::CollectionSchema& schema) {
+// A row as LMDB holds it, under its row number (8 bytes, big-endian, so a cursor
+// walks rows in insertion order and the rebuilt indexes number them as before): id,
+// text and the values as JSON (each length first), then the vector's floats. A hit
+// reads the id, text and values without parsing the vector.
+std::string row_key(uint64_t row) {
+  std::string k(8, '\0');
+  for (int i = 7; i >= 0; --i, row >>= 8) k[static_cast<size_t>(i)] = static_cast<char>(row & 0xff);
+  return k;
+}
+
+std::string encode_row(const Record& r) {
   json values = json::array();
   for (const auto& v : r.values) values.push_back(eagle::value_to_json(v));
   const std::string vj = values.dump();
   std::string out;
   auto put_u32 = [&](uint32_t n) { out.append(reinterpret_cast<const char*>(&n), 4); };
+  put_u32(static_cast<uint32_t>(r.id.size()));
+  out += r.id;
   put_u32(static_cast<uint32_t>(r.text.size()));
   out += r.text;
   put_u32(static_cast<uint32_t>(vj.size()));
   out += vj;
   out.append(reinterpret_cast<const char*>(r.vector.data()), r.vector.size() * sizeof(float));
-  (void)schema;
   return out;
 }
 
-Record decode_row(std::string_view id, std::string_view bytes, const eagle::CollectionSchema& schema,
-                  bool with_vector) {
+Record decode_row(std::string_view bytes, const eagle::CollectionSchema& schema, bool with_vector) {
   Record r;
-  r.id = std::string(id);
   auto get_u32 = [&](size_t at) {
     uint32_t n;
     std::memcpy(&n, bytes.data() + at, 4);
     return n;
   };
+  const uint32_t il = get_u32(0);
+  r.id = std::string(bytes.substr(4, il));
+  bytes.remove_prefix(4 + il);
   const uint32_t tl = get_u32(0);
   r.text = std::string(bytes.substr(4, tl));
   const uint32_t vl = get_u32(4 + tl);
@@ -154,7 +164,7 @@ int main(int argc, char** argv) {
     std::vector<std::string> queries;
     for (const auto& q : eagle::eval::load_queries(fs::path(beir) / "queries.jsonl")) queries.push_back(q.text);
     std::cout << json{{"bench", "store"}, {"build_flags", "-O2 -march=x86-64-v2 (CMake Release)"},
-                      {"peer", std::string("LMDB ") + MDB_VERSION_STRING + " (Debian liblmdb), default flags"},
+                      {"peer", std::string(MDB_VERSION_STRING) + " (Debian liblmdb), default flags"},
                       {"rows", rows}, {"batch", batch}, {"queries", queries.size()}}
                      .dump()
               << std::endl;
@@ -173,12 +183,13 @@ int main(int argc, char** argv) {
     {
       Lmdb db(lmdb_dir);
       auto mem = Collection::in_memory(schema);
+      uint64_t next_row = 0;
       for (const auto& b : batches) {
         MDB_txn* txn = nullptr;
         check(mdb_txn_begin(db.env, nullptr, 0, &txn), "mdb_txn_begin");
         for (const auto& r : b) {
-          const std::string value = encode_row(r, schema);
-          MDB_val k{r.id.size(), const_cast<char*>(r.id.data())}, v{value.size(), const_cast<char*>(value.data())};
+          const std::string key = row_key(next_row++), value = encode_row(r);
+          MDB_val k{key.size(), const_cast<char*>(key.data())}, v{value.size(), const_cast<char*>(value.data())};
           check(mdb_put(txn, db.dbi, &k, &v, 0), "mdb_put");
         }
         check(mdb_txn_commit(txn), "mdb_txn_commit");
@@ -207,8 +218,7 @@ int main(int argc, char** argv) {
       MDB_val k, v;
       std::vector<Record> pending;
       for (int rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == MDB_SUCCESS; rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-        pending.push_back(decode_row(std::string_view(static_cast<const char*>(k.mv_data), k.mv_size),
-                                     std::string_view(static_cast<const char*>(v.mv_data), v.mv_size), schema, true));
+        pending.push_back(decode_row(std::string_view(static_cast<const char*>(v.mv_data), v.mv_size), schema, true));
         if (pending.size() == batch) mem->upsert(std::move(pending)), pending.clear();
       }
       if (!pending.empty()) mem->upsert(std::move(pending));
@@ -234,10 +244,11 @@ int main(int argc, char** argv) {
       check(mdb_txn_begin(db.env, nullptr, MDB_RDONLY, &txn), "mdb_txn_begin");
       for (const auto& q : queries) {
         for (const auto& h : mem->search_text(q, 10)) {
-          MDB_val k{h.id.size(), const_cast<char*>(h.id.data())}, v;
+          const std::string key = row_key(h.row);
+          MDB_val k{key.size(), const_cast<char*>(key.data())}, v;
           check(mdb_get(txn, db.dbi, &k, &v), "mdb_get");
-          const auto row = decode_row(h.id, std::string_view(static_cast<const char*>(v.mv_data), v.mv_size),
-                                      schema, false);
+          const auto row = decode_row(std::string_view(static_cast<const char*>(v.mv_data), v.mv_size), schema, false);
+          if (row.id != h.id) throw std::runtime_error("lmdb row " + std::to_string(h.row) + " is not " + h.id);
           lmdb_chars += row.text.size();
         }
       }
