@@ -157,16 +157,18 @@ void read_jsonl_file(const fs::path& file, const ReadOptions& opt, Sink& result,
     offset += line.size() + 1;
     bytes_done += line.size() + 1;
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    Document d;
     try {
       check_utf8(line, line_start, opt);
-      auto d = parse_json_record(line);
-      result.add(std::move(d));
+      d = parse_json_record(line);
     } catch (const Error& e) {
       if (!opt.skip_bad)
         fail(e.code(), shown(file) + ":" + std::to_string(lineno) + ": " + e.what());
       result.skipped.push_back({shown(file), lineno, e.what()});
       continue;
     }
+    // Outside the handler: an error of the consumer (a failed write) is not a bad record.
+    result.add(std::move(d));
     if (opt.progress && opt.progress_every && result.documents % opt.progress_every == 0)
       opt.progress(result.documents, bytes_done, total_bytes);
   }
