@@ -336,3 +336,49 @@ TEST(Cli, AKilledIngestLeavesTheStoreAsItWas) {
   EXPECT_EQ(hits(), before);
   fs::remove_all(dir);
 }
+
+// Issue 15 item 1: `eagle eval --data-dir STORE --queries --qrels` evaluates a store
+// built by `eagle ingest` through the Engine (what `eagle search` returns), and the
+// in-memory BEIR shortcut gives the very same figures (SciFact train, pipeline, core).
+TEST(Cli, EvalOfAStoreMatchesTheBeirShortcutOnSciFactTrain) {
+  const fs::path scifact = eagle::testing::shared_data() / "scifact";
+  ASSERT_TRUE(fs::exists(scifact / "qrels" / "train.tsv")) << "shared data missing: " << scifact;
+  auto dir = temp_dir("eval_store");
+  fs::create_directories(dir);
+  const std::string store = (dir / "store").string();
+  ASSERT_EQ(run("--data-dir " + store + " ingest " + scifact.string()).rc, 0);
+  auto metrics = [](const std::string& out) {
+    // The metric table: every line from "metric" on.
+    const auto at = out.find("metric ");
+    return at == std::string::npos ? std::string() : out.substr(at);
+  };
+  auto from_store = run("eval --data-dir " + store + " --queries " + (scifact / "queries.jsonl").string() +
+                        " --qrels " + (scifact / "qrels" / "train.tsv").string() + " --depth 100 --run " +
+                        (dir / "store.run").string());
+  ASSERT_EQ(from_store.rc, 0) << from_store.out;
+  auto shortcut = run("eval --beir " + scifact.string() + " --split train --retriever pipeline --depth 100 --run " +
+                      (dir / "beir.run").string());
+  ASSERT_EQ(shortcut.rc, 0) << shortcut.out;
+  EXPECT_NE(from_store.out.find("queries 809"), std::string::npos) << from_store.out;
+  ASSERT_FALSE(metrics(from_store.out).empty()) << from_store.out;
+  EXPECT_EQ(metrics(from_store.out), metrics(shortcut.out));
+  auto slurp = [](const fs::path& p) {
+    std::ifstream in(p);
+    return std::string((std::istreambuf_iterator<char>(in)), {});
+  };
+  // The same documents, ranks and scores (compared line by line: a failure names the
+  // first difference rather than diffing 80,900 lines).
+  std::istringstream a(slurp(dir / "store.run")), b(slurp(dir / "beir.run"));
+  size_t lines = 0;
+  for (std::string la, lb; std::getline(a, la);) {
+    ASSERT_TRUE(std::getline(b, lb)) << "the shortcut's run ends at line " << lines;
+    ASSERT_EQ(la, lb) << "line " << lines + 1;
+    ++lines;
+  }
+  EXPECT_EQ(lines, 80900u);  // 809 queries x depth 100
+  // Wrong use is an error naming what is missing.
+  auto lonely = run("eval --data-dir " + store + " --queries " + (scifact / "queries.jsonl").string());
+  EXPECT_NE(lonely.rc, 0);
+  EXPECT_NE(lonely.out.find("--qrels"), std::string::npos) << lonely.out;
+  fs::remove_all(dir);
+}

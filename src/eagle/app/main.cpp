@@ -230,8 +230,9 @@ std::unique_ptr<eagle::store::Collection> beir_collection(const std::vector<eagl
                                                           const std::string& name = "eagle_text",
                                                           const eagle::search::HookBus* bus = nullptr,
                                                           const std::string& ns = "core") {
+  // The schema `eagle ingest` gives the collection (HNSW, not an exact scan), so this
+  // shortcut returns what a store built by `eagle ingest` returns (a test compares).
   auto schema = eagle::chunk_schema(name, encoder.info().dim, encoder.info().metric);
-  schema.vector.index = eagle::VectorIndexKind::flat;
   eagle::store::CollectionOptions opts;
   opts.bm25 = cfg.bm25;
   opts.analyzer = cfg.analyzer;
@@ -367,6 +368,51 @@ int cmd_eval_pipeline(const eagle::app::Config& cfg, const std::string& beir, co
               beir.c_str(), split.c_str(), retriever.c_str(), cfg.pipeline.text_encoder.c_str(), docs.size(),
               set.queries.size(), build_s, seconds_since(t0));
   write_eval_outputs(run, set.qrels, run_file, per_query, tag);
+  return 0;
+}
+
+// `eagle eval --queries FILE --qrels FILE`: the store at --data-dir, built by `eagle
+// ingest`, through the same Engine and pipeline as `eagle search` (what users get).
+// Recall reaches the run depth, as in the BEIR path, so the figures compare.
+int cmd_eval_store(const GlobalFlags& g, const std::string& queries_file, const std::string& qrels_file,
+                   const std::string& run_file, const std::string& per_query, const std::string& tag, size_t depth,
+                   const std::string& ns) {
+  auto cfg = resolve_config(g);
+  if (depth == 0) depth = cfg.run_depth;
+  if (depth > eagle::search::kMaxFinalTopK)
+    eagle::fail(ErrorCode::invalid_argument, "--depth must be at most " + std::to_string(eagle::search::kMaxFinalTopK));
+  cfg.pipeline.recall_top_k = depth;
+  cfg.biomed.options.collection_recall_top_k =
+      std::max(cfg.biomed.options.collection_recall_top_k, std::min<size_t>(depth, 100));
+  const auto qrels = eagle::eval::load_qrels(qrels_file);
+  std::vector<eagle::eval::Query> queries;
+  for (auto& q : eagle::eval::load_queries(queries_file))
+    if (qrels.count(q.id)) queries.push_back(std::move(q));  // only judged queries, in file order
+  if (queries.empty())
+    eagle::fail(ErrorCode::invalid_argument, "no query of " + queries_file + " is judged in " + qrels_file);
+  eagle::app::Engine engine(cfg, eagle::app::StoreAccess::read_only);
+  if (engine.catalog().list().empty())
+    eagle::fail(ErrorCode::not_found, "the store at " + cfg.data_dir +
+                                          " has no collections yet: add documents with `eagle ingest` first");
+  const std::string plugin_namespace = ns.empty() ? cfg.pipeline.plugin_namespace : ns;
+  auto t0 = std::chrono::steady_clock::now();
+  eagle::eval::Run run;
+  eagle::app::Progress progress("queries");
+  size_t done = 0;
+  for (const auto& q : queries) {
+    eagle::search::RetrievalRequest req;
+    req.query = q.text;
+    req.top_k = depth;
+    req.plugin_namespace = plugin_namespace;
+    auto& entries = run[q.id];
+    for (const auto& h : engine.search(req).hits)
+      entries.push_back({h.id, eagle::eval::round_score_for_run(h.score)});
+    progress.update(++done, queries.size(), "queries");
+  }
+  progress.finish();
+  std::printf("store %s  namespace %s  queries %zu  depth %zu  search %.2f s\n", cfg.data_dir.c_str(),
+              plugin_namespace.c_str(), queries.size(), depth, seconds_since(t0));
+  write_eval_outputs(run, qrels, run_file, per_query, tag);
   return 0;
 }
 
@@ -596,7 +642,18 @@ int main(int argc, char** argv) {
   std::string beir, split = "test", retriever = "bm25", run_file, per_query, tag = "eagle", algorithm, score_run,
       eval_ns = "core";
   size_t depth = 0;
-  eval->add_option("--beir", beir, "BEIR folder: corpus.jsonl, queries.jsonl, qrels/SPLIT.tsv")->required();
+  std::string eval_queries, eval_qrels;
+  auto* beir_opt = eval->add_option("--beir", beir, "BEIR folder: corpus.jsonl, queries.jsonl, qrels/SPLIT.tsv (indexed "
+                                                    "in memory; or evaluate the store with --queries and --qrels)");
+  auto* queries_opt = eval->add_option(
+      "--queries", eval_queries,
+      "queries JSONL ({\"_id\", \"text\"}): evaluate the store at --data-dir, built by `eagle ingest`, through the "
+      "same Engine and pipeline as `eagle search`");
+  auto* qrels_opt = eval->add_option("--qrels", eval_qrels, "qrels TSV for --queries (query-id corpus-id score)");
+  eval->add_option("--data-dir", g.data_dir, "the store --queries evaluates (as the global --data-dir)");
+  queries_opt->needs(qrels_opt);
+  qrels_opt->needs(queries_opt);
+  beir_opt->excludes(queries_opt);
   eval->add_option("--split", split, "qrels split name")->capture_default_str();
   eval->add_option("--retriever", retriever,
                    "bm25 (lexical index), dense (encoder only), alpha-hybrid (the seed's alpha * dense + (1 - alpha) * "
@@ -673,7 +730,13 @@ int main(int argc, char** argv) {
     if (*search) return cmd_search(g, words, sf);
     if (*entities) return cmd_entities(g, entity_words, entities_json, entities_drugs);
     if (*eval && eval_pipeline) retriever = "pipeline";
-    if (*eval) return cmd_eval(g, beir, split, retriever, run_file, per_query, tag, depth, algorithm, score_run, eval_ns);
+    if (*eval) {
+      if (!eval_queries.empty())
+        return cmd_eval_store(g, eval_queries, eval_qrels, run_file, per_query, tag, depth,
+                              eval->count("--namespace") ? eval_ns : std::string());
+      if (beir.empty()) eagle::fail(ErrorCode::invalid_argument, "eval needs --beir FOLDER, or --queries and --qrels");
+      return cmd_eval(g, beir, split, retriever, run_file, per_query, tag, depth, algorithm, score_run, eval_ns);
+    }
     if (*bench) return cmd_bench(g, bbeir, bsplit, repeat);
     if (*compounds) return cmd_compounds(smiles_csv, cname, csmiles, csmarts, ck);
     if (*encoders_cmd) return cmd_encoders(g, enc_label, enc_texts, enc_query);
