@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 
 #include "shared_data.h"
@@ -380,5 +381,62 @@ TEST(Cli, EvalOfAStoreMatchesTheBeirShortcutOnSciFactTrain) {
   auto lonely = run("eval --data-dir " + store + " --queries " + (scifact / "queries.jsonl").string());
   EXPECT_NE(lonely.rc, 0);
   EXPECT_NE(lonely.out.find("--qrels"), std::string::npos) << lonely.out;
+  fs::remove_all(dir);
+}
+
+// Issue 15 defect 6, on real data: the hit count a user asks for is what they get
+// (-k above the recall depth returned 36 of 100), a bad count or a blank query is an
+// error naming what is wrong (they returned 10 hits, or hits scored 0.0 with exit 0),
+// a facet given twice on one field matches either value (the last one won), and the
+// indexed fields biomed_section, primary_drugs and kb_name can be faceted.
+TEST(Cli, SearchGivesTheHitsAskedForAndFacetsEveryIndexedField) {
+  auto dir = temp_dir("search_k");
+  fs::create_directories(dir);
+  const std::string sf = "--data-dir " + (dir / "scifact").string() + " ";
+  ASSERT_EQ(run(sf + "ingest " + (eagle::testing::shared_data() / "scifact").string()).rc, 0);
+  auto hits_of = [](const Result& r) {
+    auto j = nlohmann::json::parse(r.out.substr(std::min(r.out.find('{'), r.out.size())), nullptr, false);
+    return j.is_object() ? j["hits"] : nlohmann::json::array();
+  };
+  auto k100 = run(sf + "search --json -k 100 cancer");
+  ASSERT_EQ(k100.rc, 0) << k100.out;
+  EXPECT_EQ(hits_of(k100).size(), 100u);
+  auto blank = run(sf + "search '   '");
+  EXPECT_NE(blank.rc, 0);
+  EXPECT_NE(blank.out.find("the query is empty"), std::string::npos) << blank.out;
+  auto zero = run(sf + "search -k 0 cancer");
+  EXPECT_NE(zero.rc, 0);
+  EXPECT_NE(zero.out.find("-k must be in [1, 1000], got 0"), std::string::npos) << zero.out;
+  auto env = eagle::test_support::run_shell("EAGLE_SEARCH_TOP_K=5000 " + std::string(EAGLE_BIN_DIR) + "/eagle " + sf +
+                                           "search cancer");
+  EXPECT_NE(env.rc, 0);
+  EXPECT_NE(env.out.find("search.top_k"), std::string::npos) << env.out;
+
+  const std::string spl = "--data-dir " + (dir / "spl").string() + " ";
+  ASSERT_EQ(run(spl + "ingest --namespace biomed --skip-bad " + (eagle::testing::shared_data() / "spl").string()).rc, 0);
+  auto years = [&](const std::string& facets) {
+    std::set<int64_t> out;
+    auto r = run(spl + "search --namespace biomed --json -k 100 " + facets + " dosage");
+    EXPECT_EQ(r.rc, 0) << r.out;
+    for (const auto& h : hits_of(r)) out.insert(h["metadata"].value("year", int64_t{0}));
+    return out;
+  };
+  const auto only_2010 = years("--facet year=2010"), only_2017 = years("--facet year=2017");
+  ASSERT_EQ(only_2010, (std::set<int64_t>{2010}));
+  ASSERT_EQ(only_2017, (std::set<int64_t>{2017}));
+  EXPECT_EQ(years("--facet year=2010 --facet year=2017"), (std::set<int64_t>{2010, 2017}));
+  for (const std::string facet : {"biomed_section=warnings", "primary_drugs=sildenafil", "kb_name=none"}) {
+    auto r = run(spl + "search --namespace biomed --json -k 20 --facet " + facet + " dosage");
+    ASSERT_EQ(r.rc, 0) << facet << ": " << r.out;
+    const auto field = facet.substr(0, facet.find('=')), value = facet.substr(facet.find('=') + 1);
+    for (const auto& h : hits_of(r)) {
+      const auto& v = h["metadata"][field];
+      EXPECT_TRUE(v == value || (v.is_array() && std::find(v.begin(), v.end(), value) != v.end()))
+          << facet << " let through " << v.dump();
+    }
+    if (field != "kb_name") {
+      EXPECT_FALSE(hits_of(r).empty()) << facet;
+    }
+  }
   fs::remove_all(dir);
 }

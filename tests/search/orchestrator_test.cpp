@@ -223,6 +223,16 @@ TEST(Orchestrator, TagsResolveThroughTheRegistryCappedAtMaxScopeDocumentsAndCata
   EXPECT_NE(std::find(a.begin(), a.end(), "scope_capped"), a.end());
 }
 
+// A route of one plan that recalls one hit (the default route recalls at least the
+// hits asked for), so what else comes back can only come by expansion.
+void recall_one(Fixture& f, const std::string& ns) {
+  f.bus.subscribe<HookPoint::CLASSIFY_QUERY>(ns, 0, [](HookContext&, const RetrievalRequest&) {
+    RouteDecision d;
+    d.plans.push_back({"eagle_text", "glove", 1, false, "", json::object()});
+    return std::optional<RouteDecision>(d);
+  });
+}
+
 TEST(Orchestrator, GraphExpansionFollowsConnectToOneHopInheritingTheScore) {
   Fixture f;
   f.add("eagle_text", {{"id", "p"}, {"text", "egfr results"},
@@ -232,7 +242,7 @@ TEST(Orchestrator, GraphExpansionFollowsConnectToOneHopInheritingTheScore) {
   f.add("eagle_text", {{"id", "deep"}, {"text", "two hops away"}});
   PipelineConfig cfg;
   cfg.hybrid_text_collections.clear();
-  cfg.recall_top_k = 1;
+  recall_one(f, "core");  // one recalled hit: the others can only come by expansion
   auto resp = f.orch(cfg).retrieve(request("egfr results", 10));
   auto got = ids(resp.hits);
   EXPECT_EQ(got[0], "p");
@@ -253,7 +263,7 @@ TEST(Orchestrator, ParentDocumentRetrievalDrillsDownByPathUnlessTheRouteDisables
                        {"document_id", "e"}});
   PipelineConfig cfg;
   cfg.hybrid_text_collections.clear();
-  cfg.recall_top_k = 1;
+  recall_one(f, "core");
   auto got = ids(f.orch(cfg).retrieve(request("summary of results section", 10)).hits);
   EXPECT_EQ(got, (std::vector<std::string>{"s", "c1"}));
   f.bus.subscribe<HookPoint::CLASSIFY_QUERY>("biomed", 0, [](HookContext&, const RetrievalRequest&) {

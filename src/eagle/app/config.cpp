@@ -1,4 +1,5 @@
 #include "eagle/app/config.h"
+#include "eagle/search/orchestrator.h"  // kMaxFinalTopK, the bound of search.top_k
 
 #include <yaml-cpp/yaml.h>
 
@@ -266,7 +267,7 @@ std::vector<ConfigOption> make_options() {
                },
                [](const Config& c) { return std::string(c.analyzer.compound_parts ? "true" : "false"); }});
   o.push_back({"search.top_k", "hits returned by `eagle search`",
-               [](Config& c, const std::string& v) { c.top_k = to_count("search.top_k", v, kMaxTopK); },
+               [](Config& c, const std::string& v) { c.top_k = to_count("search.top_k", v, search::kMaxFinalTopK); },
                [](const Config& c) { return std::to_string(c.top_k); }});
   o.push_back({"search.algorithm", "top-k algorithm: maxscore (fast, exact) or exhaustive (the oracle)",
                [](Config& c, const std::string& v) { c.topk_algorithm = index::parse_topk_algorithm(v); },

@@ -92,7 +92,7 @@ int cmd_ingest(const GlobalFlags& g, const std::vector<std::string>& inputs, con
 }
 
 struct SearchFlags {
-  size_t k = 0;
+  std::optional<size_t> k;  // unset: search.top_k
   bool as_json = false;
   bool explain = false;
   std::string plugin_namespace;
@@ -105,6 +105,7 @@ struct SearchFlags {
 // KEY=VALUE facets: integers for year, a comma list becomes an `in` list.
 std::map<std::string, json> parse_facets(const std::vector<std::string>& kvs) {
   std::map<std::string, json> out;
+  std::map<std::string, std::vector<json>> merged;
   for (const auto& kv : kvs) {
     auto eq = kv.find('=');
     if (eq == std::string::npos || eq == 0)
@@ -126,16 +127,22 @@ std::map<std::string, json> parse_facets(const std::vector<std::string>& kvs) {
         values.push_back(v);
       }
     }
-    out[field] = values.size() == 1 ? values[0] : json(values);
+    // A field given twice matches either (--facet year=2017 --facet year=2018).
+    auto& all = merged[field];
+    for (auto& v : values)
+      if (std::find(all.begin(), all.end(), v) == all.end()) all.push_back(std::move(v));
   }
+  for (auto& [field, values] : merged) out[field] = values.size() == 1 ? values[0] : json(values);
   return out;
 }
 
 int cmd_search(const GlobalFlags& g, const std::vector<std::string>& words, const SearchFlags& f) {
   auto cfg = resolve_config(g);
-  size_t k = f.k ? f.k : cfg.top_k;
-  if (k > eagle::search::kMaxFinalTopK)
-    eagle::fail(ErrorCode::invalid_argument, "-k must be at most " + std::to_string(eagle::search::kMaxFinalTopK));
+  // A count from the command line or from search.top_k (which its parser bounds).
+  if (f.k && (*f.k == 0 || *f.k > eagle::search::kMaxFinalTopK))
+    eagle::fail(ErrorCode::invalid_argument,
+                "-k must be in [1, " + std::to_string(eagle::search::kMaxFinalTopK) + "], got " + std::to_string(*f.k));
+  const size_t k = f.k.value_or(cfg.top_k);
   eagle::search::RetrievalRequest req;
   for (const auto& w : words) req.query += (req.query.empty() ? "" : " ") + w;
   req.top_k = k;

@@ -171,7 +171,7 @@ std::optional<search::RouteDecision> BiomedPlugin::route(HookContext& ctx, const
     search::CollectionQueryPlan p;
     p.collection = ce.collection;
     p.encoder = ce.encoder;
-    p.top_k = opts_.collection_recall_top_k;
+    p.top_k = std::max(opts_.collection_recall_top_k, req.top_k);  // at least the hits asked for
     p.hybrid = opts_.hybrid_text_collections.count(ce.collection) > 0;
     d.plans.push_back(std::move(p));
     d.hints["why"][ce.collection] = why;

@@ -24,7 +24,10 @@ std::string next_query_id() {
   return "q" + std::to_string(++n);
 }
 
-const std::set<std::string> kFacetFields = {"source_type", "year", "chunk_type", "parent_section", "type"};
+// Indexed chunk fields a request may facet on; string lists match any of the values.
+const std::set<std::string> kFacetFields = {"source_type", "year",    "chunk_type",     "parent_section",
+                                            "type",        "kb_name", "biomed_section", "primary_drugs"};
+const std::set<std::string> kListFacetFields = {"primary_drugs"};
 
 // Accumulates time spent in the encoder and in index searches, so the pipeline's own
 // overhead (total minus these) can be reported.
@@ -90,7 +93,10 @@ Orchestrator::Orchestrator(CollectionProvider collections, encode::EncoderRegist
       documents_(documents) {}
 
 // G4: the core text collection only, plus the core visual collection when the route
-// mode is hybrid/visual or an image is given; never a specialised collection.
+// mode is hybrid/visual or an image is given; never a specialised collection. A plan
+// recalls at least the hits asked for (a top_k above the recall depth was cut to what
+// the legs recalled: issue 15, defect 6); a plan a CLASSIFY_QUERY subscriber builds
+// carries the depth its builder chose.
 RouteDecision Orchestrator::default_route(const RetrievalRequest& req) const {
   RouteDecision d;
   d.source = "core_default";
@@ -98,7 +104,7 @@ RouteDecision Orchestrator::default_route(const RetrievalRequest& req) const {
     CollectionQueryPlan p;
     p.collection = config_.core_text_collection;
     p.encoder = config_.core_text_encoder;
-    p.top_k = config_.recall_top_k;
+    p.top_k = std::max(config_.recall_top_k, req.top_k);
     p.hybrid = config_.hybrid_text_collections.count(p.collection) > 0;
     d.plans.push_back(p);
   }
@@ -106,7 +112,7 @@ RouteDecision Orchestrator::default_route(const RetrievalRequest& req) const {
     CollectionQueryPlan p;
     p.collection = config_.core_visual_collection;
     p.encoder = config_.core_visual_encoder;
-    p.top_k = config_.recall_top_k;
+    p.top_k = std::max(config_.recall_top_k, req.top_k);
     d.plans.push_back(p);
   }
   return d;
@@ -179,12 +185,19 @@ Orchestrator::Scope Orchestrator::build_scope(const RetrievalRequest& req, HookC
     parts.push_back(req.filter);
   }
   for (const auto& [field, value] : req.facets) {
-    if (!kFacetFields.count(field))
-      fail(ErrorCode::invalid_argument, "unknown facet '" + field +
-                                            "' (facets: source_type, year, chunk_type, parent_section, type)");
+    if (!kFacetFields.count(field)) {
+      std::string known;
+      for (const auto& f : kFacetFields) known += (known.empty() ? "" : ", ") + f;
+      fail(ErrorCode::invalid_argument, "unknown facet '" + field + "' (facets: " + known + ")");
+    }
     const std::string param = "facet_" + field;
-    parts.push_back(field + (value.is_array() ? " in {" : " == {") + param + "}");
-    s.params[param] = value;
+    if (kListFacetFields.count(field)) {
+      parts.push_back("array_contains_any(" + field + ", {" + param + "})");
+      s.params[param] = value.is_array() ? value : json::array({value});
+    } else {
+      parts.push_back(field + (value.is_array() ? " in {" : " == {") + param + "}");
+      s.params[param] = value;
+    }
   }
   s.expr = and_join(parts);
   return s;
@@ -367,6 +380,9 @@ HitList Orchestrator::expand(HitList hits, const RouteDecision& route, const Ret
 RetrievalResponse Orchestrator::retrieve(const RetrievalRequest& req) const {
   if (req.query.empty() || req.query.size() > kMaxQueryBytes)
     fail(ErrorCode::invalid_argument, "query must be 1.." + std::to_string(kMaxQueryBytes) + " bytes");
+  // A query of blanks asks nothing: every hit would score 0 (issue 15, defect 6).
+  if (req.query.find_first_not_of(" \t\r\n\f\v") == std::string::npos)
+    fail(ErrorCode::invalid_argument, "the query is empty (only white space)");
   if (req.top_k == 0 || req.top_k > kMaxFinalTopK)
     fail(ErrorCode::invalid_argument, "top_k must be in [1, " + std::to_string(kMaxFinalTopK) + "]");
   Telemetry tel(sink_, next_query_id());
@@ -395,7 +411,7 @@ RetrievalResponse Orchestrator::retrieve(const RetrievalRequest& req) const {
       p.collection = c;
       auto enc = config_.collection_encoders.find(c);
       p.encoder = enc != config_.collection_encoders.end() ? enc->second : config_.core_text_encoder;
-      p.top_k = config_.recall_top_k;
+      p.top_k = std::max(config_.recall_top_k, req.top_k);
       p.hybrid = config_.hybrid_text_collections.count(c) > 0;
       route.plans.push_back(p);
       route.hints["scope_union"].push_back(c);
