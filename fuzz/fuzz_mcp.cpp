@@ -45,7 +45,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto j = json::parse(body, nullptr, false);
   if (j.is_object()) {
     try {
-      app::search_request_from_json(j, "core", {});
+      app::search_request_from_json(j, "core", {}, search::RetrievalRequest{}.top_k);
     } catch (const app::RequestError&) {
     }
   }

@@ -79,6 +79,7 @@ app::Config test_config() {
   cfg.glove_file = (fs::path(EAGLE_BIN_DIR) / ".." / "eagle-assets" / "glove100.eaglewv").string();
   fs::create_directories(fs::path(cfg.glove_file).parent_path());
   cfg.biomed.vocab_dir = std::string(EAGLE_SHARED_DATA) + "/vocab";
+  cfg.pipeline.final_top_k = 3;  // not the default (5): a request without top_k must get this
   return cfg;
 }
 
@@ -456,3 +457,16 @@ TEST_F(McpEngineTest, StdioAnswersEachRequestOnOneLine) {
 }
 
 }  // namespace
+
+// Issue 15 defect 6: pipeline.final_top_k was unused (requests without top_k got a
+// fixed 5). The tools' schemas announce the configured default and a search without
+// top_k returns that many hits.
+TEST_F(McpEngineTest, ASearchWithoutTopKGetsTheConfiguredFinalTopK) {
+  for (const char* name : {"core_retrieve_text", "core_search"}) {
+    const auto* tool = tools_->find(name);
+    ASSERT_TRUE(tool) << name;
+    EXPECT_EQ(tool->input_schema["properties"]["top_k"].value("default", 0), 3) << name;
+    auto r = call(name, {{"query", "cancer immunotherapy"}});
+    EXPECT_EQ(r["structuredContent"]["sources"].size(), 3u) << name << ": " << r.dump().substr(0, 300);
+  }
+}

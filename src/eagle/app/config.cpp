@@ -297,7 +297,9 @@ std::vector<ConfigOption> make_options() {
   };
   count_opt("pipeline.recall_top_k", "hits recalled per collection plan (the seed's collection_recall_top_k)",
             &P::recall_top_k, kMaxTopK);
-  count_opt("pipeline.final_top_k", "hits returned by the pipeline (final_top_k)", &P::final_top_k, 1000);
+  count_opt("pipeline.final_top_k",
+            "hits a POST /search or MCP search returns when the request gives no top_k (the seed's final_top_k)",
+            &P::final_top_k, 1000);
   count_opt("pipeline.max_scope_documents", "cap on documents a scope_filter resolves to", &P::max_scope_documents,
             100000);
   o.push_back({"pipeline.text_encoder", "encoder label of the core text collection",

@@ -46,9 +46,10 @@ std::vector<std::string> list_field(const nlohmann::json& obj, const std::string
 // The fields of POST /search (and of the MCP search tools): query, top_k, kb_name,
 // scope, scope_filter, facets, filter, route_mode, plugin_namespace, explain. A
 // caller limited to knowledge bases (`scope`) may name only its own (403
-// permission_denied otherwise), and its KBs are forced onto the whole search.
+// permission_denied otherwise), and its KBs are forced onto the whole search. A
+// request without top_k gets `default_top_k` (pipeline.final_top_k).
 search::RetrievalRequest search_request_from_json(const nlohmann::json& body, const std::string& default_namespace,
-                                                  const AccessScope& scope);
+                                                  const AccessScope& scope, size_t default_top_k);
 
 // The KBs a caller names must be in its scope: 403 permission_denied naming the field.
 void check_kbs(const AccessScope& scope, const std::vector<std::string>& kbs, const std::string& field_name);

@@ -47,7 +47,7 @@ json object_schema(json properties, std::vector<std::string> required = {}) {
 }
 
 // The retrieval arguments both search tools share (the fields of POST /search).
-json retrieval_properties() {
+json retrieval_properties(size_t default_top_k) {
   const json facet_string = {{"type", "string"}, {"maxLength", kKeyChars}};
   const json facet_integer = {{"type", "integer"}};
   json facet_list = {{"type", "array"}, {"minItems", 1}, {"maxItems", app::kMaxFacetValues}};
@@ -59,7 +59,8 @@ json retrieval_properties() {
   kb_name["x-mcp-header"] = "Kb-Name";
   return {
       {"query", string_schema("the question or keywords", kQueryChars, 1)},
-      {"top_k", integer_schema("how many hits to return", 1, static_cast<int64_t>(search::kMaxFinalTopK), 5)},
+      {"top_k", integer_schema("how many hits to return (default: the server's pipeline.final_top_k)", 1,
+                               static_cast<int64_t>(search::kMaxFinalTopK), static_cast<int64_t>(default_top_k))},
       {"kb_name", kb_name},
       {"scope", string_list_schema("knowledge base names or document ids to search within (their union)",
                                    app::kMaxScopeItems)},
@@ -152,23 +153,24 @@ Tool make_tool(std::string name, std::string title, std::string description, std
 ToolSet::ToolSet(app::Engine& engine, const std::string& default_namespace) {
   app::Engine* e = &engine;
   const std::string ns_default = default_namespace;
+  const size_t top_k_default = engine.config().pipeline.final_top_k;
 
   Tool retrieve = make_tool(
       "core_retrieve_text", "Retrieve text passages",
       "Dense and lexical retrieval over the text collections, fused (RRF) and reranked; returns the passages with "
       "their scores. Filter by knowledge base, scope and facets.",
-      "core", object_schema(retrieval_properties(), {"query"}),
+      "core", object_schema(retrieval_properties(top_k_default), {"query"}),
       result_schema({{"sources", array_of(hit_schema())}, {"took_ms", typed("number")}}, {"sources", "took_ms"}));
-  retrieve.run = [e](const json& args, const ToolContext& ctx) {
+  retrieve.run = [e, top_k_default](const json& args, const ToolContext& ctx) {
     json body = args;
     body["plugin_namespace"] = "core";
     body["route_mode"] = "text";
-    auto req = app::search_request_from_json(body, "core", ctx.scope);
+    auto req = app::search_request_from_json(body, "core", ctx.scope, top_k_default);
     return search_output(e->search(req), false, false);
   };
   tools_.push_back(std::move(retrieve));
 
-  json search_props = retrieval_properties();
+  json search_props = retrieval_properties(top_k_default);
   search_props["filter"] =
       string_schema("a filter expression on chunk fields, e.g. year >= 2020 and source_type == \"paper\"", kFilterChars);
   search_props["plugin_namespace"] = {{"type", "string"},
@@ -190,8 +192,8 @@ ToolSet::ToolSet(app::Engine& engine, const std::string& default_namespace) {
                      {"scope_capped", typed("boolean")},
                      {"audits", typed("array")}},
                     {"sources", "route", "steps", "took_ms"}));
-  whole.run = [e, ns_default](const json& args, const ToolContext& ctx) {
-    auto req = app::search_request_from_json(args, ns_default, ctx.scope);
+  whole.run = [e, ns_default, top_k_default](const json& args, const ToolContext& ctx) {
+    auto req = app::search_request_from_json(args, ns_default, ctx.scope, top_k_default);
     return search_output(e->search(req), req.explain, true);
   };
   tools_.push_back(std::move(whole));

@@ -210,7 +210,7 @@ struct Server::Impl {
   }
 
   search::RetrievalRequest search_request(const Call& c, const json& body) {
-    return app::search_request_from_json(body, opts.default_namespace, c.scope);
+    return app::search_request_from_json(body, opts.default_namespace, c.scope, engine.config().pipeline.final_top_k);
   }
 
   search::RetrievalResponse run_search(const search::RetrievalRequest& r) {
