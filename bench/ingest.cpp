@@ -20,6 +20,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "bench_support.h"
 #include "eagle/eval/synthetic_corpus.h"
 #include "eagle/ingest/corpus_reader.h"
 
@@ -54,13 +55,6 @@ ChildRun run_child(const std::vector<std::string>& args, const fs::path& log) {
   r.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   r.peak_rss_kb = ru.ru_maxrss;
   return r;
-}
-
-uint64_t folder_bytes(const fs::path& dir) {
-  uint64_t n = 0;
-  for (const auto& e : fs::recursive_directory_iterator(dir))
-    if (e.is_regular_file()) n += e.file_size();
-  return n;
 }
 
 // The peer, in its own process: every record of `corpus` into an FTS5 table in one
@@ -141,7 +135,7 @@ int main(int argc, char** argv) {
                       {"peak_rss_per_corpus_byte", rss_bytes / static_cast<double>(corpus_bytes)},
                       {"peak_rss_bytes_per_row", rss_bytes / static_cast<double>(rows)},
                       {"seconds", ing.seconds}, {"rows_per_second", static_cast<double>(rows) / ing.seconds},
-                      {"store_bytes", folder_bytes(store)}}
+                      {"store_bytes", eagle::bench::folder_bytes(store)}}
                      .dump()
               << std::endl;
     auto search = run_child({eagle_bin, "--data-dir", store.string(), "search", "-k", "10", query}, root / "search.log");

@@ -17,6 +17,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "bench_support.h"
 #include "eagle/app/engine.h"
 #include "eagle/encode/static/word_vectors.h"
 #include "eagle/eval/beir.h"
@@ -70,13 +71,6 @@ void build(const fs::path& store, const fs::path& corpus, const std::string& glo
                     {"checkpoint", checkpoint}, {"seconds", ms_since(t0) / 1000}}
                    .dump()
             << std::endl;
-}
-
-uint64_t folder_bytes(const fs::path& dir) {
-  uint64_t n = 0;
-  for (const auto& e : fs::recursive_directory_iterator(dir))
-    if (e.is_regular_file()) n += e.file_size();
-  return n;
 }
 
 double run_process(const std::string& cmd) {
@@ -167,7 +161,7 @@ int main(int argc, char** argv) {
         }
         line[name] = {{"open_ms", median(open_ms)},       {"first_query_ms", median(query_ms)},
                       {"open_and_query_ms", median(total_ms)}, {"eagle_search_process_ms", median(process_ms)},
-                      {"store_bytes", folder_bytes(store)}, {"hits", hits}};
+                      {"store_bytes", eagle::bench::folder_bytes(store)}, {"hits", hits}};
       }
       line["ratio_log_replay_over_checkpoint"] =
           line["log_replay"]["open_and_query_ms"].get<double>() / line["checkpoint"]["open_and_query_ms"].get<double>();

@@ -20,6 +20,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "bench_support.h"
 #include "eagle/core/schema.h"
 #include "eagle/encode/static/word_vectors.h"
 #include "eagle/eval/beir.h"
@@ -36,13 +37,6 @@ using eagle::store::Record;
 namespace {
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
-
-uint64_t folder_bytes(const fs::path& dir) {
-  uint64_t n = 0;
-  for (const auto& e : fs::recursive_directory_iterator(dir))
-    if (e.is_regular_file()) n += e.file_size();
-  return n;
-}
 
 void check(int rc, const char* what) {
   if (rc != MDB_SUCCESS) throw std::runtime_error(std::string(what) + ": " + mdb_strerror(rc));
@@ -199,7 +193,7 @@ int main(int argc, char** argv) {
     const double lmdb_ingest = seconds_since(t0);
     std::cout << json{{"bench", "store"}, {"step", "ingest"}, {"eagle_seconds", eagle_ingest},
                       {"lmdb_seconds", lmdb_ingest}, {"lmdb_over_eagle", lmdb_ingest / eagle_ingest},
-                      {"eagle_bytes", folder_bytes(eagle_dir)}, {"lmdb_bytes", folder_bytes(lmdb_dir)}}
+                      {"eagle_bytes", eagle::bench::folder_bytes(eagle_dir)}, {"lmdb_bytes", eagle::bench::folder_bytes(lmdb_dir)}}
                      .dump()
               << std::endl;
 

@@ -296,12 +296,7 @@ TEST(Cli, AKilledIngestLeavesTheStoreAsItWas) {
   const auto before = hits();
   ASSERT_EQ(before.size(), 2u);
   const fs::path log = dir / "store" / "collections" / "eagle_text";
-  auto log_bytes = [&] {
-    uint64_t n = 0;
-    for (const auto& e : fs::directory_iterator(log))
-      if (e.path().extension() == ".log") n += fs::file_size(e.path());
-    return n;
-  };
+  auto log_bytes = [&] { return eagle::test_support::log_bytes(log); };
   const uint64_t log_before = log_bytes();
   // The child ingests the whole BioASQ corpus in batches of 256 rows; it is killed as
   // soon as its first staged batch reaches the log.
@@ -314,16 +309,7 @@ TEST(Cli, AKilledIngestLeavesTheStoreAsItWas) {
     ::_exit(127);
   }
   int status = 0;
-  bool killed = false;
-  while (::waitpid(pid, &status, WNOHANG) == 0) {
-    if (log_bytes() > log_before) {
-      ::kill(pid, SIGKILL);
-      ::waitpid(pid, &status, 0);
-      killed = true;
-      break;
-    }
-    ::usleep(2000);  // polling a file size, not a time limit
-  }
+  const bool killed = eagle::test_support::kill_when(pid, [&] { return log_bytes() > log_before; }, status);
   ASSERT_TRUE(killed) << "the ingest ended before it was killed (exit " << status << ")";
   EXPECT_GT(log_bytes(), log_before);  // staged parts are in the log ...
   EXPECT_EQ(hits(), before);            // ... and none of them is seen

@@ -40,12 +40,7 @@ pid_t start_ingest(const fs::path& store, const fs::path& corpus) {
   return pid;
 }
 
-uint64_t log_bytes(const fs::path& collection) {
-  uint64_t n = 0;
-  for (const auto& e : fs::directory_iterator(collection))
-    if (e.path().extension() == ".log") n += fs::file_size(e.path());
-  return n;
-}
+using eagle::test_support::log_bytes;
 
 // `s` as one shell word.
 std::string quoted(const std::string& s) {
@@ -103,18 +98,9 @@ TEST(LargeIngest, AMillionRowsInOneCommandAndAKilledIngestOfThemLeavesTheStoreAs
   const fs::path collection = store / "collections" / "eagle_text";
   const uint64_t log_before = log_bytes(collection);
   {
-    const pid_t pid = start_ingest(store, corpus);
     int status = 0;
-    bool killed = false;
-    while (::waitpid(pid, &status, WNOHANG) == 0) {
-      if (log_bytes(collection) > log_before + corpus_bytes) {
-        ::kill(pid, SIGKILL);
-        ::waitpid(pid, &status, 0);
-        killed = true;
-        break;
-      }
-      ::usleep(20000);  // polling a file size, not a time limit
-    }
+    const bool killed = eagle::test_support::kill_when(
+        start_ingest(store, corpus), [&] { return log_bytes(collection) > log_before + corpus_bytes; }, status, 20000);
     ASSERT_TRUE(killed) << "the ingest ended before it was killed (exit " << status << ")";
   }
   EXPECT_GT(log_bytes(collection), log_before + corpus_bytes);  // the staged parts are in the log ...

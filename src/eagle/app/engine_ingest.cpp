@@ -500,9 +500,11 @@ IngestReport Engine::ingest(const std::vector<std::string>& inputs, const Ingest
         }
       }
     } else {
-      for (const auto& in : inputs) total_bytes += ingest::input_bytes(in);
+      std::vector<uint64_t> input_sizes;  // walked once: a folder input is a directory tree
+      for (const auto& in : inputs) total_bytes += input_sizes.emplace_back(ingest::input_bytes(in));
       static const CollectionSchema kChunkFields = chunk_schema("chunk_fields", 1);
-      for (const auto& input : inputs) {
+      for (size_t n = 0; n < inputs.size(); ++n) {
+        const std::string& input = inputs[n];
         ingest::ReadOptions ro;
         ro.format = ingest::parse_input_format(format);
         ro.skip_bad = opts.skip_bad;
@@ -547,7 +549,7 @@ IngestReport Engine::ingest(const std::vector<std::string>& inputs, const Ingest
         for (const auto& bad : skipped)
           rep.skipped.push_back(bad.file + (bad.line ? ":" + std::to_string(bad.line) : std::string()) + ": " +
                                 bad.message);
-        bytes_read = bytes_before + ingest::input_bytes(input);
+        bytes_read = bytes_before + input_sizes[n];
       }
     }
     stage_slice(slice);

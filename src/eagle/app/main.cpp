@@ -307,6 +307,27 @@ void write_eval_outputs(const eagle::eval::Run& run, const eagle::eval::Qrels& q
   std::fputs(s.str().c_str(), stdout);
 }
 
+// Every query through `search` (the orchestrator or the Engine), `depth` hits each,
+// as a TREC run.
+template <typename Search>
+eagle::eval::Run run_queries(const std::vector<eagle::eval::Query>& queries, size_t depth, const std::string& ns,
+                             Search&& search) {
+  eagle::eval::Run run;
+  eagle::app::Progress progress("queries");
+  size_t done = 0;
+  for (const auto& q : queries) {
+    eagle::search::RetrievalRequest req;
+    req.query = q.text;
+    req.top_k = depth;
+    req.plugin_namespace = ns;
+    auto& entries = run[q.id];
+    for (const auto& h : search(req).hits) entries.push_back({h.id, eagle::eval::round_score_for_run(h.score)});
+    progress.update(++done, queries.size(), "queries");
+  }
+  progress.finish();
+  return run;
+}
+
 // dense / alpha-hybrid / hybrid / pipeline: the orchestrated query path over the
 // corpus as the core text collection.
 int cmd_eval_pipeline(const eagle::app::Config& cfg, const std::string& beir, const std::string& split,
@@ -358,19 +379,8 @@ int cmd_eval_pipeline(const eagle::app::Config& cfg, const std::string& beir, co
   if (!cfg.pipeline.telemetry_file.empty()) sink = std::make_shared<eagle::search::JsonlFileSink>(cfg.pipeline.telemetry_file);
   eagle::search::Orchestrator orch(provider, registry, bus, pc, sink);
   t0 = std::chrono::steady_clock::now();
-  eagle::eval::Run run;
-  eagle::app::Progress progress("queries");
-  size_t done = 0;
-  for (const auto& q : set.queries) {
-    eagle::search::RetrievalRequest req;
-    req.query = q.text;
-    req.top_k = depth;
-    req.plugin_namespace = ns;
-    auto& entries = run[q.id];
-    for (const auto& h : orch.retrieve(req).hits) entries.push_back({h.id, eagle::eval::round_score_for_run(h.score)});
-    progress.update(++done, set.queries.size(), "queries");
-  }
-  progress.finish();
+  auto run = run_queries(set.queries, depth, ns,
+                         [&](const eagle::search::RetrievalRequest& req) { return orch.retrieve(req); });
   std::printf("dataset %s  split %s  retriever %s  encoder %s  docs %zu  queries %zu  index %.2f s  search %.2f s\n",
               beir.c_str(), split.c_str(), retriever.c_str(), cfg.pipeline.text_encoder.c_str(), docs.size(),
               set.queries.size(), build_s, seconds_since(t0));
@@ -403,20 +413,8 @@ int cmd_eval_store(const GlobalFlags& g, const std::string& queries_file, const 
                                           " has no collections yet: add documents with `eagle ingest` first");
   const std::string plugin_namespace = ns.empty() ? cfg.pipeline.plugin_namespace : ns;
   auto t0 = std::chrono::steady_clock::now();
-  eagle::eval::Run run;
-  eagle::app::Progress progress("queries");
-  size_t done = 0;
-  for (const auto& q : queries) {
-    eagle::search::RetrievalRequest req;
-    req.query = q.text;
-    req.top_k = depth;
-    req.plugin_namespace = plugin_namespace;
-    auto& entries = run[q.id];
-    for (const auto& h : engine.search(req).hits)
-      entries.push_back({h.id, eagle::eval::round_score_for_run(h.score)});
-    progress.update(++done, queries.size(), "queries");
-  }
-  progress.finish();
+  auto run = run_queries(queries, depth, plugin_namespace,
+                         [&](const eagle::search::RetrievalRequest& req) { return engine.search(req); });
   std::printf("store %s  namespace %s  queries %zu  depth %zu  search %.2f s\n", cfg.data_dir.c_str(),
               plugin_namespace.c_str(), queries.size(), depth, seconds_since(t0));
   write_eval_outputs(run, qrels, run_file, per_query, tag);

@@ -30,8 +30,6 @@ Endpoint parse_base(const std::string& url) {
   return e;
 }
 
-std::string snippet(const std::string& body) { return body.size() > 300 ? body.substr(0, 300) + "..." : body; }
-
 // One JSON POST with timeouts and bounded, backed-off retries.
 class HttpJson {
  public:
@@ -72,7 +70,7 @@ class HttpJson {
       if (st >= 200 && st < 300) {
         return remote::parse_body(res->body, what_ + ": " + ep_.origin + url);
       }
-      last = "HTTP " + std::to_string(st) + ": " + snippet(res->body);
+      last = "HTTP " + std::to_string(st) + ": " + remote::snippet(res->body);
       if (st == 408 || st == 429 || st >= 500) continue;
       fail(ErrorCode::invalid_argument, what_ + ": " + ep_.origin + url + " rejected the request, " + last);
     }

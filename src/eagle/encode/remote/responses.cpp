@@ -8,9 +8,9 @@
 namespace eagle::encode::remote {
 using nlohmann::json;
 
-namespace {
-
 std::string snippet(const std::string& body) { return body.size() > 300 ? body.substr(0, 300) + "..." : body; }
+
+namespace {
 
 Embedding to_embedding(const json& v, uint32_t dim, const std::string& what) {
   if (!v.is_array()) fail(ErrorCode::unavailable, what + ": an embedding is not an array");

@@ -13,6 +13,9 @@
 
 namespace eagle::encode::remote {
 
+// The first 300 bytes of a response body, for messages.
+std::string snippet(const std::string& body);
+
 // A response body as JSON; malformed JSON is an error quoting its start.
 nlohmann::json parse_body(const std::string& body, const std::string& what);
 
