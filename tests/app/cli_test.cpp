@@ -179,27 +179,46 @@ TEST(Cli, BiomedDemoRegulatoryAndChemicalQuestions) {
   fs::remove_all(dir);
 }
 
-// TDR (doc_profile.py): text ingested in the biomed namespace is routed by its profile:
-// the oncology abstract to the biomedical collection, the office memo to the core one.
+// TDR (doc_profile.py): text ingested in the biomed namespace is routed by its profile.
+// By default each input goes whole to one collection (issue 15, defect 2): the
+// oncology abstracts' file to the biomedical collection, the office memos' file to
+// the core one. Unit "document" is the seed's per-document split of one mixed file.
 TEST(Cli, BiomedIngestRoutesGeneralTextToTheCoreCollection) {
   const fs::path shared(EAGLE_SHARED_DATA);
   ASSERT_TRUE(fs::exists(shared / "vocab")) << "shared data missing: " << shared;
   auto dir = temp_dir("tdr");
-  std::ofstream(dir / "docs.jsonl")
-      << R"({"_id":"memo","text":"The quarterly budget meeting is moved to Friday. Please send your travel receipts to the finance office before the end of the month."})"
-      << "\n"
-      << R"({"_id":"onc","title":"Osimertinib in EGFR T790M NSCLC","text":"Osimertinib improved progression-free survival in patients with EGFR T790M-positive non-small cell lung cancer after progression on gefitinib."})"
-      << "\n";
-  const std::string g = "--data-dir " + (dir / "store").string() + " --set biomed.vocab_dir=" +
-                        (shared / "vocab").string() + " --set biomed.vocab_cache=" +
-                        (fs::path(EAGLE_BIN_DIR).parent_path() / "data" / "biomed-vocab.bin").string() + " ";
-  auto r = run(g + "ingest --namespace biomed " + (dir / "docs.jsonl").string());
+  const std::string memo =
+      R"({"_id":"memo","text":"The quarterly budget meeting is moved to Friday. Please send your travel receipts to the finance office before the end of the month."})";
+  const std::string onc =
+      R"({"_id":"onc","title":"Osimertinib in EGFR T790M NSCLC","text":"Osimertinib improved progression-free survival in patients with EGFR T790M-positive non-small cell lung cancer after progression on gefitinib."})";
+  std::ofstream(dir / "memos.jsonl") << memo << "\n";
+  std::ofstream(dir / "papers.jsonl") << onc << "\n";
+  std::ofstream(dir / "mixed.jsonl") << memo << "\n" << onc << "\n";
+  // A store per case: re-ingesting a document moves it, so the counts below would mix.
+  int stores = 0;
+  auto g_of = [&] {
+    return "--data-dir " + (dir / ("store" + std::to_string(++stores))).string() + " --set biomed.vocab_dir=" +
+           (shared / "vocab").string() + " --set biomed.vocab_cache=" +
+           (fs::path(EAGLE_BIN_DIR).parent_path() / "data" / "biomed-vocab.bin").string() + " ";
+  };
+  auto r = run(g_of() + "ingest --namespace biomed " + (dir / "memos.jsonl").string() + " " + (dir / "papers.jsonl").string());
   ASSERT_EQ(r.rc, 0) << r.out;
   EXPECT_NE(r.out.find("eagle_text_biomed +1 = 1 rows"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("eagle_text +1 = 1 rows"), std::string::npos) << r.out;
+  // One mixed input: one collection (half its documents are biomedical)...
+  auto mixed = run(g_of() + "ingest --namespace biomed " + (dir / "mixed.jsonl").string());
+  EXPECT_NE(mixed.out.find("eagle_text_biomed +2 = 2 rows"), std::string::npos) << mixed.out;
+  // ...or the seed's per-document split.
+  auto per_doc = run(g_of() + "--set biomed.document_profile_unit=document ingest --namespace biomed " +
+                     (dir / "mixed.jsonl").string());
+  EXPECT_NE(per_doc.out.find("eagle_text_biomed +1 = 1 rows"), std::string::npos) << per_doc.out;
+  EXPECT_NE(per_doc.out.find("eagle_text +1 = 1 rows"), std::string::npos) << per_doc.out;
+  auto bad = run(g_of() + "--set biomed.document_profile_unit=row ingest --namespace biomed " + (dir / "mixed.jsonl").string());
+  EXPECT_NE(bad.rc, 0);
+  EXPECT_NE(bad.out.find("biomed.document_profile_unit must be input or document, got 'row'"), std::string::npos) << bad.out;
   // Off: everything to the core collection.
-  auto off = run(g + "--set biomed.document_profile_routing=false ingest --namespace biomed " +
-                 (dir / "docs.jsonl").string());
+  auto off = run(g_of() + "--set biomed.document_profile_routing=false ingest --namespace biomed " +
+                 (dir / "mixed.jsonl").string());
   EXPECT_NE(off.out.find("eagle_text +2 = 2 rows"), std::string::npos) << off.out;
   fs::remove_all(dir);
 }

@@ -381,7 +381,11 @@ TEST(DenseExpand, MoleculeEncoderGetsTheDrugsStructure) {
   EXPECT_EQ(p.dense_expand(ctx, req.query, std::string("molformer"))->dense_query, kImatinib);
   auto none = request("compounds similar to aspirin-like things");
   auto ctx2 = context(none);
-  EXPECT_THROW(p.dense_expand(ctx2, none.query, std::string("molformer")), Error);
+  // No structure: the plan runs its lexical leg alone (issue 15, defect 4), it does not fail.
+  auto lexical = *p.dense_expand(ctx2, none.query, std::string("molformer"));
+  EXPECT_TRUE(lexical.lexical_only);
+  EXPECT_TRUE(lexical.dense_query.empty());
+  EXPECT_FALSE(p.dense_expand(ctx, req.query, std::string("molformer"))->lexical_only);
 }
 
 // ---- scoring.py ------------------------------------------------------------------------------

@@ -233,6 +233,32 @@ void recall_one(Fixture& f, const std::string& ns) {
   });
 }
 
+// G4 fallback (issue 15, defect 4): a classifier's route none of whose plans can run
+// answers from the core default route, audited, instead of returning nothing.
+TEST(Orchestrator, ARouteWhosePlansAllFailFallsBackToTheCoreDefaultRoute) {
+  Fixture f;
+  f.add("eagle_text", {{"id", "t1"}, {"text", "ligand binding of ccl19"}});
+  f.bus.subscribe<HookPoint::CLASSIFY_QUERY>("biomed", 0, [](HookContext&, const RetrievalRequest&) {
+    RouteDecision d;
+    d.source = "test";
+    d.plans.push_back({"eagle_chemical", "molformer", 10, false, "", json::object()});
+    return std::optional<RouteDecision>(d);
+  });
+  auto req = request("ccl19 ligand");
+  req.plugin_namespace = "biomed";
+  auto resp = f.orch().retrieve(req);
+  EXPECT_EQ(ids(resp.hits), (std::vector<std::string>{"t1"}));
+  auto a = f.audits();
+  EXPECT_EQ(std::count(a.begin(), a.end(), "plan_failed"), 1);
+  EXPECT_EQ(std::count(a.begin(), a.end(), "route_fallback"), 1);
+  EXPECT_EQ(resp.route.hints.value("fallback", ""), "core_default");
+  // A route with one working plan does not fall back.
+  f.sink->events.clear();
+  EXPECT_EQ(ids(f.orch().retrieve(request("ccl19 ligand")).hits), ids(resp.hits));
+  auto after = f.audits();
+  EXPECT_EQ(std::count(after.begin(), after.end(), "route_fallback"), 0);
+}
+
 TEST(Orchestrator, GraphExpansionFollowsConnectToOneHopInheritingTheScore) {
   Fixture f;
   f.add("eagle_text", {{"id", "p"}, {"text", "egfr results"},
@@ -254,8 +280,10 @@ TEST(Orchestrator, GraphExpansionFollowsConnectToOneHopInheritingTheScore) {
 
 TEST(Orchestrator, ParentDocumentRetrievalDrillsDownByPathUnlessTheRouteDisablesIt) {
   Fixture f;
+  // The summary also links its chunk by connect_to, as the SPL and paper chunkers do:
+  // with the drill-down off, that edge must not bring the chunk in either (issue 15, defect 1).
   f.add("eagle_text", {{"id", "s"}, {"text", "summary of results section"}, {"type", "section_summary"},
-                       {"path", "paper/Results"}, {"document_id", "d"}});
+                       {"path", "paper/Results"}, {"document_id", "d"}, {"connect_to", json::array({"c1"})}});
   f.add("eagle_text", {{"id", "c1"}, {"text", "first chunk"}, {"type", "text"}, {"path", "paper/Results/Efficacy"},
                        {"document_id", "d"}});
   f.add("eagle_text", {{"id", "c2"}, {"text", "other"}, {"type", "text"}, {"path", "paper/Methods"}, {"document_id", "d"}});
@@ -264,8 +292,9 @@ TEST(Orchestrator, ParentDocumentRetrievalDrillsDownByPathUnlessTheRouteDisables
   PipelineConfig cfg;
   cfg.hybrid_text_collections.clear();
   recall_one(f, "core");
-  auto got = ids(f.orch(cfg).retrieve(request("summary of results section", 10)).hits);
-  EXPECT_EQ(got, (std::vector<std::string>{"s", "c1"}));
+  auto drilled = f.orch(cfg).retrieve(request("summary of results section", 10)).hits;
+  EXPECT_EQ(ids(drilled), (std::vector<std::string>{"s", "c1"}));
+  EXPECT_EQ(drilled[1].expanded_from, "eagle_text\x1fs");  // a reranker can tell where its score came from
   f.bus.subscribe<HookPoint::CLASSIFY_QUERY>("biomed", 0, [](HookContext&, const RetrievalRequest&) {
     RouteDecision d;
     d.plans.push_back({"eagle_text", "glove", 1, false, "", json::object()});

@@ -76,6 +76,20 @@ void add_biomed_options(std::vector<ConfigOption>& o) {
                  c.biomed.options.profile_min_density = d;
                },
                [](const Config& c) { return fmt(c.biomed.options.profile_min_density); }});
+  o.push_back({"biomed.document_profile_unit",
+               "TDR: input (each input file or folder goes whole to one collection, by the profile of its first "
+               "documents) or document (the seed's per-document decision)",
+               [](Config& c, const std::string& v) {
+                 if (v != "input" && v != "document")
+                   fail(ErrorCode::invalid_argument, "biomed.document_profile_unit must be input or document, got '" + v + "'");
+                 c.biomed.options.document_profile_unit = v;
+               },
+               [](const Config& c) { return c.biomed.options.document_profile_unit; }});
+  o.push_back({"biomed.profile_sample_documents", "TDR, unit input: documents of each input whose profiles decide it",
+               [](Config& c, const std::string& v) {
+                 c.biomed.options.profile_sample_documents = to_count("biomed.profile_sample_documents", v, 1000000);
+               },
+               [](const Config& c) { return std::to_string(c.biomed.options.profile_sample_documents); }});
   flag("biomed.supplement_enabled", "RETRIEVE_SUPPLEMENT: entity-anchored supplemental recall", &B::supplement_enabled);
   flag("biomed.injection_enabled", "RRF_POST_MERGE: inject supplement hits (min_new, +boost)", &B::injection_enabled);
   flag("biomed.tier2_enabled", "RERANK_MERGED: the Tier-2 fusion rerank", &B::tier2_enabled);

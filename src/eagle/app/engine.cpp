@@ -189,7 +189,19 @@ search::RetrievalResponse Engine::search(const search::RetrievalRequest& req) {
     fail(ErrorCode::invalid_argument, "unknown plugin namespace '" + req.plugin_namespace + "' (core or biomed)");
   ensure_plugin(req.plugin_namespace);
   std::shared_lock state(state_mu_);
-  return orchestrator_->retrieve(req);
+  auto resp = orchestrator_->retrieve(req);
+  // A core search of a store whose text was all ingested in the biomed namespace
+  // (TDR sends biomedical inputs to the biomedical collection) finds nothing: say
+  // where the text is instead of a bare "no document matches" (issue 15, defect 2).
+  const auto& text_biomed = cfg_.biomed.options.text_biomed.collection;
+  if (req.plugin_namespace == "core" && resp.hits.empty() && !catalog_->exists(orchestrator_->config().core_text_collection) &&
+      catalog_->exists(text_biomed)) {
+    const std::string hint = "collection '" + orchestrator_->config().core_text_collection + "' does not exist; this store's text is in '" +
+                             text_biomed + "' (ingested with --namespace biomed): search it with --namespace biomed";
+    spdlog::warn("{}", hint);
+    resp.metadata["audits"].push_back({{"audit", "namespace_hint"}, {"message", hint}});
+  }
+  return resp;
 }
 
 std::vector<store::Collection*> Engine::document_collections() {

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <set>
 #include <shared_mutex>
 #include <unordered_set>
@@ -172,11 +173,14 @@ struct Slice {
   std::vector<size_t> document_of;   // row -> index in `documents`
   std::vector<registry::DocumentRecord> documents;
   std::unordered_set<std::string> ids;  // text record ids read into this slice
+  // TDR, unit input: the profile of the input each row came from; unset: decided per row.
+  std::vector<std::optional<biomed::DocumentProfile>> profile;
 
-  void add(json row, std::string embed_text) {
+  void add(json row, std::string embed_text, std::optional<biomed::DocumentProfile> input_profile = std::nullopt) {
     rows.push_back(std::move(row));
     embed.push_back(std::move(embed_text));
     document_of.push_back(documents.size() - 1);  // the document added last
+    profile.push_back(input_profile);
   }
 };
 
@@ -302,9 +306,12 @@ IngestReport Engine::ingest(const std::vector<std::string>& inputs, const Ingest
       po.min_density = bo.profile_min_density;
       std::vector<size_t> bio, general;
       for (size_t i = 0; i < s.rows.size(); ++i) {
-        auto d = biomed::classify_document_profile(
-            s.embed[i], [&](std::string_view t) { return kb.match_entities(t).size(); }, po);
-        (d.profile == biomed::DocumentProfile::biomedical ? bio : general).push_back(i);
+        auto profile = s.profile[i];
+        if (!profile)
+          profile = biomed::classify_document_profile(
+                        s.embed[i], [&](std::string_view t) { return kb.match_entities(t).size(); }, po)
+                        .profile;
+        (*profile == biomed::DocumentProfile::biomedical ? bio : general).push_back(i);
       }
       if (!bio.empty()) routes.emplace_back(target_index(bo.text_biomed.collection, bo.text_biomed.encoder), bio);
       if (!general.empty()) routes.emplace_back(target_index(core.collection, core.encoder), general);
@@ -406,6 +413,30 @@ IngestReport Engine::ingest(const std::vector<std::string>& inputs, const Ingest
     rows_done += s.rows.size();
     report_progress();
     s = Slice{};
+  };
+
+  // TDR, unit input: the input is biomedical when at least half of its first
+  // profile_sample_documents readable documents are (a read that stops early).
+  auto profile_of_input = [&](const std::string& input, const ingest::ReadOptions& read) {
+    struct SampleFull {};
+    ingest::ReadOptions sample = read;
+    sample.skip_bad = true;  // the real pass reports bad records
+    sample.progress = nullptr;
+    const auto& kb = knowledge();
+    biomed::ProfileOptions po;
+    po.min_density = bo.profile_min_density;
+    size_t seen = 0, biomedical = 0;
+    std::vector<ingest::BadRecord> ignored;
+    try {
+      ingest::stream_corpus(input, sample, [&](Document&& d) {
+        auto p = biomed::classify_document_profile(
+            d.indexed_text(), [&](std::string_view t) { return kb.match_entities(t).size(); }, po);
+        biomedical += p.profile == biomed::DocumentProfile::biomedical;
+        if (++seen >= bo.profile_sample_documents) throw SampleFull{};
+      }, ignored);
+    } catch (const SampleFull&) {
+    }
+    return 2 * biomedical >= seen && seen > 0 ? biomed::DocumentProfile::biomedical : biomed::DocumentProfile::general;
   };
 
   auto record_for = [&](const std::string& id) {
@@ -511,6 +542,9 @@ IngestReport Engine::ingest(const std::vector<std::string>& inputs, const Ingest
         ro.repair_utf8 = opts.repair_utf8;
         const uint64_t bytes_before = bytes_read;
         ro.progress = [&](uint64_t, uint64_t bytes, uint64_t) { bytes_read = bytes_before + bytes; };
+        const auto input_profile = tdr && bo.document_profile_unit == "input"
+                                       ? std::optional(profile_of_input(input, ro))
+                                       : std::nullopt;
         std::vector<ingest::BadRecord> skipped;
         ingest::stream_corpus(
             input, ro,
@@ -542,7 +576,7 @@ IngestReport Engine::ingest(const std::vector<std::string>& inputs, const Ingest
               }
               slice.documents.push_back(std::move(rec));
               std::string text = row["text"].get<std::string>();
-              slice.add(std::move(row), std::move(text));
+              slice.add(std::move(row), std::move(text), input_profile);
               slice_full();
             },
             skipped);

@@ -181,27 +181,37 @@ std::optional<search::RouteDecision> BiomedPlugin::route(HookContext& ctx, const
     return std::any_of(kws.begin(), kws.end(), [&](const std::string& k) { return has_cue(q, k); });
   };
   // Step 5: chemical task (intent, or a SMILES in the query).
-  const bool chemical_task = intent.workflow == "chemical" || !query_smiles(req.query).empty();
+  const bool smiles_in_query = !query_smiles(req.query).empty();
+  const bool chemical_task = intent.workflow == "chemical" || smiles_in_query;
   auto suppressed = [&](const std::string& c) {
     return std::find(intent.suppress_collections.begin(), intent.suppress_collections.end(), c) !=
            intent.suppress_collections.end();
   };
-  if (chemical_task) {
-    add(opts_.chemical, "chemical_task");
-  } else if (req.route_mode != search::RouteMode::visual) {
-    // Step 6: the biomedical text collection, plus the dual searches.
-    add(opts_.text_biomed, "text");
+  // Step 6: the biomedical text collection, plus the dual searches.
+  auto add_text_plans = [&](const char* why) {
+    add(opts_.text_biomed, why);
     if (opts_.medcpt_dual_search) add(opts_.text_medcpt, "medcpt_dual_search");
     if (opts_.default_dual_text_search) add(opts_.core_text, "default_dual_text_search");
-  }
-  // Step 7: drug hits (or entities with related drugs) also search the compounds.
-  const bool related = std::any_of(entities.begin(), entities.end(),
-                                   [&](const EntityMatch& m) { return !kb_.entity(m.entity).related_drugs.empty(); });
-  // Only when there is a structure to search with (a biologic such as adalimumab has
-  // none): the molecule encoder embeds SMILES, never text.
+  };
+  // A structure to search with: the query's SMILES or a named drug's (a biologic such
+  // as adalimumab has none).
   const bool has_structure = std::any_of(drugs.begin(), drugs.end(), [&](const EntityMatch& m) {
     return !kb_.entity(m.entity).smiles.empty();
   });
+  if (chemical_task) {
+    add(opts_.chemical, "chemical_task");
+    // Without a structure the compound plan can only match names (its lexical leg):
+    // the text collections answer too ("compounds similar to adalimumab" is answered
+    // from the label; issue 15, defect 4).
+    if (!has_structure && !smiles_in_query && req.route_mode != search::RouteMode::visual)
+      add_text_plans("chemical_without_structure");
+  } else if (req.route_mode != search::RouteMode::visual) {
+    add_text_plans("text");
+  }
+  // Step 7: drug hits (or entities with related drugs) also search the compounds;
+  // only with a structure to search with: the molecule encoder embeds SMILES, never text.
+  const bool related = std::any_of(entities.begin(), entities.end(),
+                                   [&](const EntityMatch& m) { return !kb_.entity(m.entity).related_drugs.empty(); });
   if ((!drugs.empty() || related) && has_structure && !chemical_task && !suppressed(opts_.chemical.collection))
     add(opts_.chemical, "drug_hits");
   // Steps 8-9: imaging keywords.
@@ -216,7 +226,8 @@ std::optional<search::RouteDecision> BiomedPlugin::route(HookContext& ctx, const
   if (!entities.empty() || !drugs.empty()) d.hints["parent_doc_retrieval"] = false;
   // Step 13: the intent's suppressions.
   std::erase_if(d.plans, [&](const search::CollectionQueryPlan& p) { return suppressed(p.collection); });
-  if (opts_.skip_absent_collections) {
+  auto drop_absent = [&] {
+    if (!opts_.skip_absent_collections) return;
     std::vector<std::string> absent;
     std::erase_if(d.plans, [&](const search::CollectionQueryPlan& p) {
       if (exists(p.collection)) return false;
@@ -224,9 +235,19 @@ std::optional<search::RouteDecision> BiomedPlugin::route(HookContext& ctx, const
       return true;
     });
     if (!absent.empty()) {
-      d.hints["absent"] = absent;
+      for (const auto& a : absent) d.hints["absent"].push_back(a);
       audit(ctx, "route_absent", {{"collections", absent}});
     }
+  };
+  drop_absent();
+  // A chemical question in a store without compounds ("CCL19 is a ligand for CCR7"
+  // over papers) is still a biomedical question: the text plans answer it rather
+  // than Core's default route, which may hold none of the papers (issue 15, defect 4).
+  if (d.plans.empty() && chemical_task && req.route_mode != search::RouteMode::visual) {
+    add_text_plans("chemical_fallback");
+    std::erase_if(d.plans, [&](const search::CollectionQueryPlan& p) { return suppressed(p.collection); });
+    drop_absent();
+    if (!d.plans.empty()) audit(ctx, "route_fallback_text", {{"from", "chemical"}});
   }
   d.hints["intent"] = intent.workflow;
   if (d.plans.empty()) {
@@ -310,8 +331,15 @@ std::optional<search::ExpandedQuery> BiomedPlugin::dense_expand(HookContext& ctx
           smiles.push_back(kb_.entity(m.entity).smiles);
           break;
         }
-    if (smiles.empty()) fail(ErrorCode::invalid_argument, "no structure in the query for molecule encoder '" + *encoder + "'");
-    out.dense_query = smiles.front();
+    // No structure (a biologic, or a name the vocabulary lacks): the plan searches the
+    // compound cards by name alone instead of failing (issue 15, defect 4).
+    if (smiles.empty()) {
+      out.dense_query.clear();
+      out.lexical_only = true;
+      audit(ctx, "no_structure_lexical_only", {{"encoder", *encoder}});
+    } else {
+      out.dense_query = smiles.front();
+    }
   }
   return out;
 }
@@ -437,6 +465,7 @@ std::optional<HitList> BiomedPlugin::supplement(HookContext& ctx, const std::str
     if (!coll || !encoders_.has_encoder(t.encoder)) continue;
     try {
       auto exp = dense_expand(ctx, query, t.encoder);
+      if (exp->lexical_only) continue;  // nothing to embed: the routed plan's lexical leg covers it
       auto vec = encoders_.encoder(t.encoder).encode({exp->dense_query}, encode::EncodeMode::query).at(0);
       // The request's scope (kb, scope_filter, facets, filter, a token's KBs) holds here too.
       store::TemplateParams params(ctx.scope_params.begin(), ctx.scope_params.end());
@@ -537,8 +566,13 @@ std::optional<HitList> BiomedPlugin::tier2_rerank(HookContext& ctx, const std::s
   double weakest = std::numeric_limits<double>::infinity();
   for (size_t i = 0; i < text_nodes.size(); ++i) {
     ce[i] = text_nodes[i].score;
-    is_injected[i] = injected && std::find(injected->begin(), injected->end(),
-                                           text_nodes[i].collection + "\x1f" + text_nodes[i].id) != injected->end();
+    // A hit expanded from an injected one inherited its boosted score: it is no more
+    // evidence of relevance than its parent (issue 15, defect 1).
+    auto was_injected = [&](const std::string& key) {
+      return injected && !key.empty() && std::find(injected->begin(), injected->end(), key) != injected->end();
+    };
+    is_injected[i] = was_injected(text_nodes[i].collection + "\x1f" + text_nodes[i].id) ||
+                     was_injected(text_nodes[i].expanded_from);
     if (!is_injected[i]) weakest = std::min(weakest, ce[i]);
   }
   for (size_t i = 0; i < text_nodes.size(); ++i)
@@ -579,13 +613,17 @@ std::optional<HitList> BiomedPlugin::tier2_rerank(HookContext& ctx, const std::s
     h.score = final_score;
   }
   search::sort_hits(text_nodes);
-  // Chemical workflow: structure similarity over the entity-matched hits; the higher
-  // of fused and structural scores wins.
+  // Chemical workflow: structure similarity; the higher of fused and structural
+  // scores wins. Over every hit with a structure, not only those naming the query's
+  // drug: a structural neighbour is what "compounds similar to imatinib" asks for, and
+  // its fused score carries the cross-drug penalty for being another drug (the seed's
+  // failure class q-exp-043; issue 15, defect 5). Hits without a structure score -1
+  // and keep their fused score.
   if (intent.workflow == "chemical") {
     std::vector<size_t> idx;
     HitList chem;
     for (size_t i = 0; i < text_nodes.size(); ++i)
-      if (entity_match_score(text_nodes[i], drugs, opts_.entity_text_chars) > 0) {
+      if (!text_nodes[i].field("smiles").empty()) {
         idx.push_back(i);
         chem.push_back(text_nodes[i]);
       }

@@ -102,6 +102,14 @@ struct BiomedOptions {
   // routed by its document profile (biomedical -> text_biomed, general -> core text).
   bool document_profile_routing = true;
   double profile_min_density = 2.0;  // biomedical cue words or entities per 100 tokens
+  // What one profile decision covers. "input" (the default): each input (a file, a
+  // folder, a BEIR corpus) goes whole to one collection, biomedical when at least half
+  // of its first profile_sample_documents documents are; a corpus of biomedical
+  // snippets is not split across two collections, where a core search would see only
+  // the few "general" ones (issue 15, defect 2). "document": the seed's per-document
+  // doc_profile.py decision.
+  std::string document_profile_unit = "input";
+  size_t profile_sample_documents = 200;
   std::map<std::string, ProfileWeights> profiles = default_profile_weights();
 };
 

@@ -104,7 +104,7 @@ RouteDecision Orchestrator::default_route(const RetrievalRequest& req) const {
     CollectionQueryPlan p;
     p.collection = config_.core_text_collection;
     p.encoder = config_.core_text_encoder;
-    p.top_k = std::max(config_.recall_top_k, req.top_k);
+    p.top_k = recall_depth(req);
     p.hybrid = config_.hybrid_text_collections.count(p.collection) > 0;
     d.plans.push_back(p);
   }
@@ -112,7 +112,7 @@ RouteDecision Orchestrator::default_route(const RetrievalRequest& req) const {
     CollectionQueryPlan p;
     p.collection = config_.core_visual_collection;
     p.encoder = config_.core_visual_encoder;
-    p.top_k = std::max(config_.recall_top_k, req.top_k);
+    p.top_k = recall_depth(req);
     d.plans.push_back(p);
   }
   return d;
@@ -256,16 +256,19 @@ HitList Orchestrator::run_plan(const CollectionQueryPlan& plan, const std::strin
   if (const auto& recorded = coll->schema().vector.encoder; !recorded.empty() && recorded != plan.encoder)
     fail(ErrorCode::invalid_argument, "collection '" + plan.collection + "' holds '" + recorded +
                                           "' vectors; the plan asks for encoder '" + plan.encoder + "'");
-  auto& encoder = encoders_.encoder(plan.encoder);
-  auto t_enc = std::chrono::steady_clock::now();
-  auto vec = encoder.encode({exp.dense_query}, encode::EncodeMode::query).at(0);
-  stage_ms(ctx.encode_ms, t_enc);
   const auto& schema = coll->schema();
   HitList dense;
   int rank = 0;
-  auto t_search = std::chrono::steady_clock::now();
-  auto vector_hits = coll->search_vector(vec, plan.top_k, filter, params);
-  stage_ms(ctx.search_ms, t_search);
+  std::vector<store::CollectionHit> vector_hits;
+  if (!exp.lexical_only) {
+    auto& encoder = encoders_.encoder(plan.encoder);
+    auto t_enc = std::chrono::steady_clock::now();
+    auto vec = encoder.encode({exp.dense_query}, encode::EncodeMode::query).at(0);
+    stage_ms(ctx.encode_ms, t_enc);
+    auto t_search = std::chrono::steady_clock::now();
+    vector_hits = coll->search_vector(vec, plan.top_k, filter, params);
+    stage_ms(ctx.search_ms, t_search);
+  }
   dense.reserve(vector_hits.size());
   // A lazy leg keeps the row; text and metadata come later, for the hits that survive.
   auto leg = [&](const std::vector<store::CollectionHit>& found, HitList& out, const std::string& name) {
@@ -294,7 +297,15 @@ HitList Orchestrator::run_plan(const CollectionQueryPlan& plan, const std::strin
   leg(vector_hits, dense, "dense:" + plan.collection);
   const bool hybrid = plan.hybrid || config_.hybrid_text_collections.count(plan.collection);
   HitList hits;
-  if (!hybrid) {
+  if (exp.lexical_only) {
+    // No dense query for this encoder: the lexical leg alone (issue 15, defect 4).
+    std::string lexical_query = query;
+    for (const auto& t : exp.sparse_terms) lexical_query += " " + t;
+    auto t_lex = std::chrono::steady_clock::now();
+    auto text_hits = coll->search_text(lexical_query, plan.top_k, filter, params);
+    stage_ms(ctx.search_ms, t_lex);
+    leg(text_hits, hits, "bm25:" + plan.collection);
+  } else if (!hybrid) {
     hits = std::move(dense);
   } else {
     if (config_.hybrid_mode == HybridMode::alpha) {
@@ -324,16 +335,22 @@ HitList Orchestrator::expand(HitList hits, const RouteDecision& route, const Ret
   size_t added = 0;
   HitList out;
   const bool parent_doc = config_.parent_doc_retrieval && route.hints.value("parent_doc_retrieval", true);
+  // A section summary's edges lead to its own chunks: following them is the
+  // parent-document drill-down by another name, so they are followed only when the
+  // drill-down is on (route step 12's hint turns both off; issue 15, defect 1).
+  auto follows_edges = [&](const ScoredHit& h) {
+    return config_.graph_expansion && h.metadata.contains("connect_to") &&
+           (parent_doc || h.field("type") != "section_summary");
+  };
   auto needs_expansion = [&](const ScoredHit& h) {
-    return (config_.graph_expansion && h.metadata.contains("connect_to")) ||
-           (parent_doc && h.field("type") == "section_summary");
+    return follows_edges(h) || (parent_doc && h.field("type") == "section_summary");
   };
   if (std::none_of(hits.begin(), hits.end(), needs_expansion)) return hits;  // the common case
   std::unordered_set<std::string> present;
   for (const auto& h : also_present) present.insert(h.collection + "\x1f" + h.id);
   for (const auto& h : hits) present.insert(h.collection + "\x1f" + h.id);
   for (auto& h : hits) {
-    const bool has_edges = config_.graph_expansion && h.metadata.contains("connect_to");
+    const bool has_edges = follows_edges(h);
     const bool is_summary = parent_doc && h.field("type") == "section_summary";
     out.push_back(std::move(h));
     if (!has_edges && !is_summary) continue;  // the common case: nothing to expand
@@ -345,6 +362,7 @@ HitList Orchestrator::expand(HitList hits, const RouteDecision& route, const Ret
       if (added >= config_.max_expansion) return;
       if (!present.insert(parent.collection + "\x1f" + r.id).second) return;
       auto child = hit_from_record(r, coll->schema(), parent.collection, parent.score);  // inherits the parent's score
+      child.expanded_from = parent.expanded_from.empty() ? parent.collection + "\x1f" + parent.id : parent.expanded_from;
       if (req.explain) child.explain.note(why, {{"parent", parent.id}});
       out.push_back(std::move(child));
       ++added;
@@ -411,7 +429,7 @@ RetrievalResponse Orchestrator::retrieve(const RetrievalRequest& req) const {
       p.collection = c;
       auto enc = config_.collection_encoders.find(c);
       p.encoder = enc != config_.collection_encoders.end() ? enc->second : config_.core_text_encoder;
-      p.top_k = std::max(config_.recall_top_k, req.top_k);
+      p.top_k = recall_depth(req);
       p.hybrid = config_.hybrid_text_collections.count(c) > 0;
       route.plans.push_back(p);
       route.hints["scope_union"].push_back(c);
@@ -434,7 +452,8 @@ RetrievalResponse Orchestrator::retrieve(const RetrievalRequest& req) const {
   std::vector<HitList> lists;
   int succeeded = 0;
   size_t text_count = 0, visual_count = 0;  // recalled per kind (the seed's recall step)
-  for (const auto& plan : route.plans) {
+  auto run_plans = [&](const std::vector<CollectionQueryPlan>& plans) {
+  for (const auto& plan : plans) {
     auto t0 = std::chrono::steady_clock::now();
     try {
       auto hits = run_plan(plan, query, scope, req, ctx, lazy);
@@ -457,6 +476,18 @@ RetrievalResponse Orchestrator::retrieve(const RetrievalRequest& req) const {
       tel.audit("plan_failed", {{"collection", plan.collection}, {"encoder", plan.encoder}, {"error", e.what()}});
       lists.emplace_back();
     }
+  }
+  };
+  run_plans(route.plans);
+  // G4 fallback: a classifier's route of which no plan could run (every collection
+  // absent, every plan failed) falls back to the core default route, audited, rather
+  // than answering nothing (issue 15, defect 4).
+  if (succeeded == 0 && route.source != "core_default") {
+    RouteDecision fallback = default_route(req);
+    tel.audit("route_fallback", {{"from", route.source}, {"plans", route.plans.size()}});
+    route.hints["fallback"] = "core_default";
+    run_plans(fallback.plans);
+    for (auto& p : fallback.plans) route.plans.push_back(std::move(p));
   }
 
   HitList supplement;

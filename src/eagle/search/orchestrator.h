@@ -6,6 +6,7 @@
 // dedupe_cross_collection (G32) -> RRF_POST_MERGE -> graph and parent-document
 // expansion -> RERANK_MERGED per the rerank policy -> final_top_k. A plan that throws
 // is skipped with a warning and a plan_failed audit; the query still answers.
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <memory>
@@ -71,6 +72,9 @@ class Orchestrator {
 
   // Exposed for tests: the core default route (G4) and the resolved rerank policy.
   RouteDecision default_route(const RetrievalRequest& request) const;
+  // What a plan the orchestrator builds recalls: the recall depth, or the hits asked
+  // for when they are more.
+  size_t recall_depth(const RetrievalRequest& request) const { return std::max(config_.recall_top_k, request.top_k); }
   RerankPolicy resolve_rerank_policy(const std::string& ns) const;
   const PipelineConfig& config() const { return config_; }
 

@@ -34,6 +34,10 @@ struct ScoredHit {
   static constexpr uint32_t kNoRow = UINT32_MAX;
   uint32_t row = kNoRow;
   bool materialized = true;
+  // Set on a hit that graph expansion or the parent-document drill-down brought in:
+  // "collection\x1fid" of the hit it was expanded from (it inherits that hit's score,
+  // seed retrieval.txt §4.4, so a reranker must know where the score came from).
+  std::string expanded_from;
 
   // The seed's dedupe keys.
   std::string source_chunk_id() const { return field("source_chunk_id"); }
@@ -68,6 +72,10 @@ struct ExpandedQuery {
   std::string dense_query;
   std::vector<std::string> sparse_terms;
   nlohmann::json intent;  // opaque to core; stashed for later hooks
+  // No dense query exists for the plan's encoder (a compound named without a
+  // structure for a molecule encoder): the plan runs its lexical leg alone, so the
+  // compound is still found by name (issue 15, defect 4).
+  bool lexical_only = false;
 };
 
 enum class RouteMode { text, visual, hybrid };

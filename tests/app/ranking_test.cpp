@@ -1,0 +1,149 @@
+// Issue 15's defects, each reproduced on the path a user takes (`eagle ingest`, then
+// `eagle search`) over the real data in ../shared/data, and each failing before its fix.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "shared_data.h"
+#include "support/subprocess.h"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+// A throwaway store with the shared vocabulary (and its compiled cache in the build tree).
+struct Store {
+  fs::path dir;
+  std::string global;
+
+  explicit Store(const std::string& name) {
+    dir = fs::temp_directory_path() / ("eagle_ranking_" + name + "_" + std::to_string(::getpid()));
+    fs::remove_all(dir);
+    const fs::path shared = eagle::testing::shared_data();
+    global = std::string(EAGLE_BIN_DIR) + "/eagle --data-dir " + (dir / "store").string() +
+             " --set biomed.vocab_dir=" + (shared / "vocab").string() + " --set biomed.vocab_cache=" +
+             (fs::path(EAGLE_BIN_DIR).parent_path() / "data" / "biomed-vocab.bin").string() + " ";
+  }
+  ~Store() { fs::remove_all(dir); }
+
+  eagle::test_support::RunResult run(const std::string& args) const {
+    return eagle::test_support::run_shell(global + args);
+  }
+  void ingest(const std::string& shared_path) const {
+    auto r = run("ingest --namespace biomed --skip-bad " + (eagle::testing::shared_data() / shared_path).string());
+    ASSERT_EQ(r.rc, 0) << r.out;
+  }
+  // `search --json --explain` in the biomed namespace; the response object.
+  json search(const std::string& query, int k, const std::string& ns = "biomed") const {
+    auto r = run("search --json --explain --namespace " + ns + " -k " + std::to_string(k) + " '" + query + "'");
+    EXPECT_EQ(r.rc, 0) << r.out;
+    auto pos = r.out.rfind("\n{\"hits\"");
+    return json::parse(r.out.substr(pos == std::string::npos ? 0 : pos + 1), nullptr, false);
+  }
+};
+
+std::vector<std::string> audits_of(const json& resp) {
+  std::vector<std::string> out;
+  for (const auto& a : resp["metadata"]["audits"]) out.push_back(a.value("audit", ""));
+  return out;
+}
+
+bool has(const std::vector<std::string>& v, const std::string& x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+
+std::string section_of(const json& hit) { return hit["metadata"].value("biomed_section", ""); }
+
+}  // namespace
+
+// Defect 1: children of an injected section summary inherited its +100 boost, and
+// Tier-2 then ranked them first; route step 12's hint did not stop the summary's
+// connect_to edges from pulling in every chunk of the section.
+TEST(Ranking, InjectedSummariesAndTheirChildrenDoNotCrowdOutTheAnswer) {
+  Store s("expansion");
+  s.ingest("spl");
+  auto moa = s.search("mechanism of action of sildenafil", 4);
+  ASSERT_FALSE(moa["hits"].empty()) << moa.dump();
+  EXPECT_EQ(section_of(moa["hits"][0]), "mechanism_of_action") << moa["hits"][0].dump();
+  const auto contraindications = std::count_if(moa["hits"].begin(), moa["hits"].end(), [](const json& h) {
+    return section_of(h) == "contraindications";
+  });
+  EXPECT_LE(contraindications, 1) << moa["hits"].dump();
+
+  auto mtx = s.search("adalimumab combined with methotrexate", 4);
+  ASSERT_GE(mtx["hits"].size(), 3u) << mtx.dump();
+  EXPECT_NE(mtx["hits"][0].value("text", "").rfind("11 DESCRIPTION", 0), 0u) << mtx["hits"][0].dump();
+  bool methotrexate_in_top3 = false;
+  for (size_t i = 0; i < 3; ++i) methotrexate_in_top3 |= mtx["hits"][i].value("text", "").rfind("7.1 Methotrexate", 0) == 0;
+  EXPECT_TRUE(methotrexate_in_top3) << mtx["hits"].dump();
+}
+
+// Defect 2: BioASQ ingested in the biomed namespace was split 19,628 / 926 between
+// the biomedical and the core collection; a biomed search merged the top of the 926
+// as an equal (a Klinefelter snippet first for Keutel syndrome) and a core search
+// saw only the 926.
+TEST(Ranking, ABiomedicalCorpusGoesWholeToTheBiomedicalCollection) {
+  Store s("profile");
+  auto r = s.run("ingest --namespace biomed " + (eagle::testing::shared_data() / "bioasq").string());
+  ASSERT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find("into collection eagle_text_biomed (encoder pubmedbert)"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("eagle_text +"), std::string::npos) << r.out;
+  auto keutel = s.search("Is Keutel syndrome a common genetic disorder?", 3);
+  ASSERT_FALSE(keutel["hits"].empty());
+  EXPECT_NE(keutel["hits"][0].value("text", "").find("Keutel"), std::string::npos) << keutel["hits"][0].dump();
+  // A core search says where the text is instead of a bare "no document matches".
+  auto core = s.run("search 'Which gene is mutated in cystic fibrosis?'");
+  EXPECT_EQ(core.rc, 0) << core.out;
+  EXPECT_NE(core.out.find("search it with --namespace biomed"), std::string::npos) << core.out;
+}
+
+// Defects 4 and 5: a chemical question routed only to a compound collection the store
+// lacks ("ligand" over papers), or about a compound without a structure (an antibody),
+// answered nothing; "compounds similar to imatinib" showed every neighbour at -2.8
+// (the cross-drug penalty).
+TEST(Ranking, ChemicalQuestionsAnswerWithoutAStructureAndNeighboursRankByStructure) {
+  Store papers("papers");
+  papers.ingest("scifact");
+  auto ligand = papers.search("CCL19 is a ligand for CCR7.", 5);
+  EXPECT_EQ(ligand["route"]["hints"].value("intent", ""), "chemical");
+  EXPECT_FALSE(ligand["hits"].empty()) << ligand.dump();
+  EXPECT_EQ(ligand["route"]["hints"]["why"].value("eagle_text_biomed", ""), "chemical_without_structure")
+      << ligand["route"].dump();
+  EXPECT_FALSE(has(audits_of(ligand), "plan_failed")) << ligand["metadata"].dump();
+
+  // A structure to search with, but no compound collection: the text plans answer.
+  auto imatinib_papers = papers.search("compounds similar to imatinib", 5);
+  EXPECT_FALSE(imatinib_papers["hits"].empty()) << imatinib_papers.dump();
+  EXPECT_TRUE(has(audits_of(imatinib_papers), "route_fallback_text")) << imatinib_papers["metadata"].dump();
+
+  Store labels("labels");
+  labels.ingest("spl");
+  labels.ingest("vocab/drugbank_structures.csv");
+  auto antibody = labels.search("compounds similar to adalimumab", 5);
+  ASSERT_FALSE(antibody["hits"].empty()) << antibody.dump();
+  EXPECT_EQ(antibody["hits"][0]["metadata"].value("file_name", ""), "humira.xml") << antibody["hits"][0].dump();
+  EXPECT_FALSE(has(audits_of(antibody), "plan_failed")) << antibody["metadata"].dump();
+
+  auto similar = labels.search("compounds similar to imatinib", 10);
+  const auto& hits = similar["hits"];
+  ASSERT_EQ(hits.size(), 10u) << similar.dump();
+  EXPECT_EQ(hits[0]["id"], "DB00619");  // imatinib itself
+  bool nilotinib = false;
+  for (size_t i = 0; i < hits.size(); ++i) {
+    const double score = hits[i]["score"];
+    EXPECT_GE(score, 0.0) << hits[i].dump();
+    if (i) {
+      EXPECT_LE(score, hits[i - 1]["score"].get<double>());
+    }
+    // Ranked by structure, and the explanation says so.
+    if (hits[i]["explain"].contains("chemical_max_merge")) {
+      EXPECT_DOUBLE_EQ(hits[i]["explain"]["chemical_max_merge"]["structure"].get<double>(), score) << hits[i].dump();
+    }
+    nilotinib |= hits[i]["id"] == "DB04868";
+  }
+  EXPECT_TRUE(nilotinib) << hits.dump();
+  EXPECT_TRUE(hits[1]["explain"].contains("chemical_max_merge")) << hits[1].dump();
+}
