@@ -409,6 +409,9 @@ TEST(Cli, SearchGivesTheHitsAskedForAndFacetsEveryIndexedField) {
   auto blank = run(sf + "search '   '");
   EXPECT_NE(blank.rc, 0);
   EXPECT_NE(blank.out.find("the query is empty"), std::string::npos) << blank.out;
+  auto stop_words = run(sf + "search 'the of and'");  // scored 0.77 by the dense leg alone
+  EXPECT_NE(stop_words.rc, 0);
+  EXPECT_NE(stop_words.out.find("the query has no searchable words"), std::string::npos) << stop_words.out;
   auto zero = run(sf + "search -k 0 cancer");
   EXPECT_NE(zero.rc, 0);
   EXPECT_NE(zero.out.find("-k must be in [1, 1000], got 0"), std::string::npos) << zero.out;

@@ -9,6 +9,7 @@
 
 #include "eagle/core/error.h"
 #include "eagle/filter/parser.h"
+#include "eagle/text/analyzer.h"
 
 namespace eagle::search {
 using nlohmann::json;
@@ -401,6 +402,16 @@ RetrievalResponse Orchestrator::retrieve(const RetrievalRequest& req) const {
   // A query of blanks asks nothing: every hit would score 0 (issue 15, defect 6).
   if (req.query.find_first_not_of(" \t\r\n\f\v") == std::string::npos)
     fail(ErrorCode::invalid_argument, "the query is empty (only white space)");
+  // A query of stop words only ("the of and") asks nothing either: the lexical leg
+  // finds no term and the dense leg returns whatever lies nearest to "the", at
+  // confident-looking scores (issue 15, defect 6).
+  {
+    static const text::Analyzer kQueryWords{text::AnalyzerOptions{text::Stemmer::none, true, false}};
+    bool any_word = false;
+    kQueryWords.analyze(req.query, [&](std::string_view) { any_word = true; });
+    if (!any_word)
+      fail(ErrorCode::invalid_argument, "the query has no searchable words (only stop words or punctuation)");
+  }
   if (req.top_k == 0 || req.top_k > kMaxFinalTopK)
     fail(ErrorCode::invalid_argument, "top_k must be in [1, " + std::to_string(kMaxFinalTopK) + "]");
   Telemetry tel(sink_, next_query_id());
