@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 
 #include "shared_data.h"
@@ -146,4 +147,42 @@ TEST(Ranking, ChemicalQuestionsAnswerWithoutAStructureAndNeighboursRankByStructu
   }
   EXPECT_TRUE(nilotinib) << hits.dump();
   EXPECT_TRUE(hits[1]["explain"].contains("chemical_max_merge")) << hits[1].dump();
+}
+
+// Defect 6 (duplicates): identical chunks of two OTC labels, and a section summary
+// beside the chunk it restates, came back side by side. Each pair is now one hit
+// listing the other as its duplicate; with the collapse off they are back.
+TEST(Ranking, NearDuplicatesFoldIntoOneHitThatListsThem) {
+  Store s("duplicates");
+  s.ingest("spl");
+  auto folded_ids = [](const json& resp) {
+    std::vector<std::string> out;
+    for (const auto& h : resp["hits"])
+      if (h.contains("duplicates"))
+        for (const auto& d : h["duplicates"]) out.push_back(d["id"]);
+    return out;
+  };
+  auto texts_repeat = [](const json& resp) {
+    std::set<std::string> seen;
+    for (const auto& h : resp["hits"]) {
+      std::string t = h.value("text", "");
+      std::transform(t.begin(), t.end(), t.begin(), ::tolower);
+      if (!seen.insert(t).second) return true;
+    }
+    return false;
+  };
+  for (const std::string q : {"warnings", "HUMIRA indications"}) {
+    auto on = s.search(q, 5);
+    ASSERT_EQ(on["hits"].size(), 5u) << on.dump();  // the list is refilled after folding
+    EXPECT_FALSE(folded_ids(on).empty()) << q << ": " << on["hits"].dump();
+    EXPECT_FALSE(texts_repeat(on)) << q << ": " << on["hits"].dump();
+    for (const auto& id : folded_ids(on))
+      for (const auto& h : on["hits"]) EXPECT_NE(h["id"], id) << q;
+  }
+  // Off: the label copies come back side by side.
+  auto r = s.run("--set pipeline.collapse_duplicates=false search --json --namespace biomed -k 10 warnings");
+  ASSERT_EQ(r.rc, 0) << r.out;
+  auto off = json::parse(r.out.substr(r.out.rfind("\n{\"hits\"") + 1));
+  EXPECT_TRUE(folded_ids(off).empty());
+  EXPECT_TRUE(texts_repeat(off)) << off["hits"].dump();
 }

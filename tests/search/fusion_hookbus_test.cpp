@@ -61,6 +61,44 @@ TEST(DedupeCrossCollection, G32CollapsesBySourceChunkIdThenDocumentPathKeepingTh
   EXPECT_EQ(dedupe_cross_collection(merged, 1, nullptr).size(), 5u);
 }
 
+TEST(CollapseNearDuplicates, FoldsCopiesAndASummaryThatRestatesItsChunkKeepingTheBetterRank) {
+  auto text_hit = [](std::string id, double score, std::string text, std::string doc = "", std::string path = "",
+                     std::string type = "text") {
+    auto h = hit(std::move(id), score, "c", "", std::move(doc), std::move(path));
+    h.text = std::move(text);
+    h.metadata["type"] = std::move(type);
+    return h;
+  };
+  const std::string warning = "Serious infections leading to hospitalization or death have occurred in patients.";
+  HitList hits = {
+      text_hit("label1:s25", 0.9, warning),
+      text_hit("other", 0.8, "Dosage for adults is 40 mg every other week."),
+      text_hit("label2:s25", 0.7, "  SERIOUS infections leading to hospitalization, or death have occurred in patients"),
+      text_hit("d:s2:summary", 0.6, "1 INDICATIONS AND USAGE\nVIAGRA is indicated for the treatment of erectile dysfunction.",
+               "d", "1 INDICATIONS", "section_summary"),
+      text_hit("d:s2", 0.5, "1 INDICATIONS AND USAGE\nVIAGRA is indicated for the treatment of erectile dysfunction.", "d",
+               "1 INDICATIONS/1.1"),
+      // Same words, another document: not restated by d's summary, and its text is
+      // its own (Jaccard 1.0 would fold it, so it says something else).
+      text_hit("e:s2", 0.4, "1 INDICATIONS AND USAGE\nCIALIS is indicated for benign prostatic hyperplasia.", "e",
+               "1 INDICATIONS/1.1"),
+      text_hit("tail", 0.3, warning),
+  };
+  auto out = collapse_near_duplicates(hits, 4, 0.9);
+  EXPECT_EQ(ids(out), (std::vector<std::string>{"label1:s25", "other", "d:s2:summary", "e:s2", "tail"}));
+  ASSERT_TRUE(out[0].duplicates.is_array());
+  EXPECT_EQ(out[0].duplicates.size(), 1u);
+  EXPECT_EQ(out[0].duplicates[0]["id"], "label2:s25");
+  EXPECT_DOUBLE_EQ(out[0].duplicates[0]["score"].get<double>(), 0.7);
+  EXPECT_EQ(out[2].duplicates[0]["id"], "d:s2");
+  EXPECT_TRUE(out[1].duplicates.is_null());
+  // Past the kept hits nothing is folded ("tail" repeats the first hit).
+  EXPECT_TRUE(out[4].duplicates.is_null());
+  // A threshold of 1 folds equal shingle sets only: label2 (it differs in case and
+  // punctuation), d:s2 (the summary's very text) and, with room to keep 10, tail.
+  EXPECT_EQ(ids(collapse_near_duplicates(hits, 10, 1.0)), (std::vector<std::string>{"label1:s25", "other", "d:s2:summary", "e:s2"}));
+}
+
 TEST(InjectSupplementCandidates, AddsAtMostMinNewUnseenHitsOnTopWithBoost) {
   HitList merged = {hit("m1", 0.03), hit("m2", 0.02)};
   HitList supp = {hit("m1", 5), hit("s1", 4), hit("s2", 3), hit("s3", 2)};

@@ -20,6 +20,12 @@ namespace {
 
 using eagle::test_support::HashEncoder;
 
+PipelineConfig no_collapse() {
+  PipelineConfig cfg;
+  cfg.collapse_duplicates = false;
+  return cfg;
+}
+
 struct Fixture {
   std::map<std::string, std::unique_ptr<store::Collection>> colls;
   encode::EncoderRegistry reg;
@@ -47,7 +53,10 @@ struct Fixture {
     j["vector"] = enc->encode({fields.value("text", std::string())}, encode::EncodeMode::document)[0];
     c.insert({store::record_from_json(j, c.schema())});
   }
-  Orchestrator orch(PipelineConfig cfg = {}, DocumentCatalog* docs = nullptr) {
+  // The fixtures give many rows one text on purpose (scope and expansion tests), so the
+  // near-duplicate collapse, tested in fusion_hookbus_test and on real labels in
+  // ranking_test, is off here.
+  Orchestrator orch(PipelineConfig cfg = no_collapse(), DocumentCatalog* docs = nullptr) {
     return Orchestrator([this](const std::string& n) -> store::Collection* {
       auto it = colls.find(n);
       return it == colls.end() ? nullptr : it->second.get();
@@ -208,7 +217,7 @@ TEST(Orchestrator, TagsResolveThroughTheRegistryCappedAtMaxScopeDocumentsAndCata
   f.add("eagle_text_biomed", {{"id", "b"}, {"text", "egfr"}, {"document_id", "doc4"}});
   f.add("eagle_text", {{"id", "z"}, {"text", "egfr"}, {"document_id", "doc599"}});  // beyond the cap
   FakeCatalog cat;
-  auto o = f.orch({}, &cat);
+  auto o = f.orch(no_collapse(), &cat);
   auto req = request("egfr", 10);
   req.scope_filter.tags = {"oncology"};
   req.plugin_namespace = "biomed";
@@ -266,7 +275,7 @@ TEST(Orchestrator, GraphExpansionFollowsConnectToOneHopInheritingTheScore) {
   f.add("eagle_text", {{"id", "tbl"}, {"text", "table of numbers"}, {"connect_to", json::array({"deep"})}});
   f.add("eagle_text", {{"id", "fig"}, {"text", "figure caption"}});
   f.add("eagle_text", {{"id", "deep"}, {"text", "two hops away"}});
-  PipelineConfig cfg;
+  PipelineConfig cfg = no_collapse();
   cfg.hybrid_text_collections.clear();
   recall_one(f, "core");  // one recalled hit: the others can only come by expansion
   auto resp = f.orch(cfg).retrieve(request("egfr results", 10));
@@ -289,7 +298,7 @@ TEST(Orchestrator, ParentDocumentRetrievalDrillsDownByPathUnlessTheRouteDisables
   f.add("eagle_text", {{"id", "c2"}, {"text", "other"}, {"type", "text"}, {"path", "paper/Methods"}, {"document_id", "d"}});
   f.add("eagle_text", {{"id", "c3"}, {"text", "other doc"}, {"type", "text"}, {"path", "paper/Results/X"},
                        {"document_id", "e"}});
-  PipelineConfig cfg;
+  PipelineConfig cfg = no_collapse();
   cfg.hybrid_text_collections.clear();
   recall_one(f, "core");
   auto drilled = f.orch(cfg).retrieve(request("summary of results section", 10)).hits;
@@ -366,7 +375,7 @@ TEST(Orchestrator, ScopeTagsResolveThroughTheSqliteRegistry) {
   reg->upsert(d);
   reg->set_keywords("doc-a", "biomed", {"oncology"});
   RegistryCatalog cat(*reg);
-  auto o = f.orch({}, &cat);
+  auto o = f.orch(no_collapse(), &cat);
   auto req = request("egfr", 10);
   req.plugin_namespace = "biomed";
   req.scope_filter.tags = {"oncology"};
@@ -440,7 +449,7 @@ TEST(Orchestrator, NoScopeLeaksThroughExpansionDrillDownOrTheSupplementContext) 
     seen_params = ctx.scope_params;
     return std::optional<HitList>();
   });
-  PipelineConfig cfg;
+  PipelineConfig cfg = no_collapse();
   cfg.hybrid_text_collections.clear();
   cfg.recall_top_k = 2;
   std::vector<std::pair<std::string, std::function<void(RetrievalRequest&)>>> scopes = {

@@ -356,6 +356,18 @@ std::vector<ConfigOption> make_options() {
   o.push_back({"pipeline.parent_doc_retrieval", "drill down from section summaries to their chunks",
                [](Config& c, const std::string& v) { c.pipeline.parent_doc_retrieval = to_bool("pipeline.parent_doc_retrieval", v); },
                [](const Config& c) { return std::string(c.pipeline.parent_doc_retrieval ? "true" : "false"); }});
+  o.push_back({"pipeline.collapse_duplicates",
+               "fold near-duplicate hits (and a section summary beside its own chunk) into the better-ranked one, "
+               "listed under its duplicates",
+               [](Config& c, const std::string& v) { c.pipeline.collapse_duplicates = to_bool("pipeline.collapse_duplicates", v); },
+               [](const Config& c) { return std::string(c.pipeline.collapse_duplicates ? "true" : "false"); }});
+  o.push_back({"pipeline.duplicate_similarity", "near duplicates: Jaccard similarity of word 3-shingles, in [0, 1]",
+               [](Config& c, const std::string& v) {
+                 double d = to_double("pipeline.duplicate_similarity", v);
+                 if (d < 0 || d > 1) fail(ErrorCode::invalid_argument, "pipeline.duplicate_similarity must be in [0, 1]");
+                 c.pipeline.duplicate_similarity = d;
+               },
+               [](const Config& c) { return fmt(c.pipeline.duplicate_similarity); }});
   o.push_back({"pipeline.graph_expansion", "follow connect_to one hop from each hit",
                [](Config& c, const std::string& v) { c.pipeline.graph_expansion = to_bool("pipeline.graph_expansion", v); },
                [](const Config& c) { return std::string(c.pipeline.graph_expansion ? "true" : "false"); }});

@@ -75,6 +75,8 @@ struct Config {
     size_t max_scope_documents = 500;
     bool parent_doc_retrieval = true;
     bool graph_expansion = true;
+    bool collapse_duplicates = true;     // near-duplicate collapse (issue 15, defect 6)
+    double duplicate_similarity = 0.9;   // Jaccard of word 3-shingles
     std::string telemetry_file;              // JSONL sink; empty = none
     std::string plugin_namespace = "core";   // namespace of `eagle search` requests
   } pipeline;

@@ -71,6 +71,7 @@ json sources_json(const search::RetrievalResponse& resp, bool explain) {
               {"document_id", doc.empty() ? json(nullptr) : json(doc)},
               {"metadata", h.metadata.is_object() ? h.metadata : json::object()}};
     if (explain) s["explain"] = h.explain.legs.is_object() ? h.explain.legs : json::object();
+    if (h.duplicates.is_array()) s["duplicates"] = h.duplicates;
     arr.push_back(std::move(s));
   }
   return arr;

@@ -165,13 +165,7 @@ int cmd_search(const GlobalFlags& g, const std::vector<std::string>& words, cons
   if (f.as_json) {
     json out = {{"query", req.query}, {"took_ms", resp.metadata["took_ms"]}, {"hits", json::array()},
                 {"route", resp.route.to_json()}, {"metadata", resp.metadata}};
-    int rank = 0;
-    for (const auto& h : resp.hits) {
-      json j = {{"rank", ++rank}, {"id", h.id}, {"collection", h.collection}, {"score", h.score},
-                {"text", h.text}, {"metadata", h.metadata}};
-      if (f.explain) j["explain"] = h.explain.legs;
-      out["hits"].push_back(std::move(j));
-    }
+    out["hits"] = eagle::app::sources_json(resp, f.explain);
     std::cout << out.dump() << "\n";
     return 0;
   }
@@ -185,6 +179,9 @@ int cmd_search(const GlobalFlags& g, const std::vector<std::string>& words, cons
     const std::string section = h.field("biomed_section");
     if (!section.empty()) std::printf("  {%s}", section.c_str());
     std::printf("\n      %s\n", snippet(h.text, 160).c_str());
+    if (h.duplicates.is_array())
+      for (const auto& d : h.duplicates)
+        std::printf("      duplicate: %s [%s]\n", d.value("id", "").c_str(), d.value("collection", "").c_str());
     if (f.explain) std::printf("      explain: %s\n", h.explain.legs.dump().c_str());
   }
   if (resp.hits.empty()) std::printf("  (no document matches)\n");
@@ -321,7 +318,15 @@ eagle::eval::Run run_queries(const std::vector<eagle::eval::Query>& queries, siz
     req.top_k = depth;
     req.plugin_namespace = ns;
     auto& entries = run[q.id];
-    for (const auto& h : search(req).hits) entries.push_back({h.id, eagle::eval::round_score_for_run(h.score)});
+    // A hit's near duplicates are shown with it (its `duplicates` list), so they count
+    // as retrieved at its rank; qrels often judge each copy (BioASQ snippets).
+    for (const auto& h : search(req).hits) {
+      const double score = eagle::eval::round_score_for_run(h.score);
+      entries.push_back({h.id, score});
+      if (h.duplicates.is_array())
+        for (const auto& d : h.duplicates) entries.push_back({d.value("id", ""), score});
+    }
+    if (entries.size() > depth) entries.resize(depth);
     progress.update(++done, queries.size(), "queries");
   }
   progress.finish();

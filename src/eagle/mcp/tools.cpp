@@ -87,7 +87,11 @@ json hit_schema() {
             {"collection", {{"type", "string"}}},
             {"document_id", {{"type", {"string", "null"}}}},
             {"metadata", {{"type", "object"}}},
-            {"explain", {{"type", "object"}}}}}};
+            {"explain", {{"type", "object"}}},
+            {"duplicates",
+             {{"type", "array"},
+              {"description", "near-duplicate hits folded into this one"},
+              {"items", {{"type", "object"}}}}}}}};
 }
 
 // A hit's section path, from whichever field its collection carries.

@@ -208,4 +208,105 @@ HitList fuse_hybrid(HitList dense, HitList lexical, const HybridOptions& o, bool
   return out;
 }
 
+namespace {
+
+// Word 3-shingles of a text, hashed and sorted: ASCII letters and digits (and every
+// byte >= 0x80) make words, case-folded; a text of fewer than 3 words is one shingle.
+std::vector<uint64_t> shingles(const std::string& text) {
+  std::vector<uint64_t> words;
+  uint64_t h = 1469598103934665603ull;  // FNV-1a over the folded word
+  bool in_word = false;
+  for (unsigned char c : text) {
+    const bool word_byte = std::isalnum(c) || c >= 0x80;
+    if (word_byte) {
+      h = (h ^ static_cast<uint64_t>(std::tolower(c))) * 1099511628211ull;
+      in_word = true;
+    } else if (in_word) {
+      words.push_back(h);
+      h = 1469598103934665603ull;
+      in_word = false;
+    }
+  }
+  if (in_word) words.push_back(h);
+  std::vector<uint64_t> out;
+  if (words.size() < 3) {
+    uint64_t all = 0;
+    for (auto w : words) all = all * 31 + w;
+    if (!words.empty()) out.push_back(all);
+  } else {
+    for (size_t i = 0; i + 2 < words.size(); ++i) out.push_back(words[i] * 3 + words[i + 1] * 7 + words[i + 2] * 11);
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+// Shingles two sorted, de-duplicated sets share.
+size_t common_count(const std::vector<uint64_t>& a, const std::vector<uint64_t>& b) {
+  size_t common = 0;
+  for (size_t i = 0, j = 0; i < a.size() && j < b.size();) {
+    if (a[i] == b[j]) ++common, ++i, ++j;
+    else if (a[i] < b[j]) ++i;
+    else ++j;
+  }
+  return common;
+}
+
+double jaccard(const std::vector<uint64_t>& a, const std::vector<uint64_t>& b) {
+  if (a.empty() || b.empty()) return 0;
+  const size_t common = common_count(a, b);
+  return static_cast<double>(common) / static_cast<double>(a.size() + b.size() - common);
+}
+
+// The share of `part`'s shingles found in `whole`.
+double containment(const std::vector<uint64_t>& part, const std::vector<uint64_t>& whole) {
+  if (part.empty() || whole.empty()) return 0;
+  return static_cast<double>(common_count(part, whole)) / static_cast<double>(part.size());
+}
+
+// The section summary `summary` restates `chunk`: the chunk lies under the summary's
+// path in the same document, and the summary's text is almost all inside the chunk,
+// or the chunk's almost all inside the summary. A summary of a section of several
+// chunks does not restate the ones its overview does not hold, which stay.
+bool restates(const ScoredHit& summary, const std::vector<uint64_t>& summary_shingles, const ScoredHit& chunk,
+              const std::vector<uint64_t>& chunk_shingles, double threshold) {
+  if (summary.field("type") != "section_summary" || chunk.field("type") == "section_summary") return false;
+  const std::string doc = summary.document_id(), path = summary.path(), sub = chunk.path();
+  if (doc.empty() || doc != chunk.document_id() || path.empty() || sub.compare(0, path.size(), path) != 0 ||
+      (sub.size() != path.size() && sub[path.size()] != '/'))
+    return false;
+  return containment(summary_shingles, chunk_shingles) >= threshold ||
+         containment(chunk_shingles, summary_shingles) >= threshold;
+}
+
+}  // namespace
+
+HitList collapse_near_duplicates(HitList hits, size_t keep, double threshold, Telemetry* telemetry) {
+  HitList out;
+  out.reserve(hits.size());
+  std::vector<std::vector<uint64_t>> kept_shingles;
+  size_t folded = 0, i = 0;
+  for (; i < hits.size() && out.size() < keep; ++i) {
+    auto& h = hits[i];
+    auto sh = shingles(h.text);
+    size_t into = out.size();
+    for (size_t k = 0; k < out.size() && into == out.size(); ++k)
+      if (jaccard(kept_shingles[k], sh) >= threshold || restates(out[k], kept_shingles[k], h, sh, threshold) ||
+          restates(h, sh, out[k], kept_shingles[k], threshold))
+        into = k;
+    if (into == out.size()) {
+      out.push_back(std::move(h));
+      kept_shingles.push_back(std::move(sh));
+      continue;
+    }
+    auto& kept = out[into];
+    if (!kept.duplicates.is_array()) kept.duplicates = nlohmann::json::array();
+    kept.duplicates.push_back({{"id", h.id}, {"collection", h.collection}, {"score", h.score}});
+    ++folded;
+  }
+  for (; i < hits.size(); ++i) out.push_back(std::move(hits[i]));
+  if (folded && telemetry) telemetry->audit("near_duplicates", {{"folded", folded}});
+  return out;
+}
+
 }  // namespace eagle::search

@@ -19,6 +19,17 @@ HitList merge_rrf(std::vector<HitList> lists, int k = 60, bool explain = false);
 // hit; audits `rrf_dedupe` with the number removed.
 HitList dedupe_cross_collection(HitList merged, int succeeded_plans, Telemetry* telemetry);
 
+// Near-duplicate collapse (issue 15, defect 6): walking the hits in rank order until
+// `keep` hits are kept, a hit is folded into an earlier kept hit when
+//   - their texts are near-identical: Jaccard similarity of their word 3-shingles
+//     >= `threshold` (identical chunks of two labels), or
+//   - one is a section summary that restates the other, a chunk of the same document
+//     under its path: the share of the summary's shingles in the chunk, or of the
+//     chunk's in the summary, is >= `threshold`.
+// The folded hit is listed in the kept hit's `duplicates` ({id, collection, score});
+// hits past the kept ones are left as they are.
+HitList collapse_near_duplicates(HitList hits, size_t keep, double threshold, Telemetry* telemetry = nullptr);
+
 // inject_supplement_candidates: up to `min_new` supplement hits not already in
 // `merged` go to the top, each with score += `boost` so they survive rerank trimming.
 HitList inject_supplement_candidates(HitList merged, const HitList& supplement, size_t min_new = 2,

@@ -519,11 +519,14 @@ RetrievalResponse Orchestrator::retrieve(const RetrievalRequest& req) const {
   // come right after their parent), so trimming first returns the same list.
   // The trimmed hits still count as present, as they would without the trim (a child
   // that is also a recalled hit is not inserted twice).
+  // The near-duplicate collapse may fold some of the first top_k: twice as many are
+  // kept for it to fill the list from.
   HitList trimmed;
-  if (lazy && merged.size() > req.top_k) {
-    trimmed.assign(std::make_move_iterator(merged.begin() + static_cast<std::ptrdiff_t>(req.top_k)),
+  const size_t lazy_keep = config_.collapse_duplicates ? std::min(2 * req.top_k, kMaxFinalTopK) : req.top_k;
+  if (lazy && merged.size() > lazy_keep) {
+    trimmed.assign(std::make_move_iterator(merged.begin() + static_cast<std::ptrdiff_t>(lazy_keep)),
                    std::make_move_iterator(merged.end()));
-    merged.resize(req.top_k);
+    merged.resize(lazy_keep);
   }
   materialize(merged);
   merged = expand(std::move(merged), route, req, scope, tel, trimmed);
@@ -552,6 +555,8 @@ RetrievalResponse Orchestrator::retrieve(const RetrievalRequest& req) const {
   } else {
     tel.audit("rerank_t2_passthrough", {{"candidates", merged.size()}});
   }
+  if (config_.collapse_duplicates)
+    merged = collapse_near_duplicates(std::move(merged), req.top_k, config_.duplicate_similarity, &tel);
   if (merged.size() > req.top_k) merged.resize(req.top_k);
   if (!req.explain)
     for (auto& h : merged) h.explain = Explain{};

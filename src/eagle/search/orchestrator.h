@@ -4,7 +4,8 @@
 // QUERY_DENSE_EXPAND -> encode -> dense ANN with the plan's filters (+ the lexical leg
 // when hybrid) -> fuse -> RERANK; then RETRIEVE_SUPPLEMENT -> merge_rrf ->
 // dedupe_cross_collection (G32) -> RRF_POST_MERGE -> graph and parent-document
-// expansion -> RERANK_MERGED per the rerank policy -> final_top_k. A plan that throws
+// expansion -> RERANK_MERGED per the rerank policy -> near-duplicate collapse ->
+// final_top_k. A plan that throws
 // is skipped with a warning and a plan_failed audit; the query still answers.
 #include <algorithm>
 #include <functional>
@@ -55,6 +56,8 @@ struct PipelineConfig {
   bool parent_doc_retrieval = true;
   bool graph_expansion = true;
   size_t max_expansion = 50;  // expanded nodes per query (graph + drill-down)
+  bool collapse_duplicates = true;    // collapse_near_duplicates before the final trim
+  double duplicate_similarity = 0.9;  // its Jaccard threshold
   std::map<std::string, RerankPolicy> rerank_policy;  // per namespace; unset -> resolved
   std::string general_reranker;                       // registry label; empty = none
   std::map<std::string, std::string> collection_encoders;  // for scope-union plans

@@ -38,6 +38,8 @@ struct ScoredHit {
   // "collection\x1fid" of the hit it was expanded from (it inherits that hit's score,
   // seed retrieval.txt §4.4, so a reranker must know where the score came from).
   std::string expanded_from;
+  // Hits folded into this one by the near-duplicate collapse: [{id, collection, score}].
+  nlohmann::json duplicates;
 
   // The seed's dedupe keys.
   std::string source_chunk_id() const { return field("source_chunk_id"); }
