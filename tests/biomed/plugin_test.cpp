@@ -3,6 +3,7 @@
 // scores, supplement limit and formula, RRF post-merge injection, the five Tier-2
 // weight profiles, the cross-drug penalty, the chemical max-merge and the fallbacks.
 #include "eagle/biomed/plugin.h"
+#include "eagle/biomed/brand_knowledge.h"
 
 #include <gtest/gtest.h>
 
@@ -326,6 +327,36 @@ TEST(BiomedRoute, AbsentCollectionsAreDroppedAndAudited) {
   EXPECT_EQ(d.hints["absent"], json::array({"eagle_text_biomed"}));
   ASSERT_FALSE(tel.audits().empty());
   EXPECT_EQ(tel.audits()[0]["audit"], "route_absent");
+}
+
+// ---- brand names taught by labels (issue 15, defect 3) ---------------------------------------
+
+TEST(BrandAwareKnowledge, LabelBrandsMatchAsTheirGenericsEntityWithoutOverridingTheVocabulary) {
+  auto vocab = std::make_unique<FakeKnowledge>();
+  const EntityId ada = vocab->add({"DRUGBANK:DB00051", "adalimumab", {}, EntityType::drug, {}, {}, ""});
+  const EntityId ator = vocab->add({"DRUGBANK:DB01076", "atorvastatin", {}, EntityType::drug, {}, {}, ""});
+  vocab->add({"DRUGBANK:DB00619", "imatinib", {"Gleevec"}, EntityType::drug, {}, {}, ""});
+  BrandAwareKnowledge kb(std::move(vocab));
+  EXPECT_TRUE(kb.match_drug_entities("Humira and Lipitor").empty());  // what the vocabulary knows
+  // Gleevec is known already; "Nope" has no known generic; a repeated pair counts once.
+  EXPECT_EQ(kb.set_brands({{"HUMIRA", "adalimumab"}, {"LIPITOR", "atorvastatin calcium"}, {"Gleevec", "imatinib"},
+                           {"Nope", "unknownumab"}, {"HUMIRA", "adalimumab"}}),
+            2u);
+  auto m = kb.match_drug_entities("Does Humira interact with lipitor? (HUMIRA-pen, Humiras)");
+  ASSERT_EQ(m.size(), 3u);  // word-bounded: "Humiras" is not "Humira"; the "HUMIRA" of "HUMIRA-pen" is
+  EXPECT_EQ(m[2].text, "HUMIRA");
+  EXPECT_EQ(m[0].text, "Humira");
+  EXPECT_EQ(m[0].entity, ada);
+  EXPECT_EQ(m[1].text, "lipitor");
+  EXPECT_EQ(m[1].entity, ator);
+  EXPECT_EQ(kb.match_entities("HUMIRA-pen").size(), 1u);
+  EXPECT_EQ(drug_names(kb, "Humira"), (std::vector<std::string>{"humira", "adalimumab"}));
+  // The vocabulary's own matches stand and come first in text order.
+  auto g = kb.match_drug_entities("Gleevec or Humira");
+  ASSERT_EQ(g.size(), 2u);
+  EXPECT_EQ(g[0].text, "Gleevec");
+  kb.set_brands({});
+  EXPECT_TRUE(kb.match_drug_entities("Humira").empty());
 }
 
 // ---- biomed_dense_expand ------------------------------------------------------------------

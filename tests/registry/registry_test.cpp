@@ -251,6 +251,28 @@ TYPED_TEST(RegistryTest, RemoveDropsTheKeywordsOfEveryNamespace) {
   EXPECT_TRUE(this->reg_->keywords("doc-1", "core").empty());
 }
 
+// Brand names taught by drug labels (issue 15, defect 3): replaced per document,
+// namespace-scoped, distinct, gone with their document.
+TYPED_TEST(RegistryTest, BrandNamesAreReplacedPerDocumentAndGoWithIt) {
+  this->reg_->upsert(this->doc("humira", "Humira | adalimumab", "", "", "", "biomed"));
+  this->reg_->upsert(this->doc("lipitor", "Lipitor | atorvastatin", "", "", "", "biomed"));
+  this->reg_->upsert(this->doc("core-doc", "x", "", "", "", "core"));
+  this->reg_->set_brands("humira", {{"HUMIRA", "adalimumab"}, {"HUMIRA", "adalimumab"}, {"Old", "x"}});
+  this->reg_->set_brands("humira", {{"HUMIRA", "adalimumab"}});  // replaces
+  this->reg_->set_brands("lipitor", {{"LIPITOR", "atorvastatin calcium"}, {"LIPITOR", "atorvastatin"}});
+  this->reg_->set_brands("core-doc", {{"Other", "y"}});
+  using B = std::vector<BrandName>;
+  EXPECT_EQ(this->reg_->brands("biomed"),
+            (B{{"HUMIRA", "adalimumab"}, {"LIPITOR", "atorvastatin"}, {"LIPITOR", "atorvastatin calcium"}}));
+  EXPECT_EQ(this->reg_->brands("core"), (B{{"Other", "y"}}));
+  EXPECT_EQ(error_code_of([&] { this->reg_->set_brands("absent", {{"A", "a"}}); }), ErrorCode::not_found);
+  EXPECT_EQ(error_code_of([&] { this->reg_->set_brands("humira", {{"", "a"}}); }), ErrorCode::invalid_argument);
+  ASSERT_TRUE(this->reg_->remove("lipitor"));
+  EXPECT_EQ(this->reg_->brands("biomed"), (B{{"HUMIRA", "adalimumab"}}));
+  this->reg_->set_brands("humira", {});
+  EXPECT_TRUE(this->reg_->brands("biomed").empty());
+}
+
 TYPED_TEST(RegistryTest, UpsertRefusesAnEmptyIdOrNamespace) {
   EXPECT_EQ(error_code_of([&] { this->reg_->upsert(this->doc("", "x")); }), ErrorCode::invalid_argument);
   EXPECT_EQ(error_code_of([&] { this->reg_->upsert(this->doc("d", "x", "", "", "kb", "")); }),

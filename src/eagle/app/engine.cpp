@@ -139,9 +139,31 @@ std::string Engine::default_encoder(const std::string& collection) const {
 }
 
 const biomed::EntityKnowledge& Engine::knowledge() {
-  std::lock_guard init(init_mu_);
-  if (!knowledge_) knowledge_ = load_knowledge(cfg_);
+  {
+    std::lock_guard init(init_mu_);
+    if (!knowledge_) knowledge_ = std::make_unique<biomed::BrandAwareKnowledge>(load_knowledge(cfg_));
+  }
+  // Outside init_mu_: the registry opens under its own once-flag.
+  std::call_once(brands_once_, [&] { refresh_brands(); });
   return *knowledge_;
+}
+
+void Engine::refresh_brands() {
+  biomed::BrandAwareKnowledge* kb = nullptr;
+  {
+    std::lock_guard init(init_mu_);
+    kb = knowledge_.get();
+  }
+  if (!kb) return;  // loaded (with the brands) on first use
+  // Brand names improve matching; a registry that cannot be read leaves the
+  // vocabulary as it is, said once, and the caller's own registry use reports it.
+  try {
+    std::vector<std::pair<std::string, std::string>> pairs;
+    for (auto& b : registry().brands("biomed")) pairs.emplace_back(std::move(b.brand), std::move(b.generic));
+    kb->set_brands(pairs);
+  } catch (const std::exception& e) {
+    spdlog::warn("brand names of the store's drug labels not loaded: {}", e.what());
+  }
 }
 
 void Engine::ensure_plugin(const std::string& ns) {

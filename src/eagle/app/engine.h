@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "eagle/app/config.h"
+#include "eagle/biomed/brand_knowledge.h"
 #include "eagle/biomed/knowledge.h"
 #include "eagle/biomed/plugin.h"
 #include "eagle/encode/encoder.h"
@@ -149,7 +150,10 @@ class Engine {
   // The query pipeline; the biomed plugin and its vocabulary load on first use of
   // the biomed namespace (or at start: preload()).
   search::RetrievalResponse search(const search::RetrievalRequest& req);
+  // The vocabulary, plus the brand names the store's drug labels teach.
   const biomed::EntityKnowledge& knowledge();
+  // Re-reads the labels' brand names from the registry (after an ingest wrote some).
+  void refresh_brands();
   // Structural neighbours of a compound (by name or SMILES), or the compounds holding
   // a SMARTS substructure, in the biomed chemical collection; a caller's scope holds.
   CompoundResult retrieve_compounds(const CompoundQuery& q, const AccessScope& scope = {});
@@ -206,7 +210,8 @@ class Engine {
   std::string registry_url_;
   encode::EncoderRegistry encoders_;
   search::HookBus bus_;
-  std::unique_ptr<biomed::EntityKnowledge> knowledge_;
+  std::unique_ptr<biomed::BrandAwareKnowledge> knowledge_;
+  std::once_flag brands_once_;  // the first load of the brand names
   std::unique_ptr<biomed::BiomedPlugin> biomed_;
   std::unique_ptr<search::DocumentCatalog> doc_catalog_;
   std::unique_ptr<search::Orchestrator> orchestrator_;

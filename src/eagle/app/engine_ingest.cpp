@@ -14,6 +14,7 @@
 #include <optional>
 #include <set>
 #include <shared_mutex>
+#include <unordered_map>
 #include <unordered_set>
 
 #include <spdlog/spdlog.h>
@@ -116,13 +117,18 @@ class DocumentSpill {
   DocumentSpill(const DocumentSpill&) = delete;
   DocumentSpill& operator=(const DocumentSpill&) = delete;
 
-  void write(const registry::DocumentRecord& d) {
+  // `brands`: the brand / generic pairs a label states (null for other documents).
+  void write(const registry::DocumentRecord& d, const std::vector<registry::BrandName>* brands = nullptr) {
     json j = {{"document_id", d.document_id}, {"name", d.name},
               {"file_name", d.file_name},     {"document_name", d.document_name},
               {"kb_name", d.kb_name},         {"plugin_namespace", d.plugin_namespace},
               {"source_type", d.source_type}, {"source_uri", d.source_uri},
               {"collections_used", d.collections_used}};
     if (d.year) j["year"] = *d.year;
+    if (brands) {
+      j["brands"] = json::array();
+      for (const auto& b : *brands) j["brands"].push_back({b.brand, b.generic});
+    }
     const std::string line = j.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
     if (std::fwrite(line.data(), 1, line.size(), file_) != line.size())
       fail(ErrorCode::unavailable, std::string("cannot write the ingest's temporary document list: ") +
@@ -131,7 +137,8 @@ class DocumentSpill {
   }
   size_t count() const { return count_; }
 
-  // Calls fn(record) for each record written, in order.
+  // Calls fn(record, brands) for each record written, in order (brands null when the
+  // record was written without).
   template <typename F>
   void for_each(F&& fn) {
     if (std::fflush(file_) != 0 || std::fseek(file_, 0, SEEK_SET) != 0)
@@ -155,7 +162,12 @@ class DocumentSpill {
       d.source_uri = j.at("source_uri").get<std::string>();
       d.collections_used = j.at("collections_used").get<std::vector<std::string>>();
       if (j.contains("year")) d.year = j["year"].get<int64_t>();
-      fn(d);
+      std::optional<std::vector<registry::BrandName>> brands;
+      if (j.contains("brands")) {
+        brands.emplace();
+        for (const auto& b : j["brands"]) brands->push_back({b.at(0).get<std::string>(), b.at(1).get<std::string>()});
+      }
+      fn(d, brands ? &*brands : nullptr);
     }
     if (std::ferror(file_))
       fail(ErrorCode::unavailable, "cannot read the ingest's temporary document list");
@@ -173,6 +185,8 @@ struct Slice {
   std::vector<size_t> document_of;   // row -> index in `documents`
   std::vector<registry::DocumentRecord> documents;
   std::unordered_set<std::string> ids;  // text record ids read into this slice
+  // A drug label's brand / generic pairs, by document id (written to the registry).
+  std::unordered_map<std::string, std::vector<registry::BrandName>> brands;
   // TDR, unit input: the profile of the input each row came from; unset: decided per row.
   std::vector<std::optional<biomed::DocumentProfile>> profile;
 
@@ -409,7 +423,10 @@ IngestReport Engine::ingest(const std::vector<std::string>& inputs, const Ingest
       }
       t.coll->stage(txn, own_stale, std::move(batch));
     }
-    for (const auto& d : s.documents) spill.write(d);
+    for (const auto& d : s.documents) {
+      auto b = s.brands.find(d.document_id);
+      spill.write(d, b == s.brands.end() ? nullptr : &b->second);
+    }
     rows_done += s.rows.size();
     report_progress();
     s = Slice{};
@@ -486,6 +503,10 @@ IngestReport Engine::ingest(const std::vector<std::string>& inputs, const Ingest
         r.name = label.display_title();
         for (const auto& n : label.product_names) r.name += " | " + n;
         for (const auto& n : label.generic_names) r.name += " | " + n;
+        // Every label records its pairs (an empty list clears a re-ingested label's).
+        auto& brands = slice.brands[label.document_id];
+        for (const auto& p : label.product_names)
+          for (const auto& g : label.generic_names) brands.push_back({p, g});
         r.file_name = label.file_name;
         r.document_name = label.display_title();
         r.source_type = "label";
@@ -617,7 +638,8 @@ IngestReport Engine::ingest(const std::vector<std::string>& inputs, const Ingest
   // The registry follows the collection writes. A document deleted while this ingest
   // ran (a DELETE between its commit and here) gets no registry row back.
   const bool deleted_meanwhile = deletes_.load() != deletes_at_start;
-  spill.for_each([&](registry::DocumentRecord& d) {
+  bool brands_written = false;
+  spill.for_each([&](registry::DocumentRecord& d, const std::vector<registry::BrandName>* brands) {
     std::lock_guard writer(write_mu_);
     if (deleted_meanwhile) {
       bool has_rows = false;
@@ -630,7 +652,13 @@ IngestReport Engine::ingest(const std::vector<std::string>& inputs, const Ingest
         if (catalog_->exists(c) && !catalog_->get(c).ids_where_equals("document_id", d.document_id).empty())
           add_collection(d, c);
     registry().upsert(d);
+    if (brands) {
+      registry().set_brands(d.document_id, *brands);
+      brands_written = true;
+    }
   });
+  // The labels' brand names are known to the next search at once.
+  if (brands_written) refresh_brands();
   // Fast opens: the next process loads a segment instead of replaying the log. The
   // segment is written while searches go on.
   if (cfg_.checkpoint_after_ingest)

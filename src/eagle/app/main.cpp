@@ -198,7 +198,18 @@ int cmd_entities(const GlobalFlags& g, const std::vector<std::string>& words, bo
   for (const auto& w : words) text += (text.empty() ? "" : " ") + w;
   auto t0 = std::chrono::steady_clock::now();
   std::string report;
-  auto kb = eagle::app::load_knowledge(cfg, &report);
+  // With a store, its drug labels' brand names count too ("Humira" is adalimumab).
+  std::unique_ptr<eagle::app::Engine> engine;
+  std::unique_ptr<eagle::biomed::EntityKnowledge> vocabulary;
+  const eagle::biomed::EntityKnowledge* kb = nullptr;
+  if (fs::is_directory(cfg.data_dir)) {
+    engine = std::make_unique<eagle::app::Engine>(cfg, eagle::app::StoreAccess::read_only);
+    kb = &engine->knowledge();
+    report = "vocabulary and the brand names of the labels in " + cfg.data_dir;
+  } else {
+    vocabulary = eagle::app::load_knowledge(cfg, &report);
+    kb = vocabulary.get();
+  }
   const double load_s = seconds_since(t0);
   auto matches = drugs_only ? kb->match_drug_entities(text) : kb->match_entities(text);
   json out = eagle::app::entities_json(*kb, matches);

@@ -52,9 +52,26 @@ QueryRetrievalIntent detect_retrieval_intent(const std::string& query, const Ent
   };
   // "Section cues added when warning / dosage / dosing / indications / usage
   // keywords present in the query."
+  // Longest keyword first, and a keyword found is blanked out of the text, so the
+  // "warning" inside "boxed warning" does not also add the warnings section.
+  // The cues keep the keywords' order.
+  const auto& keywords = opts.section_keywords;
+  std::vector<size_t> longest_first(keywords.size());
+  for (size_t i = 0; i < keywords.size(); ++i) longest_first[i] = i;
+  std::stable_sort(longest_first.begin(), longest_first.end(),
+                   [&](size_t a, size_t b) { return keywords[a].first.size() > keywords[b].first.size(); });
+  std::string rest = q;
+  std::vector<bool> found(keywords.size(), false);
+  for (size_t i : longest_first) {
+    const std::string& kw = keywords[i].first;
+    if (!has_cue(rest, kw)) continue;
+    found[i] = true;
+    for (size_t pos = rest.find(kw); pos != std::string::npos; pos = rest.find(kw, pos + kw.size()))
+      if (pos == 0 || !std::isalnum(static_cast<unsigned char>(rest[pos - 1]))) rest.replace(pos, kw.size(), kw.size(), ' ');
+  }
   std::vector<std::string> cues;
-  for (const auto& [kw, section] : opts.section_keywords)
-    if (has_cue(q, kw) && std::find(cues.begin(), cues.end(), section) == cues.end()) cues.push_back(section);
+  for (size_t i = 0; i < keywords.size(); ++i)
+    if (found[i] && std::find(cues.begin(), cues.end(), keywords[i].second) == cues.end()) cues.push_back(keywords[i].second);
 
   QueryRetrievalIntent in;
   // Distinct drug entities (a brand and its generic name count once).

@@ -29,13 +29,18 @@ struct IntentOptions {
   // _COMPOUND_CUE_RE
   std::vector<std::string> compound_cues = {"smiles", "inchi", "compound", "ligand", "molecular formula"};
   // _LABEL_CUE_RE. "label" alone is included: "the Humira label" is a drug label query.
+  // "boxed warning" too: only a label has one.
   std::vector<std::string> label_cues = {"drug label", "prescribing information", "indications and usage",
-                                         "dosage and administration", "label", "labeling", "package insert"};
+                                         "dosage and administration", "label", "labeling", "package insert",
+                                         "boxed warning"};
   // _COMBINATION_CUE_RE
   std::vector<std::string> combination_cues = {"combination", "combined with", "co-administered",
                                                "coadministered", "plus"};
   // Section cue keywords -> the section name they add.
+  // The seed's five plus "boxed warning" (a label's boxed warning is its own section;
+  // a keyword inside a longer one found first does not count again).
   std::vector<std::pair<std::string, std::string>> section_keywords = {
+      {"boxed warning", "boxed_warning"},
       {"warning", "warnings"},           {"dosage", "dosage"}, {"dosing", "dosage"},
       {"indications", "indications_and_usage"}, {"usage", "indications_and_usage"}};
   std::string chemical_collection = "eagle_chemical";  // what regulatory queries suppress

@@ -41,6 +41,12 @@ CREATE TABLE IF NOT EXISTS document_keywords (
   PRIMARY KEY (document_id, plugin_namespace, keyword)
 );
 CREATE INDEX IF NOT EXISTS document_keywords_tag ON document_keywords (plugin_namespace, keyword);
+CREATE TABLE IF NOT EXISTS drug_brands (
+  document_id text NOT NULL REFERENCES documents (document_id) ON DELETE CASCADE,
+  brand       text NOT NULL,
+  generic     text NOT NULL,
+  PRIMARY KEY (document_id, brand, generic)
+);
 COMMIT;
 )sql";
 
@@ -122,6 +128,13 @@ SELECT $1, $2, k FROM unnest($3::text[]) AS k ON CONFLICT DO NOTHING)sql";
 constexpr const char* kKeywords =
     "SELECT keyword FROM document_keywords WHERE document_id = $1 AND plugin_namespace = $2";
 constexpr const char* kRemove = "DELETE FROM documents WHERE document_id = $1";
+constexpr const char* kDeleteBrands = "DELETE FROM drug_brands WHERE document_id = $1";
+constexpr const char* kInsertBrands = R"sql(
+INSERT INTO drug_brands (document_id, brand, generic)
+SELECT $1, b, g FROM unnest($2::text[], $3::text[]) AS t(b, g) ON CONFLICT DO NOTHING)sql";
+constexpr const char* kBrands = R"sql(
+SELECT DISTINCT b.brand, b.generic FROM drug_brands b JOIN documents d ON d.document_id = b.document_id
+WHERE d.plugin_namespace = $1)sql";  // sorted by the caller
 
 using Param = std::optional<std::string>;  // nullopt = SQL NULL
 using Result = std::unique_ptr<PGresult, decltype(&PQclear)>;
@@ -393,6 +406,40 @@ void PostgresRegistry::do_set_keywords(std::string_view document_id, std::string
     }
     throw;
   }
+}
+
+void PostgresRegistry::do_set_brands(std::string_view document_id, const std::vector<BrandName>& brands) {
+  std::vector<std::string> names, generics;
+  for (const auto& b : brands) {
+    names.push_back(b.brand);
+    generics.push_back(b.generic);
+  }
+  std::lock_guard lock(mutex_);
+  impl_->ensure_ready();
+  impl_->command("BEGIN", "begin");
+  try {
+    auto found = impl_->run(kExistsForUpdate, {str(document_id)}, "set_brands");
+    if (PQntuples(found.get()) == 0)
+      fail(ErrorCode::not_found, "registry: no document '" + std::string(document_id) + "' for brand names");
+    impl_->run(kDeleteBrands, {str(document_id)}, "set_brands");
+    if (!brands.empty())
+      impl_->run(kInsertBrands, {str(document_id), pg_text_array(names), pg_text_array(generics)}, "set_brands");
+    impl_->command("COMMIT", "commit");
+  } catch (...) {
+    if (PQstatus(impl_->conn) == CONNECTION_OK && PQtransactionStatus(impl_->conn) != PQTRANS_IDLE)
+      PQclear(PQexec(impl_->conn, "ROLLBACK"));
+    throw;
+  }
+}
+
+std::vector<BrandName> PostgresRegistry::do_brands(std::string_view plugin_namespace) const {
+  std::lock_guard lock(mutex_);
+  impl_->ensure_ready();
+  auto res = impl_->run(kBrands, {str(plugin_namespace)}, "brands");
+  auto brand = column(res.get(), 0), generic = column(res.get(), 1);
+  std::vector<BrandName> out;
+  for (size_t i = 0; i < brand.size() && i < generic.size(); ++i) out.push_back({brand[i], generic[i]});
+  return out;
 }
 
 std::vector<std::string> PostgresRegistry::do_keywords(std::string_view document_id,

@@ -171,6 +171,26 @@ std::vector<std::string> DocumentRegistry::keywords(std::string_view document_id
   return out;
 }
 
+void DocumentRegistry::set_brands(std::string_view document_id, const std::vector<BrandName>& brands) {
+  check_non_empty(document_id, "document_id");
+  if (brands.size() > kMaxIds) invalid("at most " + std::to_string(kMaxIds) + " brand names per document");
+  for (const auto& b : brands)
+    if (b.brand.empty() || b.generic.empty()) invalid("a brand name and its generic name must not be empty");
+  std::vector<BrandName> unique = brands;
+  std::sort(unique.begin(), unique.end());
+  unique.erase(std::unique(unique.begin(), unique.end()), unique.end());
+  do_set_brands(document_id, unique);
+}
+
+std::vector<BrandName> DocumentRegistry::brands(std::string_view plugin_namespace) const {
+  if (plugin_namespace.empty()) return {};
+  check_key(plugin_namespace, "plugin_namespace");
+  auto out = do_brands(plugin_namespace);
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
 std::vector<std::string> DocumentRegistry::find_by_name_terms(const std::vector<std::string>& terms,
                                                               std::string_view plugin_namespace, size_t limit,
                                                               std::optional<std::string_view> kb_name) const {

@@ -52,6 +52,16 @@ struct DocumentRecord {
   bool operator==(const DocumentRecord&) const = default;
 };
 
+// A brand (proprietary) name and one generic name of the same product, as a drug
+// label states them (SPL): the vocabularies know generics, labels teach the brands.
+struct BrandName {
+  std::string brand;
+  std::string generic;
+
+  bool operator==(const BrandName&) const = default;
+  auto operator<=>(const BrandName&) const = default;
+};
+
 // What enrich_file_names backfills onto hits whose metadata lacks them.
 struct DocumentNames {
   std::string file_name;
@@ -98,6 +108,13 @@ class DocumentRegistry {
                     const std::vector<std::string>& tags);
   // The document's tags in one namespace, sorted bytewise.
   std::vector<std::string> keywords(std::string_view document_id, std::string_view plugin_namespace) const;
+
+  // Replaces the brand / generic pairs a document (a drug label) states; they go with
+  // the document when it is removed. Empty names are refused; an empty list clears.
+  // not_found when the document is absent.
+  void set_brands(std::string_view document_id, const std::vector<BrandName>& brands);
+  // Every distinct pair of the namespace's documents, sorted (brand, then generic).
+  std::vector<BrandName> brands(std::string_view plugin_namespace) const;
 
   // lookup_document_ids_by_name_terms: ids of the namespace's documents whose name,
   // file_name or document_name contains ANY term as a case-insensitive substring
@@ -151,6 +168,8 @@ class DocumentRegistry {
   virtual std::optional<DocumentRecord> do_get(std::string_view document_id) const = 0;
   virtual void do_set_keywords(std::string_view document_id, std::string_view plugin_namespace,
                                const std::vector<std::string>& tags) = 0;
+  virtual void do_set_brands(std::string_view document_id, const std::vector<BrandName>& brands) = 0;
+  virtual std::vector<BrandName> do_brands(std::string_view plugin_namespace) const = 0;
   virtual std::vector<std::string> do_keywords(std::string_view document_id,
                                                std::string_view plugin_namespace) const = 0;
   virtual std::vector<std::string> do_find_by_name_terms(const std::vector<std::string>& terms,

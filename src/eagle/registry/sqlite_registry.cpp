@@ -43,9 +43,18 @@ CREATE TABLE IF NOT EXISTS document_keywords (
   PRIMARY KEY (document_id, plugin_namespace, keyword)
 );
 CREATE INDEX IF NOT EXISTS document_keywords_tag ON document_keywords (plugin_namespace, keyword);
+CREATE TABLE IF NOT EXISTS drug_brands (
+  document_id TEXT NOT NULL REFERENCES documents (document_id) ON DELETE CASCADE,
+  brand       TEXT NOT NULL,
+  generic     TEXT NOT NULL,
+  PRIMARY KEY (document_id, brand, generic)
+);
 )sql";
 
-constexpr int kSchemaVersion = 1;  // PRAGMA user_version
+// PRAGMA user_version. 2 added drug_brands; a reader of a version-1 file (written by
+// an older build, not upgraded yet) sees no brands.
+constexpr int kSchemaVersion = 2;
+constexpr int kBrandsSchemaVersion = 2;
 
 enum Query : size_t {
   q_upsert,
@@ -63,6 +72,9 @@ enum Query : size_t {
   q_count_documents,
   q_knowledge_bases,
   q_tags,
+  q_delete_brands,
+  q_insert_brand,
+  q_brands,
   q_count
 };
 
@@ -129,6 +141,10 @@ constexpr std::array<const char*, q_count> kSql = {
             AND (?2 IS NULL OR k.document_id IN (SELECT d.document_id FROM documents d
                                                  WHERE d.kb_name IN (SELECT value FROM json_each(?2))))
           GROUP BY k.keyword ORDER BY k.keyword)sql",
+    "DELETE FROM drug_brands WHERE document_id = ?1",
+    "INSERT OR IGNORE INTO drug_brands (document_id, brand, generic) VALUES (?1, ?2, ?3)",
+    R"sql(SELECT DISTINCT b.brand, b.generic FROM drug_brands b JOIN documents d ON d.document_id = b.document_id
+          WHERE d.plugin_namespace = ?1 ORDER BY b.brand, b.generic)sql",
 };
 
 // Busy, locked, I/O and open failures are the database being unavailable; a
@@ -332,8 +348,7 @@ SqliteRegistry::SqliteRegistry(const std::string& path, bool read_only) : impl_(
   }
   if (read_only) {
     // A reader beside the writer: the writer made the schema; nothing is written here.
-    if (version != kSchemaVersion)
-      fail(ErrorCode::unavailable, "registry (sqlite " + path + ") has no schema yet");
+    if (version < 1) fail(ErrorCode::unavailable, "registry (sqlite " + path + ") has no schema yet");
   } else {
     // WAL: readers never block the writer; ":memory:" stays in its own journal mode.
     impl_->exec("PRAGMA journal_mode = WAL", "enable WAL");
@@ -345,7 +360,9 @@ SqliteRegistry::SqliteRegistry(const std::string& path, bool read_only) : impl_(
     impl_->exec(("PRAGMA user_version = " + std::to_string(kSchemaVersion)).c_str(), "set schema version");
     tx.commit();
   }
+  has_brands_ = !read_only || version >= kBrandsSchemaVersion;
   for (size_t i = 0; i < q_count; ++i) {
+    if (!has_brands_ && (i == q_delete_brands || i == q_insert_brand || i == q_brands)) continue;
     rc = sqlite3_prepare_v3(impl_->db, kSql[i], -1, SQLITE_PREPARE_PERSISTENT, &impl_->stmts[i], nullptr);
     if (rc != SQLITE_OK) impl_->raise(rc, "prepare");
   }
@@ -403,6 +420,35 @@ void SqliteRegistry::do_set_keywords(std::string_view document_id, std::string_v
     c.bind(1, document_id).bind(2, plugin_namespace).bind(3, tag).run();
   }
   tx.commit();
+}
+
+void SqliteRegistry::do_set_brands(std::string_view document_id, const std::vector<BrandName>& brands) {
+  std::lock_guard lock(mutex_);
+  Transaction tx(*impl_);
+  {
+    Cursor c(*impl_, impl_->stmts[q_exists]);
+    if (!c.bind(1, document_id).step())
+      fail(ErrorCode::not_found, "registry: no document '" + std::string(document_id) + "' for brand names");
+  }
+  {
+    Cursor c(*impl_, impl_->stmts[q_delete_brands]);
+    c.bind(1, document_id).run();
+  }
+  for (const auto& b : brands) {
+    Cursor c(*impl_, impl_->stmts[q_insert_brand]);
+    c.bind(1, document_id).bind(2, b.brand).bind(3, b.generic).run();
+  }
+  tx.commit();
+}
+
+std::vector<BrandName> SqliteRegistry::do_brands(std::string_view plugin_namespace) const {
+  if (!has_brands_) return {};
+  std::lock_guard lock(mutex_);
+  Cursor c(*impl_, impl_->stmts[q_brands]);
+  c.bind(1, plugin_namespace);
+  std::vector<BrandName> out;
+  while (c.step()) out.push_back({c.text(0), c.text(1)});
+  return out;
 }
 
 std::vector<std::string> SqliteRegistry::do_keywords(std::string_view document_id,

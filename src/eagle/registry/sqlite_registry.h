@@ -28,6 +28,8 @@ class SqliteRegistry final : public DocumentRegistry {
   std::optional<DocumentRecord> do_get(std::string_view document_id) const override;
   void do_set_keywords(std::string_view document_id, std::string_view plugin_namespace,
                        const std::vector<std::string>& tags) override;
+  void do_set_brands(std::string_view document_id, const std::vector<BrandName>& brands) override;
+  std::vector<BrandName> do_brands(std::string_view plugin_namespace) const override;
   std::vector<std::string> do_keywords(std::string_view document_id,
                                        std::string_view plugin_namespace) const override;
   std::vector<std::string> do_find_by_name_terms(const std::vector<std::string>& terms,
@@ -49,6 +51,7 @@ class SqliteRegistry final : public DocumentRegistry {
   struct Impl;
   std::unique_ptr<Impl> impl_;
   mutable std::mutex mutex_;
+  bool has_brands_ = true;  // false for a read-only file of schema version 1
 };
 
 }  // namespace eagle::registry
