@@ -354,9 +354,11 @@ TEST(Cli, EvalOfAStoreMatchesTheBeirShortcutOnSciFactTrain) {
   const std::string store = (dir / "store").string();
   ASSERT_EQ(run("--data-dir " + store + " ingest " + scifact.string()).rc, 0);
   auto metrics = [](const std::string& out) {
-    // The metric table: every line from "metric" on.
+    // The metric table: every line from "metric" on, up to the store's failure classes.
     const auto at = out.find("metric ");
-    return at == std::string::npos ? std::string() : out.substr(at);
+    if (at == std::string::npos) return std::string();
+    const auto classes = out.find("failure classes:", at);
+    return out.substr(at, classes == std::string::npos ? std::string::npos : classes - at);
   };
   auto from_store = run("eval --data-dir " + store + " --queries " + (scifact / "queries.jsonl").string() +
                         " --qrels " + (scifact / "qrels" / "train.tsv").string() + " --depth 100 --run " +
@@ -368,6 +370,9 @@ TEST(Cli, EvalOfAStoreMatchesTheBeirShortcutOnSciFactTrain) {
   EXPECT_NE(from_store.out.find("queries 809"), std::string::npos) << from_store.out;
   ASSERT_FALSE(metrics(from_store.out).empty()) << from_store.out;
   EXPECT_EQ(metrics(from_store.out), metrics(shortcut.out));
+  // The seed's failure class of every query (all the gold is stored and searched).
+  EXPECT_NE(from_store.out.find("failure classes: ok "), std::string::npos) << from_store.out;
+  EXPECT_EQ(from_store.out.find("gold_corpus_gap"), std::string::npos) << from_store.out;
   auto slurp = [](const fs::path& p) {
     std::ifstream in(p);
     return std::string((std::istreambuf_iterator<char>(in)), {});

@@ -13,6 +13,7 @@
 #include "eagle/app/config.h"
 #include "eagle/app/engine.h"
 #include "eagle/app/json_views.h"
+#include "eagle/eval/failure_class.h"
 #include "eagle/biomed/plugin.h"
 #include "eagle/registry/registry.h"
 #include "eagle/app/progress.h"
@@ -298,7 +299,8 @@ std::unique_ptr<eagle::store::Collection> beir_collection(const std::vector<eagl
 }
 
 void write_eval_outputs(const eagle::eval::Run& run, const eagle::eval::Qrels& qrels, const std::string& run_file,
-                        const std::string& per_query, const std::string& tag) {
+                        const std::string& per_query, const std::string& tag,
+                        const std::map<std::string, std::string>* failure_classes = nullptr) {
   if (!run_file.empty()) {
     std::ofstream out(run_file);
     if (!out) eagle::fail(ErrorCode::unavailable, "cannot write run file " + run_file);
@@ -308,11 +310,18 @@ void write_eval_outputs(const eagle::eval::Run& run, const eagle::eval::Qrels& q
   if (!per_query.empty()) {
     std::ofstream out(per_query);
     if (!out) eagle::fail(ErrorCode::unavailable, "cannot write " + per_query);
-    eagle::eval::write_per_query_csv(out, report);
+    eagle::eval::write_per_query_csv(out, report, failure_classes, "failure_class");
   }
   std::ostringstream s;
   eagle::eval::write_summary(s, report);
   std::fputs(s.str().c_str(), stdout);
+  if (failure_classes) {
+    std::map<std::string, size_t> counts;
+    for (const auto& [q, c] : *failure_classes) ++counts[c];
+    std::string line;
+    for (const auto& [c, n] : counts) line += (line.empty() ? "" : ", ") + c + " " + std::to_string(n);
+    std::printf("failure classes: %s\n", line.c_str());
+  }
 }
 
 // Every query through `search` (the orchestrator or the Engine), `depth` hits each,
@@ -429,11 +438,33 @@ int cmd_eval_store(const GlobalFlags& g, const std::string& queries_file, const 
                                           " has no collections yet: add documents with `eagle ingest` first");
   const std::string plugin_namespace = ns.empty() ? cfg.pipeline.plugin_namespace : ns;
   auto t0 = std::chrono::steady_clock::now();
-  auto run = run_queries(queries, depth, plugin_namespace,
-                         [&](const eagle::search::RetrievalRequest& req) { return engine.search(req); });
+  std::map<std::string, std::set<std::string>> routed;  // query text -> collections searched
+  auto run = run_queries(queries, depth, plugin_namespace, [&](const eagle::search::RetrievalRequest& req) {
+    auto resp = engine.search(req);
+    auto& r = routed[req.query];
+    for (const auto& p : resp.route.plans) r.insert(p.collection);
+    return resp;
+  });
   std::printf("store %s  namespace %s  queries %zu  depth %zu  search %.2f s\n", cfg.data_dir.c_str(),
               plugin_namespace.c_str(), queries.size(), depth, seconds_since(t0));
-  write_eval_outputs(run, qrels, run_file, per_query, tag);
+  // The seed's failure class of each query (eval/failure_class.h).
+  std::map<std::string, std::string> failure_classes;
+  auto collections = engine.catalog().list();
+  for (const auto& q : queries) {
+    eagle::eval::FailureEvidence e;
+    for (const auto& [doc, rel] : qrels.at(q.id))
+      if (rel > 0) e.relevant.push_back(doc);
+    for (const auto& entry : run[q.id]) e.ranked.push_back(entry.doc);
+    e.routed = routed[q.text];
+    e.holders = [&](const std::string& id) {
+      std::vector<std::string> out;
+      for (const auto& c : collections)
+        if (engine.catalog().get(c).get(id)) out.push_back(c);
+      return out;
+    };
+    failure_classes[q.id] = std::string(eagle::eval::failure_class_name(eagle::eval::classify_failure(e)));
+  }
+  write_eval_outputs(run, qrels, run_file, per_query, tag, &failure_classes);
   return 0;
 }
 

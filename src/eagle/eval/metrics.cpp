@@ -144,9 +144,11 @@ void write_summary(std::ostream& out, const EvalReport& r) {
         << r.means[i] << '\n';
 }
 
-void write_per_query_csv(std::ostream& out, const EvalReport& r) {
+void write_per_query_csv(std::ostream& out, const EvalReport& r, const std::map<std::string, std::string>* extra,
+                         const std::string& extra_name) {
   out << "qid";
   for (const auto& n : r.names) out << ',' << n;
+  if (extra) out << ',' << extra_name;
   out << '\n';
   for (const auto& q : r.per_query) {
     // Query ids are opaque strings: quote them if they could break the CSV.
@@ -158,6 +160,10 @@ void write_per_query_csv(std::ostream& out, const EvalReport& r) {
       out << q.qid;
     }
     for (double v : q.values) out << ',' << std::fixed << std::setprecision(6) << v;
+    if (extra) {
+      auto it = extra->find(q.qid);
+      out << ',' << (it == extra->end() ? std::string() : it->second);
+    }
     out << '\n';
   }
 }

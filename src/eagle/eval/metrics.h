@@ -31,9 +31,9 @@ Run read_trec_run(const std::filesystem::path& file);
 
 struct MetricSet {
   std::vector<int> ndcg_cuts{10, 100};
-  std::vector<int> recall_cuts{10, 100, 1000};
+  std::vector<int> recall_cuts{5, 10, 100, 1000};  // Recall@5: the seed's smoke-set metric
   std::vector<int> precision_cuts{10};
-  std::vector<int> hit_cuts{10};
+  std::vector<int> hit_cuts{5, 10};                 // Hit@5: likewise
   bool mrr = true;
   bool map = true;
 };
@@ -54,6 +54,9 @@ struct EvalReport {
 EvalReport evaluate(const Qrels& qrels, Run run, const MetricSet& metrics = {});
 
 void write_summary(std::ostream& out, const EvalReport& report);
-void write_per_query_csv(std::ostream& out, const EvalReport& report);
+// `extra`: one more column, `extra_name`, by query id (empty cells for the others).
+void write_per_query_csv(std::ostream& out, const EvalReport& report,
+                         const std::map<std::string, std::string>* extra = nullptr,
+                         const std::string& extra_name = "");
 
 }  // namespace eagle::eval
