@@ -206,6 +206,17 @@ TEST_F(ServerTest, SearchAnswersWithSourcesRouteAndSteps) {
   EXPECT_EQ(kb.j()["sources"].size(), 0u);
   auto legacy = call({"POST", "/search", "/search", R"({"query": "cancer", "top_k": 10, "scope": ["ab02"]})"});
   EXPECT_EQ(source_ids(legacy), std::vector<std::string>{"ab02"}) << legacy.body;
+  // min_score drops the sources below it (issue 15): at the second source's score,
+  // the sources after it that score less are gone.
+  auto all = call({"POST", "/search", "/search", R"({"query": "cancer", "top_k": 10})"}).j()["sources"];
+  ASSERT_GE(all.size(), 3u);
+  const double cut = all[1]["score"].get<double>();
+  auto high = call({"POST", "/search", "/search",
+                    R"({"query": "cancer", "top_k": 10, "min_score": )" + std::to_string(cut) + "}"});
+  ASSERT_EQ(high.status, 200) << high.body;
+  ASSERT_FALSE(high.j()["sources"].empty());
+  EXPECT_LT(high.j()["sources"].size(), all.size());
+  for (const auto& src : high.j()["sources"]) EXPECT_GE(src["score"].get<double>(), cut - 1e-6);
 }
 
 TEST_F(ServerTest, SearchStreamSendsStepsSourcesThenDone) {
@@ -236,6 +247,7 @@ TEST_F(ServerTest, BadRequestsGetTheirStatusAndAFieldNeverAStackTrace) {
       {R"({"query": "x", "top_k": 0})", 400, "invalid_argument", "top_k"},
       {R"({"query": "x", "top_k": 1001})", 400, "invalid_argument", "top_k"},
       {R"({"query": "x", "bogus": 1})", 400, "invalid_argument", "bogus"},
+      {R"({"query": "x", "min_score": "high"})", 400, "invalid_argument", "min_score"},
       {R"({"query": "x", "route_mode": "sideways"})", 400, "invalid_argument", "route_mode"},
       {R"({"query": "x", "plugin_namespace": "astro"})", 400, "invalid_argument", "plugin_namespace"},
       {R"({"query": "x", "scope_filter": {"kb_names": "a"}})", 400, "invalid_argument", "scope_filter.kb_names"},

@@ -101,6 +101,7 @@ struct SearchFlags {
   std::vector<std::string> scope_kbs, scope_docs, tags, legacy_scope, facets;
   std::string route_mode = "text";
   std::string filter;
+  std::optional<double> min_score;
 };
 
 // KEY=VALUE facets: integers for year, a comma list becomes an `in` list.
@@ -157,6 +158,7 @@ int cmd_search(const GlobalFlags& g, const std::vector<std::string>& words, cons
   req.route_mode = eagle::search::parse_route_mode(f.route_mode);
   req.explain = f.explain;
   req.filter = f.filter;
+  req.min_score = f.min_score;
   // A reader: never modifies the store, so it runs beside a server or an ingest.
   eagle::app::Engine engine(cfg, eagle::app::StoreAccess::read_only);
   if (engine.catalog().list().empty())
@@ -670,6 +672,8 @@ int main(int argc, char** argv) {
   search->add_option("query", words, "query text")->required();
   search->add_option("-k,--top-k", sf.k, "number of hits (default: search.top_k)");
   search->add_flag("--json", sf.as_json, "print one JSON object instead of a table");
+  search->add_option("--min-score", sf.min_score,
+                     "drop hits scoring below this (the final stage's scale: docs/biomed.md, Scores)");
   search->add_flag("--explain", sf.explain, "show each hit's rank and score in every leg, and the route decision");
   search->add_option("--namespace", sf.plugin_namespace, "plugin namespace: core or biomed (default: pipeline.namespace)");
   search->add_option("--kb", sf.kb_name, "only rows of this knowledge base (kb_name)");

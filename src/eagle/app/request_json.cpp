@@ -74,12 +74,16 @@ void check_kbs(const AccessScope& scope, const std::vector<std::string>& kbs, co
 search::RetrievalRequest search_request_from_json(const json& body, const std::string& default_namespace,
                                                   const AccessScope& scope, size_t default_top_k) {
   only_fields(body, {"query", "top_k", "kb_name", "scope", "scope_filter", "facets", "filter", "route_mode",
-                     "plugin_namespace", "explain"});
+                     "plugin_namespace", "explain", "min_score"});
   search::RetrievalRequest r;
   r.query = str_field(body, "query", search::kMaxQueryBytes, true);
   if (r.query.empty()) bad_request("query", "'query' must not be empty");
   r.top_k = static_cast<size_t>(int_field(body, "top_k", 1, static_cast<int64_t>(search::kMaxFinalTopK),
                                           static_cast<int64_t>(default_top_k)));
+  if (const json* m = json_field(body, "min_score")) {
+    if (!m->is_number()) bad_request("min_score", "'min_score' must be a number");
+    r.min_score = m->get<double>();
+  }
   r.kb_name = str_field(body, "kb_name", kMaxKeyBytes);
   r.legacy_scope = list_field(body, "scope", kMaxScopeItems);
   if (const json* sf = json_field(body, "scope_filter")) {

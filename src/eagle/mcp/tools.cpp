@@ -62,6 +62,8 @@ json retrieval_properties(size_t default_top_k) {
       {"top_k", integer_schema("how many hits to return (default: the server's pipeline.final_top_k)", 1,
                                static_cast<int64_t>(search::kMaxFinalTopK), static_cast<int64_t>(default_top_k))},
       {"kb_name", kb_name},
+      {"min_score", {{"type", "number"},
+                     {"description", "drop hits scoring below this (the final stage's scale; see the hit's explain)"}}},
       {"scope", string_list_schema("knowledge base names or document ids to search within (their union)",
                                    app::kMaxScopeItems)},
       {"scope_filter",

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <unordered_set>
 
 #include "eagle/core/error.h"
@@ -412,6 +413,7 @@ RetrievalResponse Orchestrator::retrieve(const RetrievalRequest& req) const {
     if (!any_word)
       fail(ErrorCode::invalid_argument, "the query has no searchable words (only stop words or punctuation)");
   }
+  if (req.min_score && !std::isfinite(*req.min_score)) fail(ErrorCode::invalid_argument, "min_score must be a finite number");
   if (req.top_k == 0 || req.top_k > kMaxFinalTopK)
     fail(ErrorCode::invalid_argument, "top_k must be in [1, " + std::to_string(kMaxFinalTopK) + "]");
   Telemetry tel(sink_, next_query_id());
@@ -558,6 +560,11 @@ RetrievalResponse Orchestrator::retrieve(const RetrievalRequest& req) const {
   if (config_.collapse_duplicates)
     merged = collapse_near_duplicates(std::move(merged), req.top_k, config_.duplicate_similarity, &tel);
   if (merged.size() > req.top_k) merged.resize(req.top_k);
+  if (req.min_score) {
+    const size_t before = merged.size();
+    std::erase_if(merged, [&](const ScoredHit& h) { return h.score < *req.min_score; });
+    if (merged.size() < before) tel.audit("min_score", {{"min_score", *req.min_score}, {"dropped", before - merged.size()}});
+  }
   if (!req.explain)
     for (auto& h : merged) h.explain = Explain{};
   resp.hits = std::move(merged);

@@ -106,6 +106,9 @@ struct RetrievalRequest {
   bool has_image = false;
   std::string plugin_namespace = "core";
   bool explain = false;
+  // Hits scoring below this are dropped after the final ranking (scores are on the
+  // final stage's scale: docs/biomed.md "Scores").
+  std::optional<double> min_score;
 };
 
 struct RetrievalResponse {
