@@ -269,11 +269,21 @@ TEST(BiomedRoute, Step7DrugHitsAddTheChemicalCollectionStep13RegulatorySuppresse
   auto reg = request("imatinib drug label warnings");
   auto ctx2 = context(reg);
   EXPECT_EQ(collections_of(*p.route(ctx2, reg)), (std::vector<std::string>{"eagle_text_biomed", "eagle_text"}));
-  // Only with a structure to search by: a gene with related drugs, or a biologic
-  // without SMILES, would give the molecule encoder nothing to embed.
+  // Only with a structure to search by: a gene whose related drugs have no SMILES, or
+  // a biologic, would give the molecule encoder nothing to embed.
   auto gene = request("EGFR exon 19");
   auto ctx3 = context(gene);
   EXPECT_EQ(collections_of(*p.route(ctx3, gene)), (std::vector<std::string>{"eagle_text_biomed", "eagle_text"}));
+  // The related_drugs branch: a gene whose related drug has a structure adds the
+  // compounds, searched by that structure (issue 15: the branch never fired).
+  f.kb.add({"NCBIGENE:25", "ABL1", {"BCR-ABL"}, EntityType::gene, {"imatinib"}, {}, ""});
+  auto p2 = f.plugin();
+  auto abl = request("ABL1 kinase domain mutations");
+  auto ctx5 = context(abl);
+  auto routed = *p2.route(ctx5, abl);
+  EXPECT_EQ(collections_of(routed), (std::vector<std::string>{"eagle_text_biomed", "eagle_text", "eagle_chemical"}));
+  EXPECT_EQ(routed.hints["why"]["eagle_chemical"], "related_drugs");
+  EXPECT_EQ(p2.dense_expand(ctx5, abl.query, std::string("molformer"))->dense_query, kImatinib);
   auto bio = request("adalimumab in psoriasis");
   auto ctx4 = context(bio);
   EXPECT_EQ(collections_of(*p.route(ctx4, bio)), (std::vector<std::string>{"eagle_text_biomed", "eagle_text"}));

@@ -213,6 +213,12 @@ class FakeCatalog : public DocumentCatalog {
 
 TEST(Orchestrator, TagsResolveThroughTheRegistryCappedAtMaxScopeDocumentsAndCatalogUnionAddsPlans) {
   Fixture f;
+  // The biomedical collection recorded its encoder at ingest: the union plans it with
+  // that encoder, not the core one (its plan would fail on the encoder check).
+  auto schema = chunk_schema("eagle_text_biomed", 32);
+  schema.vector.index = VectorIndexKind::flat;
+  schema.vector.encoder = "pubmedbert";
+  f.colls["eagle_text_biomed"] = store::Collection::in_memory(schema);
   f.add("eagle_text", {{"id", "a"}, {"text", "egfr"}, {"document_id", "doc3"}});
   f.add("eagle_text_biomed", {{"id", "b"}, {"text", "egfr"}, {"document_id", "doc4"}});
   f.add("eagle_text", {{"id", "z"}, {"text", "egfr"}, {"document_id", "doc599"}});  // beyond the cap
@@ -227,7 +233,9 @@ TEST(Orchestrator, TagsResolveThroughTheRegistryCappedAtMaxScopeDocumentsAndCata
   auto got = ids(resp.hits);
   std::sort(got.begin(), got.end());
   EXPECT_EQ(got, (std::vector<std::string>{"a", "b"}));  // b via the catalog union plan
-  EXPECT_EQ(resp.route.plans.size(), 2u);
+  ASSERT_EQ(resp.route.plans.size(), 2u);
+  EXPECT_EQ(resp.route.plans[1].collection, "eagle_text_biomed");
+  EXPECT_EQ(resp.route.plans[1].encoder, "pubmedbert");
   auto a = f.audits();
   EXPECT_NE(std::find(a.begin(), a.end(), "scope_capped"), a.end());
 }

@@ -208,12 +208,13 @@ std::optional<search::RouteDecision> BiomedPlugin::route(HookContext& ctx, const
   } else if (req.route_mode != search::RouteMode::visual) {
     add_text_plans("text");
   }
-  // Step 7: drug hits (or entities with related drugs) also search the compounds;
-  // only with a structure to search with: the molecule encoder embeds SMILES, never text.
-  const bool related = std::any_of(entities.begin(), entities.end(),
-                                   [&](const EntityMatch& m) { return !kb_.entity(m.entity).related_drugs.empty(); });
-  if ((!drugs.empty() || related) && has_structure && !chemical_task && !suppressed(opts_.chemical.collection))
-    add(opts_.chemical, "drug_hits");
+  // Step 7: drug hits, or entities with related drugs, also search the compounds;
+  // only with a structure to search with (the molecule encoder embeds SMILES, never
+  // text): the query drug's, else a related drug's (EGFR -> osimertinib).
+  if (!chemical_task && !suppressed(opts_.chemical.collection)) {
+    if (!drugs.empty() && has_structure) add(opts_.chemical, "drug_hits");
+    else if (!related_smiles(req.query).empty()) add(opts_.chemical, "related_drugs");
+  }
   // Steps 8-9: imaging keywords.
   if (any_kw(opts_.radiology_keywords)) add(opts_.radiology, "radiology_keywords");
   if (any_kw(opts_.pathology_keywords)) add(opts_.pathology, "pathology_keywords");
@@ -288,6 +289,14 @@ std::string BiomedPlugin::expand_query_for_dense_retrieval(const std::string& qu
   return out + "]";
 }
 
+std::string BiomedPlugin::related_smiles(const std::string& query) const {
+  for (const auto& m : kb_.match_entities(query))
+    for (const auto& name : kb_.entity(m.entity).related_drugs)
+      for (const auto& d : kb_.match_drug_entities(name))
+        if (!kb_.entity(d.entity).smiles.empty()) return kb_.entity(d.entity).smiles;
+  return {};
+}
+
 std::vector<std::string> BiomedPlugin::query_smiles(const std::string& query) const {
   std::vector<std::string> out;
   size_t i = 0;
@@ -331,6 +340,11 @@ std::optional<search::ExpandedQuery> BiomedPlugin::dense_expand(HookContext& ctx
           smiles.push_back(kb_.entity(m.entity).smiles);
           break;
         }
+    if (smiles.empty()) {
+      // Compound SMILES backfill from the entities' related drugs (route step 7).
+      const std::string related = related_smiles(query);
+      if (!related.empty()) smiles.push_back(related);
+    }
     // No structure (a biologic, or a name the vocabulary lacks): the plan searches the
     // compound cards by name alone instead of failing (issue 15, defect 4).
     if (smiles.empty()) {

@@ -153,6 +153,8 @@ class BiomedPlugin {
  private:
   bool exists(const std::string& collection) const;
   std::vector<std::string> query_smiles(const std::string& query) const;
+  // The structure of the first related drug (of the query's entities) that has one.
+  std::string related_smiles(const std::string& query) const;
   std::vector<float> structure_scores(const std::string& query, const search::HitList& hits) const;
 
   const EntityKnowledge& kb_;
