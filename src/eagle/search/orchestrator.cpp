@@ -474,30 +474,30 @@ RetrievalResponse Orchestrator::retrieve(const RetrievalRequest& req) const {
   int succeeded = 0;
   size_t text_count = 0, visual_count = 0;  // recalled per kind (the seed's recall step)
   auto run_plans = [&](const std::vector<CollectionQueryPlan>& plans) {
-  for (const auto& plan : plans) {
-    auto t0 = std::chrono::steady_clock::now();
-    try {
-      auto hits = run_plan(plan, query, scope, req, ctx, lazy);
-      ++succeeded;
-      (plan.collection == config_.core_visual_collection ? visual_count : text_count) += hits.size();
-      if (tel.enabled())
-        tel.event("recall", {{"collection", plan.collection}, {"encoder", plan.encoder}, {"count", hits.size()},
-                             {"ms", ms_since(t0)}});
-      lists.push_back(std::move(hits));
-    } catch (const Error& e) {
-      // Stored data found corrupt is not a plan to skip: answering from the other
-      // collections would hide it (0 hits, exit 0). The caller sees data_loss.
-      if (e.code() == ErrorCode::data_loss) throw;
-      spdlog::warn("plan {} / {} failed: {}", plan.collection, plan.encoder, e.what());
-      tel.audit("plan_failed", {{"collection", plan.collection}, {"encoder", plan.encoder}, {"error", e.what()}});
-      lists.emplace_back();
-    } catch (const std::exception& e) {
-      // Best effort: a failing plan is skipped and audited, never fatal.
-      spdlog::warn("plan {} / {} failed: {}", plan.collection, plan.encoder, e.what());
-      tel.audit("plan_failed", {{"collection", plan.collection}, {"encoder", plan.encoder}, {"error", e.what()}});
-      lists.emplace_back();
+    for (const auto& plan : plans) {
+      auto t0 = std::chrono::steady_clock::now();
+      try {
+        auto hits = run_plan(plan, query, scope, req, ctx, lazy);
+        ++succeeded;
+        (plan.collection == config_.core_visual_collection ? visual_count : text_count) += hits.size();
+        if (tel.enabled())
+          tel.event("recall", {{"collection", plan.collection}, {"encoder", plan.encoder}, {"count", hits.size()},
+                               {"ms", ms_since(t0)}});
+        lists.push_back(std::move(hits));
+      } catch (const Error& e) {
+        // Stored data found corrupt is not a plan to skip: answering from the other
+        // collections would hide it (0 hits, exit 0). The caller sees data_loss.
+        if (e.code() == ErrorCode::data_loss) throw;
+        spdlog::warn("plan {} / {} failed: {}", plan.collection, plan.encoder, e.what());
+        tel.audit("plan_failed", {{"collection", plan.collection}, {"encoder", plan.encoder}, {"error", e.what()}});
+        lists.emplace_back();
+      } catch (const std::exception& e) {
+        // Best effort: a failing plan is skipped and audited, never fatal.
+        spdlog::warn("plan {} / {} failed: {}", plan.collection, plan.encoder, e.what());
+        tel.audit("plan_failed", {{"collection", plan.collection}, {"encoder", plan.encoder}, {"error", e.what()}});
+        lists.emplace_back();
+      }
     }
-  }
   };
   run_plans(route.plans);
   // G4 fallback: a classifier's route of which no plan could run (every collection
