@@ -309,6 +309,19 @@ std::vector<ConfigOption> make_options() {
     o.push_back({key, doc, [=](Config& c, const std::string& v) { c.pipeline.*field = to_count(key, v, max); },
                  [=](const Config& c) { return std::to_string(c.pipeline.*field); }});
   };
+  auto flag_opt = [&](const std::string& key, const char* doc, bool P::*field) {
+    o.push_back({key, doc, [=](Config& c, const std::string& v) { c.pipeline.*field = to_bool(key, v); },
+                 [=](const Config& c) { return std::string(c.pipeline.*field ? "true" : "false"); }});
+  };
+  auto fraction_opt = [&](const std::string& key, const char* doc, double P::*field) {
+    o.push_back({key, doc,
+                 [=](Config& c, const std::string& v) {
+                   double d = to_double(key, v);
+                   if (d < 0 || d > 1) fail(ErrorCode::invalid_argument, key + " must be in [0, 1]");
+                   c.pipeline.*field = d;
+                 },
+                 [=](const Config& c) { return fmt(c.pipeline.*field); }});
+  };
   count_opt("pipeline.recall_top_k", "hits recalled per collection plan (the seed's collection_recall_top_k)",
             &P::recall_top_k, kMaxTopK);
   count_opt("pipeline.final_top_k",
@@ -329,48 +342,17 @@ std::vector<ConfigOption> make_options() {
                  c.pipeline.hybrid_fusion = v;
                },
                [](const Config& c) { return c.pipeline.hybrid_fusion; }});
-  o.push_back({"pipeline.dense_weight", "weighted fusion: w * dense + (1 - w) * bm25 after min-max, w in [0, 1]",
-               [](Config& c, const std::string& v) {
-                 double d = to_double("pipeline.dense_weight", v);
-                 if (d < 0 || d > 1) fail(ErrorCode::invalid_argument, "pipeline.dense_weight must be in [0, 1]");
-                 c.pipeline.dense_weight = d;
-               },
-               [](const Config& c) { return fmt(c.pipeline.dense_weight); }});
-  o.push_back({"pipeline.adaptive_fusion", "scale the dense weight per query by the legs' top-10 agreement",
-               [](Config& c, const std::string& v) { c.pipeline.adaptive_fusion = to_bool("pipeline.adaptive_fusion", v); },
-               [](const Config& c) { return std::string(c.pipeline.adaptive_fusion ? "true" : "false"); }});
-  o.push_back({"pipeline.agreement_min", "adaptive fusion: below this top-10 agreement the dense leg is ignored",
-               [](Config& c, const std::string& v) {
-                 double d = to_double("pipeline.agreement_min", v);
-                 if (d < 0 || d > 1) fail(ErrorCode::invalid_argument, "pipeline.agreement_min must be in [0, 1]");
-                 c.pipeline.agreement_min = d;
-               },
-               [](const Config& c) { return fmt(c.pipeline.agreement_min); }});
-  o.push_back({"pipeline.hybrid_alpha", "the seed's alpha hybrid: alpha * dense + (1 - alpha) * overlap",
-               [](Config& c, const std::string& v) {
-                 double d = to_double("pipeline.hybrid_alpha", v);
-                 if (d < 0 || d > 1) fail(ErrorCode::invalid_argument, "pipeline.hybrid_alpha must be in [0, 1]");
-                 c.pipeline.hybrid_alpha = d;
-               },
-               [](const Config& c) { return fmt(c.pipeline.hybrid_alpha); }});
-  o.push_back({"pipeline.parent_doc_retrieval", "drill down from section summaries to their chunks",
-               [](Config& c, const std::string& v) { c.pipeline.parent_doc_retrieval = to_bool("pipeline.parent_doc_retrieval", v); },
-               [](const Config& c) { return std::string(c.pipeline.parent_doc_retrieval ? "true" : "false"); }});
-  o.push_back({"pipeline.collapse_duplicates",
-               "fold near-duplicate hits (and a section summary beside its own chunk) into the better-ranked one, "
-               "listed under its duplicates",
-               [](Config& c, const std::string& v) { c.pipeline.collapse_duplicates = to_bool("pipeline.collapse_duplicates", v); },
-               [](const Config& c) { return std::string(c.pipeline.collapse_duplicates ? "true" : "false"); }});
-  o.push_back({"pipeline.duplicate_similarity", "near duplicates: Jaccard similarity of word 3-shingles, in [0, 1]",
-               [](Config& c, const std::string& v) {
-                 double d = to_double("pipeline.duplicate_similarity", v);
-                 if (d < 0 || d > 1) fail(ErrorCode::invalid_argument, "pipeline.duplicate_similarity must be in [0, 1]");
-                 c.pipeline.duplicate_similarity = d;
-               },
-               [](const Config& c) { return fmt(c.pipeline.duplicate_similarity); }});
-  o.push_back({"pipeline.graph_expansion", "follow connect_to one hop from each hit",
-               [](Config& c, const std::string& v) { c.pipeline.graph_expansion = to_bool("pipeline.graph_expansion", v); },
-               [](const Config& c) { return std::string(c.pipeline.graph_expansion ? "true" : "false"); }});
+  fraction_opt("pipeline.dense_weight", "weighted fusion: w * dense + (1 - w) * bm25 after min-max, w in [0, 1]", &P::dense_weight);
+  flag_opt("pipeline.adaptive_fusion", "scale the dense weight per query by the legs' top-10 agreement", &P::adaptive_fusion);
+  fraction_opt("pipeline.agreement_min", "adaptive fusion: below this top-10 agreement the dense leg is ignored", &P::agreement_min);
+  fraction_opt("pipeline.hybrid_alpha", "the seed's alpha hybrid: alpha * dense + (1 - alpha) * overlap", &P::hybrid_alpha);
+  flag_opt("pipeline.parent_doc_retrieval", "drill down from section summaries to their chunks", &P::parent_doc_retrieval);
+  flag_opt("pipeline.collapse_duplicates",
+           "fold near-duplicate hits (and a section summary beside its own chunk) into the better-ranked one, "
+           "listed under its duplicates",
+           &P::collapse_duplicates);
+  fraction_opt("pipeline.duplicate_similarity", "near duplicates: Jaccard similarity of word 3-shingles, in [0, 1]", &P::duplicate_similarity);
+  flag_opt("pipeline.graph_expansion", "follow connect_to one hop from each hit", &P::graph_expansion);
   o.push_back({"pipeline.telemetry_file", "append per-query JSONL telemetry events here (empty: off)",
                [](Config& c, const std::string& v) { c.pipeline.telemetry_file = v; },
                [](const Config& c) { return c.pipeline.telemetry_file; }});

@@ -349,8 +349,7 @@ std::optional<search::ExpandedQuery> BiomedPlugin::dense_expand(HookContext& ctx
     // compound cards by name alone instead of failing (issue 15, defect 4).
     if (smiles.empty()) {
       out.dense_query.clear();
-      out.lexical_only = true;
-      audit(ctx, "no_structure_lexical_only", {{"encoder", *encoder}});
+      out.lexical_only = true;  // audited by the plan that runs it (not by the supplement's look)
     } else {
       out.dense_query = smiles.front();
     }
@@ -578,13 +577,13 @@ std::optional<HitList> BiomedPlugin::tier2_rerank(HookContext& ctx, const std::s
   const auto* injected = ctx.get<std::vector<std::string>>(kInjectedKey);
   std::vector<bool> is_injected(text_nodes.size(), false);
   double weakest = std::numeric_limits<double>::infinity();
+  auto was_injected = [&](const std::string& key) {
+    return injected && !key.empty() && std::find(injected->begin(), injected->end(), key) != injected->end();
+  };
   for (size_t i = 0; i < text_nodes.size(); ++i) {
     ce[i] = text_nodes[i].score;
     // A hit expanded from an injected one inherited its boosted score: it is no more
     // evidence of relevance than its parent (issue 15, defect 1).
-    auto was_injected = [&](const std::string& key) {
-      return injected && !key.empty() && std::find(injected->begin(), injected->end(), key) != injected->end();
-    };
     is_injected[i] = was_injected(text_nodes[i].collection + "\x1f" + text_nodes[i].id) ||
                      was_injected(text_nodes[i].expanded_from);
     if (!is_injected[i]) weakest = std::min(weakest, ce[i]);

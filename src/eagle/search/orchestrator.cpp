@@ -297,36 +297,33 @@ HitList Orchestrator::run_plan(const CollectionQueryPlan& plan, const std::strin
     });
   };
   leg(vector_hits, dense, "dense:" + plan.collection);
+  // The lexical leg sees the raw query plus the plan's sparse terms, never the
+  // dense-only entity suffix.
+  auto lexical_leg = [&] {
+    std::string lexical_query = query;
+    for (const auto& t : exp.sparse_terms) lexical_query += " " + t;
+    HitList lexical;
+    rank = 0;
+    auto t_lex = std::chrono::steady_clock::now();
+    auto text_hits = coll->search_text(lexical_query, plan.top_k, filter, params);
+    stage_ms(ctx.search_ms, t_lex);
+    lexical.reserve(text_hits.size());
+    leg(text_hits, lexical, "bm25:" + plan.collection);
+    return lexical;
+  };
   const bool hybrid = plan.hybrid || config_.hybrid_text_collections.count(plan.collection);
   HitList hits;
   if (exp.lexical_only) {
     // No dense query for this encoder: the lexical leg alone (issue 15, defect 4).
-    std::string lexical_query = query;
-    for (const auto& t : exp.sparse_terms) lexical_query += " " + t;
-    auto t_lex = std::chrono::steady_clock::now();
-    auto text_hits = coll->search_text(lexical_query, plan.top_k, filter, params);
-    stage_ms(ctx.search_ms, t_lex);
-    leg(text_hits, hits, "bm25:" + plan.collection);
+    if (ctx.telemetry) ctx.telemetry->audit("lexical_only", {{"collection", plan.collection}, {"encoder", plan.encoder}});
+    hits = lexical_leg();
   } else if (!hybrid) {
     hits = std::move(dense);
+  } else if (config_.hybrid_mode == HybridMode::alpha) {
+    materialize(dense);  // the overlap score reads the text
+    hits = alpha_hybrid(std::move(dense), query, exp.sparse_terms, config_.hybrid_alpha);
   } else {
-    if (config_.hybrid_mode == HybridMode::alpha) {
-      materialize(dense);  // the overlap score reads the text
-      hits = alpha_hybrid(std::move(dense), query, exp.sparse_terms, config_.hybrid_alpha);
-    } else {
-      // The lexical leg sees the raw query plus the plan's sparse terms, never the
-      // dense-only entity suffix.
-      std::string lexical_query = query;
-      for (const auto& t : exp.sparse_terms) lexical_query += " " + t;
-      HitList lexical;
-      rank = 0;
-      auto t_lex = std::chrono::steady_clock::now();
-      auto text_hits = coll->search_text(lexical_query, plan.top_k, filter, params);
-      stage_ms(ctx.search_ms, t_lex);
-      lexical.reserve(text_hits.size());
-      leg(text_hits, lexical, "bm25:" + plan.collection);
-      hits = fuse_hybrid(std::move(dense), std::move(lexical), config_.hybrid, req.explain);
-    }
+    hits = fuse_hybrid(std::move(dense), lexical_leg(), config_.hybrid, req.explain);
   }
   if (auto reranked = bus_.first<HookPoint::RERANK>(ctx, query, plan, hits)) hits = std::move(*reranked);
   return hits;
