@@ -71,3 +71,61 @@ TEST(Config, EncodersSectionIsKeptAsStructuredSettings) {
   EXPECT_EQ(c.encoders["pubmedbert"]["normalize"], false);
   fs::remove(f);
 }
+
+// Issue 15: every weight, threshold and count of both seeds is a key with the seed's
+// default, and a value out of its range names the key.
+TEST(Config, TheSeedsNumbersAreKeysWithTheSeedsDefaults) {
+  Config c;
+  auto get = [&](const std::string& key) {
+    for (const auto& o : config_options())
+      if (o.key == key) return o.get(c);
+    ADD_FAILURE() << "no key " << key;
+    return std::string();
+  };
+  // biomed-retrieval.txt: 2 aliases + 1 pathway per entity, capped at 12; text[:512];
+  // supplement 2.0 * entity + lexical + 0.1 * dense, limit max(4 * docs, 8); +100 boost,
+  // min_new 2; related_drugs[:4] / [:6]. retrieval.txt: HNSW M=16, efConstruction=256, ef=64.
+  const std::pair<const char*, const char*> seed[] = {
+      {"biomed.aliases_per_entity", "2"},      {"biomed.pathways_per_entity", "1"},
+      {"biomed.expansion_cap", "12"},          {"biomed.entity_text_chars", "512"},
+      {"biomed.supplement_entity_weight", "2"}, {"biomed.supplement_dense_weight", "0.1"},
+      {"biomed.supplement_docs_per_hit", "4"}, {"biomed.supplement_min_docs_limit", "8"},
+      {"biomed.injection_boost", "100"},       {"biomed.injection_min_new", "2"},
+      {"biomed.related_drugs_for_supplement", "4"}, {"biomed.related_drugs_for_boost", "6"},
+      {"biomed.expansion_encoder", "pubmedbert"}, {"biomed.collection_recall_top_k", "20"},
+      {"biomed.radiology_collection", "eagle_medical_radiology"}, {"biomed.pathology_encoder", "uni2"},
+      {"biomed.visual_collection", "eagle_visual"},
+      {"store.hnsw_m", "16"}, {"store.hnsw_ef_construction", "256"}, {"store.hnsw_ef_search", "64"},
+      {"pipeline.rerank_policy", ""}, {"pipeline.general_reranker", ""}};
+  for (const auto& [key, value] : seed) EXPECT_EQ(get(key), value) << key;
+  EXPECT_NE(get("biomed.radiology_keywords").find("x-ray"), std::string::npos);
+  EXPECT_NE(get("biomed.hybrid_text_collections").find("eagle_text_biomed"), std::string::npos);
+
+  set_option(c, "biomed.expansion_cap", "0");  // 0 turns the suffix off
+  EXPECT_EQ(c.biomed.options.expansion_cap, 0u);
+  set_option(c, "biomed.injection_boost", "50");
+  EXPECT_DOUBLE_EQ(c.biomed.options.injection_boost, 50.0);
+  set_option(c, "biomed.exploratory_search_collections", "eagle_text_medcpt:medcpt-query, extra:glove");
+  ASSERT_EQ(c.biomed.options.exploratory_search_collections.size(), 2u);
+  EXPECT_EQ(c.biomed.options.exploratory_search_collections[1].encoder, "glove");
+  set_option(c, "pipeline.rerank_policy", "biomed=none, core=general");
+  EXPECT_EQ(c.pipeline.rerank_policy.at("biomed"), "none");
+  EXPECT_EQ(get("pipeline.rerank_policy"), "biomed=none,core=general");
+  set_option(c, "store.hnsw_m", "32");
+  EXPECT_EQ(c.hnsw.m, 32u);
+  for (const auto& [key, bad] : std::vector<std::pair<std::string, std::string>>{
+           {"biomed.injection_boost", "-1"},
+           {"biomed.supplement_dense_weight", "nan"},
+           {"biomed.expansion_cap", "lots"},
+           {"biomed.exploratory_search_collections", "no_encoder"},
+           {"pipeline.rerank_policy", "biomed=sometimes"},
+           {"pipeline.rerank_policy", "domain"},
+           {"store.hnsw_m", "0"}}) {
+    try {
+      set_option(c, key, bad);
+      ADD_FAILURE() << key << "=" << bad << " was accepted";
+    } catch (const eagle::Error& e) {
+      EXPECT_NE(std::string(e.what()).find(key), std::string::npos) << e.what();
+    }
+  }
+}

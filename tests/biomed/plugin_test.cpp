@@ -376,6 +376,10 @@ TEST(DenseExpand, EntitySuffixOnlyForPubmedbertRankedByFirstOccurrence) {
   auto p = f.plugin();
   auto req = request("MET amplification and EGFR in NSCLC");
   auto ctx = context(req);
+  // The suffix is biomed's QUERY_ASSEMBLE contribution (ALL: appended, not replacing).
+  p.register_hooks(f.bus);
+  for (auto& s : f.bus.all<search::HookPoint::QUERY_ASSEMBLE>(ctx, req.query)) ctx.query_suffixes.push_back(s);
+  ASSERT_EQ(ctx.query_suffixes.size(), 1u);
   auto e = *p.dense_expand(ctx, req.query, std::string("pubmedbert"));
   // 2 aliases + 1 pathway per entity, in order of first occurrence in the query.
   EXPECT_EQ(e.dense_query,

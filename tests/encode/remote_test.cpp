@@ -3,12 +3,14 @@
 // dimension mismatch.
 #include "eagle/encode/remote/remote.h"
 #include "eagle/encode/remote/responses.h"
+#include "eagle/encode/registry_config.h"
 
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <stdlib.h>
 
 #include <atomic>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -290,4 +292,60 @@ TEST(RemoteResponses, MalformedShapesAreErrorsAndGoodOnesParse) {
   EXPECT_EQ(e, (std::vector<eagle::encode::Embedding>{{1, 2}, {3, 4}}));
   EXPECT_EQ(rr::rerank_scores(json::parse(R"({"results":[{"index":1,"relevance_score":0.5},{"index":0,"relevance_score":2}]})"), 2, true, w),
             (std::vector<float>{2.0f, 0.5f}));
+}
+
+// Issue 15: remote encoders send the query/document distinction their APIs support.
+TEST(RemoteEncoder, QueryAndDocumentModesSendTheApisOwnFieldsAndPrefixes) {
+  FakeServer s;
+  std::vector<json> bodies;
+  std::mutex mu;
+  auto reply = [&](const httplib::Request& req, httplib::Response& res, bool openai) {
+    const json body = json::parse(req.body);
+    {
+      std::lock_guard lock(mu);
+      bodies.push_back(body);
+    }
+    json out = json::array();
+    const json& texts = openai ? body["input"] : body["inputs"];
+    for (size_t i = 0; i < texts.size(); ++i) {
+      if (openai) out.push_back({{"index", i}, {"embedding", fake_embedding(texts[i].get<std::string>(), 2)}});
+      else out.push_back(fake_embedding(texts[i].get<std::string>(), 2));
+    }
+    res.set_content(openai ? json{{"data", out}}.dump() : out.dump(), "application/json");
+  };
+  s.server().Post("/v1/embeddings", [&](const httplib::Request& q, httplib::Response& r) { reply(q, r, true); });
+  s.server().Post("/embed", [&](const httplib::Request& q, httplib::Response& r) { reply(q, r, false); });
+
+  auto jina = opts(s.url());
+  apply_input_type_preset(jina, "jina");
+  auto enc = make_openai_encoder(info(2), jina);
+  enc->encode({"egfr"}, EncodeMode::query);
+  enc->encode({"egfr"}, EncodeMode::document);
+  ASSERT_EQ(bodies.size(), 2u);
+  EXPECT_EQ(bodies[0]["task"], "retrieval.query");
+  EXPECT_EQ(bodies[1]["task"], "retrieval.passage");
+  EXPECT_EQ(bodies[0]["input"][0], "egfr");  // no prefix configured
+
+  // Through the encoders configuration: a preset, an explicit field, and prefixes.
+  EncoderRegistry reg;
+  add_from_config(reg, json{{"e5", {{"type", "tei"}, {"base_url", s.url()}, {"dim", 2},
+                                    {"input_types", "tei-prompts"},
+                                    {"document_fields", {{"truncate", true}}},
+                                    {"query_prefix", "query: "}, {"document_prefix", "passage: "}}}});
+  bodies.clear();
+  reg.encoder("e5").encode({"egfr"}, EncodeMode::query);
+  reg.encoder("e5").encode({"egfr"}, EncodeMode::document);
+  ASSERT_EQ(bodies.size(), 2u);
+  EXPECT_EQ(bodies[0]["prompt_name"], "query");
+  EXPECT_EQ(bodies[0]["inputs"][0], "query: egfr");
+  EXPECT_FALSE(bodies[0].contains("truncate"));
+  EXPECT_EQ(bodies[1]["prompt_name"], "document");
+  EXPECT_EQ(bodies[1]["inputs"][0], "passage: egfr");
+  EXPECT_EQ(bodies[1]["truncate"], true);
+
+  RemoteOptions bad = opts(s.url());
+  EXPECT_THROW(apply_input_type_preset(bad, "bing"), eagle::Error);
+  EXPECT_THROW(add_from_config(reg, json{{"x", {{"type", "openai"}, {"base_url", s.url()}, {"dim", 2},
+                                               {"query_fields", "task=query"}}}}),
+               eagle::Error);
 }

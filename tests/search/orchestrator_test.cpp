@@ -357,6 +357,75 @@ TEST(Orchestrator, RerankPolicyResolutionAndSupplementInjectionThroughHooks) {
   EXPECT_EQ(f.orch(cfg).resolve_rerank_policy("biomed"), RerankPolicy::none);
 }
 
+// Seed (biomed-retrieval.txt): "QUERY_ASSEMBLE (all, biomed appends entity suffix)";
+// "Sparse terms always keep the raw query; only the dense embedding sees the entity
+// suffix."
+TEST(Orchestrator, QueryAssembleAppendsEverySuffixForTheDenseLegOnly) {
+  Fixture f;
+  f.add("eagle_text", {{"id", "raw"}, {"text", "gamma"}});
+  f.add("eagle_text", {{"id", "suffix"}, {"text", "alpha beta"}});
+  std::vector<std::string> seen;
+  f.bus.subscribe<HookPoint::QUERY_ASSEMBLE>("*", 0, [&](HookContext&, const std::string& q) {
+    seen.push_back(q);
+    return std::optional<std::string>("alpha");
+  }, "first_suffix");
+  f.bus.subscribe<HookPoint::QUERY_ASSEMBLE>("*", 1, [&](HookContext&, const std::string&) -> std::optional<std::string> {
+    throw Error(ErrorCode::internal, "broken subscriber");
+  }, "broken");
+  f.bus.subscribe<HookPoint::QUERY_ASSEMBLE>("*", 2, [&](HookContext&, const std::string& q) {
+    seen.push_back(q);
+    return std::optional<std::string>("beta");
+  }, "second_suffix");
+  std::vector<std::string> expanded_with;
+  f.bus.subscribe<HookPoint::RERANK>("*", 0, [&](HookContext& c, const std::string& q, const CollectionQueryPlan&,
+                                                const HitList&) {
+    expanded_with.push_back(q);
+    expanded_with.push_back(c.assembled_query(q));
+    return std::optional<HitList>();
+  });
+  auto req = request("gamma", 5);
+  req.explain = true;
+  auto resp = f.orch().retrieve(req);
+  // Each subscriber saw the raw query, not the previous subscriber's result.
+  EXPECT_EQ(seen, (std::vector<std::string>{"gamma", "gamma"}));
+  // Later hooks see the raw query; the assembled one appends both suffixes in order.
+  EXPECT_EQ(expanded_with, (std::vector<std::string>{"gamma", "gamma alpha beta"}));
+  std::map<std::string, const ScoredHit*> by_id;
+  for (const auto& h : resp.hits) by_id[h.id] = &h;
+  ASSERT_TRUE(by_id.count("raw") && by_id.count("suffix"));
+  // The lexical leg matched the raw query only; the dense leg embedded the suffixes.
+  EXPECT_TRUE(by_id["raw"]->explain.legs.contains("bm25:eagle_text"));
+  EXPECT_FALSE(by_id["suffix"]->explain.legs.contains("bm25:eagle_text"));
+  EXPECT_TRUE(by_id["suffix"]->explain.legs.contains("dense:eagle_text"));
+  auto a = f.audits();
+  EXPECT_NE(std::find(a.begin(), a.end(), "hook_failed"), a.end());  // the broken one, skipped
+}
+
+// SPEC: RETRIEVE_VISUAL_FILTER (first) filters a plan's image hits; a FIRST
+// subscriber that throws is skipped and audited, never fatal.
+TEST(Orchestrator, VisualFilterSeesImageHitsAndAThrowingFirstSubscriberIsSkipped) {
+  Fixture f;
+  f.add("eagle_text", {{"id", "para"}, {"text", "egfr mutation"}, {"type", "text"}});
+  f.add("eagle_text", {{"id", "fig"}, {"text", "egfr mutation figure"}, {"type", "image"}});
+  size_t filtered = 0;
+  f.bus.subscribe<HookPoint::RETRIEVE_VISUAL_FILTER>("*", 0, [&](HookContext&, const std::string&, const HitList& hits) {
+    ++filtered;
+    HitList kept;
+    for (const auto& h : hits)
+      if (!h.is_image) kept.push_back(h);
+    return std::optional<HitList>(kept);
+  });
+  f.bus.subscribe<HookPoint::CLASSIFY_QUERY>("*", 0, [](HookContext&, const RetrievalRequest&) -> std::optional<RouteDecision> {
+    throw Error(ErrorCode::internal, "broken classifier");
+  }, "broken_route");
+  auto resp = f.orch().retrieve(request("egfr mutation"));
+  EXPECT_EQ(filtered, 1u);
+  EXPECT_EQ(ids(resp.hits), (std::vector<std::string>{"para"}));
+  EXPECT_EQ(resp.route.source, "core_default");  // the broken classifier abstained
+  auto a = f.audits();
+  EXPECT_NE(std::find(a.begin(), a.end(), "hook_failed"), a.end());
+}
+
 TEST(Orchestrator, RequestBoundsAreEnforced) {
   Fixture f;
   auto o = f.orch();

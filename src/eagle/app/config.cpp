@@ -4,7 +4,9 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
+#include <set>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -48,9 +50,97 @@ std::string fmt(double d) {
   return s.str();
 }
 
+std::vector<std::string> split_list(const std::string& v);
+std::string join_list(const std::vector<std::string>& v);
+
 // biomed.*: the plugin's vocabularies and the seed's options (BiomedOptions).
 void add_biomed_options(std::vector<ConfigOption>& o) {
   using B = biomed::BiomedOptions;
+  // A count that may be 0 (0 turns the step off), bounded.
+  auto count = [&](const std::string& key, const std::string& doc, size_t B::*field, size_t max) {
+    o.push_back({key, doc,
+                 [=](Config& c, const std::string& v) {
+                   c.biomed.options.*field = v == "0" ? 0 : to_count(key, v, max);
+                 },
+                 [=](const Config& c) { return std::to_string(c.biomed.options.*field); }});
+  };
+  auto weight = [&](const std::string& key, const std::string& doc, double B::*field) {
+    o.push_back({key, doc,
+                 [=](Config& c, const std::string& v) {
+                   const double d = to_double(key, v);
+                   if (!(d >= 0) || !std::isfinite(d)) fail(ErrorCode::invalid_argument, key + " must be a number >= 0");
+                   c.biomed.options.*field = d;
+                 },
+                 [=](const Config& c) { return fmt(c.biomed.options.*field); }});
+  };
+  auto words = [&](const std::string& key, const std::string& doc, std::vector<std::string> B::*field) {
+    o.push_back({key, doc, [=](Config& c, const std::string& v) { c.biomed.options.*field = split_list(v); },
+                 [=](const Config& c) { return join_list(c.biomed.options.*field); }});
+  };
+  // The seed's numbers (biomed-retrieval.txt), each a key with the seed's default.
+  o.push_back({"biomed.expansion_encoder", "the encoder whose dense query gets the entity suffix (seed: pubmedbert only)",
+               [](Config& c, const std::string& v) { c.biomed.options.expansion_encoder = v; },
+               [](const Config& c) { return c.biomed.options.expansion_encoder; }});
+  count("biomed.aliases_per_entity", "entity suffix: aliases per entity (seed 2)", &B::aliases_per_entity, 100);
+  count("biomed.pathways_per_entity", "entity suffix: pathways per entity (seed 1)", &B::pathways_per_entity, 100);
+  count("biomed.expansion_cap", "entity suffix: at most this many terms (seed 12; 0: no suffix)", &B::expansion_cap, 1000);
+  count("biomed.rerank_text_chars", "characters of a hit's text given to an encoder or cross-encoder (seed 2048)",
+        &B::rerank_text_chars, 1 << 20);
+  count("biomed.entity_text_chars", "characters of a hit's text searched for the query's drugs (seed 512)",
+        &B::entity_text_chars, 1 << 20);
+  weight("biomed.supplement_entity_weight", "supplement score: weight of the entity score (seed 2.0)",
+         &B::supplement_entity_weight);
+  weight("biomed.supplement_dense_weight", "supplement score: weight of the dense score (seed 0.1)",
+         &B::supplement_dense_weight);
+  count("biomed.supplement_min_docs_limit", "supplement recall: at least this many hits (seed 8)",
+        &B::supplement_min_docs_limit, 100000);
+  count("biomed.supplement_docs_per_hit", "supplement recall: hits per matched document (seed 4)",
+        &B::supplement_docs_per_hit, 1000);
+  count("biomed.max_supplement_documents", "supplement: documents the registry name lookup may return",
+        &B::max_supplement_documents, 100000);
+  count("biomed.related_drugs_for_supplement", "supplement: related drugs of the first entity when the query names none (seed 4)",
+        &B::related_drugs_for_supplement, 100);
+  count("biomed.related_drugs_for_boost", "Tier-2: related drugs used as boost terms when the query names none (seed 6)",
+        &B::related_drugs_for_boost, 100);
+  count("biomed.injection_min_new", "RRF_POST_MERGE: supplement hits injected at least (seed min_new 2)",
+        &B::injection_min_new, 1000);
+  weight("biomed.injection_boost", "RRF_POST_MERGE: score boost of an injected hit (seed +100)", &B::injection_boost);
+  count("biomed.chunk_primary_drugs", "CHUNK: primary_drugs stamped per chunk (most mentioned first)",
+        &B::chunk_primary_drugs, 100);
+  words("biomed.radiology_keywords", "route: comma-separated words that send an image query to the radiology slot",
+        &B::radiology_keywords);
+  words("biomed.pathology_keywords", "route: comma-separated words that send an image query to the pathology slot",
+        &B::pathology_keywords);
+  o.push_back({"biomed.hybrid_text_collections",
+               "comma-separated collections whose plans also run the BM25 leg (seed router.hybrid_text_collections)",
+               [](Config& c, const std::string& v) {
+                 auto l = split_list(v);
+                 c.biomed.options.hybrid_text_collections = std::set<std::string>(l.begin(), l.end());
+               },
+               [](const Config& c) {
+                 return join_list({c.biomed.options.hybrid_text_collections.begin(),
+                                   c.biomed.options.hybrid_text_collections.end()});
+               }});
+  o.push_back({"biomed.exploratory_search_collections",
+               "comma-separated collection:encoder pairs every biomed query also searches (seed "
+               "exploratory_search_collections; empty: none)",
+               [](Config& c, const std::string& v) {
+                 std::vector<biomed::CollectionEncoder> out;
+                 for (const auto& item : split_list(v)) {
+                   const auto colon = item.find(':');
+                   if (colon == std::string::npos || colon == 0 || colon + 1 == item.size())
+                     fail(ErrorCode::invalid_argument,
+                          "biomed.exploratory_search_collections: expected collection:encoder, got '" + item + "'");
+                   out.push_back({item.substr(0, colon), item.substr(colon + 1)});
+                 }
+                 c.biomed.options.exploratory_search_collections = std::move(out);
+               },
+               [](const Config& c) {
+                 std::vector<std::string> l;
+                 for (const auto& e : c.biomed.options.exploratory_search_collections)
+                   l.push_back(e.collection + ":" + e.encoder);
+                 return join_list(l);
+               }});
   o.push_back({"biomed.vocab_dir", "vocabulary folder (DrugBank, genes, MeSH, DOID, UMLS RRF); empty = ../shared/data/vocab",
                [](Config& c, const std::string& v) { c.biomed.vocab_dir = v; },
                [](const Config& c) { return c.biomed.vocab_dir; }});
@@ -117,6 +207,9 @@ void add_biomed_options(std::vector<ConfigOption>& o) {
   pair("text_medcpt", &B::text_medcpt);
   pair("core_text", &B::core_text);
   pair("chemical", &B::chemical);
+  pair("radiology", &B::radiology);
+  pair("pathology", &B::pathology);
+  pair("visual", &B::visual);
   o.push_back({"biomed.domain_rerank_encoder", "Tier-2 cross-encoder label (missing: the fused score is used)",
                [](Config& c, const std::string& v) { c.biomed.options.domain_rerank_encoder = v; },
                [](const Config& c) { return c.biomed.options.domain_rerank_encoder; }});
@@ -353,6 +446,43 @@ std::vector<ConfigOption> make_options() {
            &P::collapse_duplicates);
   fraction_opt("pipeline.duplicate_similarity", "near duplicates: Jaccard similarity of word 3-shingles, in [0, 1]", &P::duplicate_similarity);
   flag_opt("pipeline.graph_expansion", "follow connect_to one hop from each hit", &P::graph_expansion);
+  o.push_back({"pipeline.rerank_policy",
+               "merged rerank per namespace, comma-separated NS=domain|general|none (\"biomed=domain,core=none\"); a "
+               "namespace not listed resolves to domain when a plugin reranks it, else general when "
+               "pipeline.general_reranker is set, else none (the seed's fallback)",
+               [](Config& c, const std::string& v) {
+                 std::map<std::string, std::string> out;
+                 for (const auto& item : split_list(v)) {
+                   const auto eq = item.find('=');
+                   const std::string ns = eq == std::string::npos ? "" : item.substr(0, eq);
+                   const std::string policy = eq == std::string::npos ? "" : item.substr(eq + 1);
+                   if (ns.empty() || (policy != "domain" && policy != "general" && policy != "none"))
+                     fail(ErrorCode::invalid_argument,
+                          "pipeline.rerank_policy: expected NS=domain|general|none, got '" + item + "'");
+                   out[ns] = policy;
+                 }
+                 c.pipeline.rerank_policy = std::move(out);
+               },
+               [](const Config& c) {
+                 std::vector<std::string> l;
+                 for (const auto& [ns, p] : c.pipeline.rerank_policy) l.push_back(ns + "=" + p);
+                 return join_list(l);
+               }});
+  o.push_back({"pipeline.general_reranker",
+               "reranker label of the general merged rerank (empty: none; then an unlisted namespace without a "
+               "plugin rerank passes through)",
+               [](Config& c, const std::string& v) { c.pipeline.general_reranker = v; },
+               [](const Config& c) { return c.pipeline.general_reranker; }});
+  auto hnsw_opt = [&](const std::string& key, const char* doc, uint32_t HnswParams::*field) {
+    o.push_back({key, doc,
+                 [=](Config& c, const std::string& v) { c.hnsw.*field = static_cast<uint32_t>(to_count(key, v, 4096)); },
+                 [=](const Config& c) { return std::to_string(c.hnsw.*field); }});
+  };
+  hnsw_opt("store.hnsw_m", "HNSW links per node of a collection an ingest creates (seed M=16)", &HnswParams::m);
+  hnsw_opt("store.hnsw_ef_construction", "HNSW build beam of a collection an ingest creates (seed efConstruction=256)",
+           &HnswParams::ef_construction);
+  hnsw_opt("store.hnsw_ef_search", "HNSW search beam of a collection an ingest creates (seed ef=64)",
+           &HnswParams::ef_search);
   o.push_back({"pipeline.telemetry_file", "append per-query JSONL telemetry events here (empty: off)",
                [](Config& c, const std::string& v) { c.pipeline.telemetry_file = v; },
                [](const Config& c) { return c.pipeline.telemetry_file; }});

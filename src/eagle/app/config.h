@@ -6,11 +6,13 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "eagle/biomed/plugin.h"
+#include "eagle/core/schema.h"
 #include "eagle/index/lexical/bm25_index.h"
 #include "eagle/text/analyzer.h"
 
@@ -79,7 +81,12 @@ struct Config {
     double duplicate_similarity = 0.9;   // Jaccard of word 3-shingles
     std::string telemetry_file;              // JSONL sink; empty = none
     std::string plugin_namespace = "core";   // namespace of `eagle search` requests
+    std::map<std::string, std::string> rerank_policy;  // namespace -> domain | general | none
+    std::string general_reranker;                     // reranker label; empty = none
   } pipeline;
+  // HNSW settings of the collections an ingest creates (seed: M=16, efConstruction=256,
+  // ef=64); a collection keeps the settings it was created with.
+  HnswParams hnsw;
   // The document registry: empty = SQLite at <data_dir>/registry.db; else a URL
   // (sqlite:PATH, postgresql://...; see registry/registry.h).
   std::string registry_url;

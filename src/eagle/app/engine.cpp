@@ -48,6 +48,11 @@ search::PipelineConfig pipeline_config_of(const Config& cfg) {
   p.collapse_duplicates = cfg.pipeline.collapse_duplicates;
   p.duplicate_similarity = cfg.pipeline.duplicate_similarity;
   for (const auto& c : cfg.biomed.options.hybrid_text_collections) p.hybrid_text_collections.insert(c);
+  for (const auto& [ns, policy] : cfg.pipeline.rerank_policy)
+    p.rerank_policy[ns] = policy == "domain" ? search::RerankPolicy::domain
+                          : policy == "general" ? search::RerankPolicy::general
+                                                : search::RerankPolicy::none;
+  p.general_reranker = cfg.pipeline.general_reranker;
   return p;
 }
 

@@ -134,6 +134,9 @@ class Engine {
   // search) leave the registry file untouched.
   registry::DocumentRegistry& registry();
   encode::EncoderRegistry& encoders() { return encoders_; }
+  // The hook bus: an embedding application subscribes its own plugin's hooks here
+  // (query and ingest points; docs/architecture.md lists them).
+  search::HookBus& hooks() { return bus_; }
   search::CollectionProvider collections();
 
   // Reads the inputs, embeds them, writes them to their collection (created on first

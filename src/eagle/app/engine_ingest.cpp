@@ -269,6 +269,7 @@ IngestReport Engine::ingest(const std::vector<std::string>& inputs, const Ingest
       t.schema = compounds ? encode::compound_schema(collection)
                            : chunk_schema(collection, t.enc->info().dim, t.enc->info().metric);
       t.schema.vector.encoder = t.encoder;
+      t.schema.vector.hnsw = cfg_.hnsw;
     }
     targets.push_back(std::move(t));
     return targets.size() - 1;
@@ -312,14 +313,48 @@ IngestReport Engine::ingest(const std::vector<std::string>& inputs, const Ingest
         for (size_t i = 0; i < s.rows.size(); ++i) s.rows[i] = std::move(batch[i]);
       }
     }
-    // Each row's target collection.
+    search::HookContext hctx;
+    hctx.plugin_namespace = opts.plugin_namespace;
+    const std::string& ns = opts.plugin_namespace;
+    // CLASSIFY_CHUNK (ALL): each subscriber returns fields for the chunk; they fill its
+    // gaps and never override a field the source or CHUNK set.
+    if (bus_.has_subscribers(search::HookPoint::CLASSIFY_CHUNK, ns))
+      for (auto& r : s.rows)
+        for (auto& fields : bus_.all<search::HookPoint::CLASSIFY_CHUNK>(hctx, r)) {
+          if (!fields.is_object())
+            fail(ErrorCode::internal, "a CLASSIFY_CHUNK subscriber returned " + fields.dump() + ", not an object");
+          for (auto& [k, v] : fields.items())
+            if (!r.contains(k) || r[k].is_null()) r[k] = std::move(v);
+        }
+    // INGEST_ROUTE_SELECTORS (FIRST): a subscriber may send a chunk to a collection
+    // ({"collection": name, "encoder": label (optional)}); the others are routed below.
     std::vector<std::pair<size_t, std::vector<size_t>>> routes;  // target, rows
+    std::vector<bool> selected(s.rows.size(), false);
+    if (bus_.has_subscribers(search::HookPoint::INGEST_ROUTE_SELECTORS, ns)) {
+      std::map<size_t, std::vector<size_t>> by_target;
+      for (size_t i = 0; i < s.rows.size(); ++i) {
+        auto sel = bus_.first<search::HookPoint::INGEST_ROUTE_SELECTORS>(hctx, s.rows[i]);
+        if (!sel) continue;
+        if (!sel->is_object() || !sel->contains("collection") || !(*sel)["collection"].is_string() ||
+            (*sel)["collection"].get<std::string>().empty() ||
+            (sel->contains("encoder") && !(*sel)["encoder"].is_string()))
+          fail(ErrorCode::internal, "an INGEST_ROUTE_SELECTORS subscriber returned " + sel->dump() +
+                                        "; expected {\"collection\": name, \"encoder\": label (optional)}");
+        const std::string collection = (*sel)["collection"].get<std::string>();
+        const std::string encoder = sel->value("encoder", std::string());
+        by_target[target_index(collection, encoder.empty() ? default_encoder(collection) : encoder)].push_back(i);
+        selected[i] = true;
+      }
+      for (auto& [ti, idx] : by_target) routes.emplace_back(ti, std::move(idx));
+    }
+    // Each other row's target collection.
     if (tdr) {
       const auto& kb = knowledge();
       biomed::ProfileOptions po;
       po.min_density = bo.profile_min_density;
       std::vector<size_t> bio, general;
       for (size_t i = 0; i < s.rows.size(); ++i) {
+        if (selected[i]) continue;
         auto profile = s.profile[i];
         if (!profile)
           profile = biomed::classify_document_profile(
@@ -330,10 +365,11 @@ IngestReport Engine::ingest(const std::vector<std::string>& inputs, const Ingest
       if (!bio.empty()) routes.emplace_back(target_index(bo.text_biomed.collection, bo.text_biomed.encoder), bio);
       if (!general.empty()) routes.emplace_back(target_index(core.collection, core.encoder), general);
     } else {
-      std::vector<size_t> all(s.rows.size());
-      for (size_t i = 0; i < all.size(); ++i) all[i] = i;
+      std::vector<size_t> all;
+      for (size_t i = 0; i < s.rows.size(); ++i)
+        if (!selected[i]) all.push_back(i);
       const std::string fallback = opts.collection.empty() ? slot.encoder : default_encoder(default_collection);
-      routes.emplace_back(target_index(default_collection, fallback), std::move(all));
+      if (!all.empty()) routes.emplace_back(target_index(default_collection, fallback), std::move(all));
     }
     // A scoped caller may not replace a document that lives in another KB.
     if (!opts.scope.kb_names.empty())
@@ -352,15 +388,35 @@ IngestReport Engine::ingest(const std::vector<std::string>& inputs, const Ingest
         const size_t end = std::min(idx.size(), start + per_call);
         std::vector<std::string> texts;
         for (size_t i = start; i < end; ++i) texts.push_back(std::move(s.embed[idx[i]]));
-        auto vecs = t.enc->encode(texts, encode::EncodeMode::document);
+        // EMBED_TEXT (FIRST): a subscriber may embed the texts itself; else the encoder.
+        std::optional<std::vector<encode::Embedding>> given;
+        if (bus_.has_subscribers(search::HookPoint::EMBED_TEXT, ns)) {
+          given = bus_.first<search::HookPoint::EMBED_TEXT>(hctx, texts, t.encoder);
+          if (given && (given->size() != texts.size() ||
+                        std::any_of(given->begin(), given->end(), [&](const auto& v) { return v.size() != t.schema.vector.dim; })))
+            fail(ErrorCode::internal, "an EMBED_TEXT subscriber returned " + std::to_string(given->size()) +
+                                          " vectors for " + std::to_string(texts.size()) + " texts, or not of dimension " +
+                                          std::to_string(t.schema.vector.dim) + " (" + t.collection + ")");
+        }
+        auto vecs = given ? std::move(*given) : t.enc->encode(texts, encode::EncodeMode::document);
+        json rows = json::array();
         for (size_t i = start; i < end; ++i) {
           json& src = s.rows[idx[i]];
           json row = json::object();
           for (auto& [k, v] : src.items())
             if (k == "id" || k == "text" || (t.schema.field_index(k) && !v.is_null())) row[k] = std::move(v);
           row["vector"] = std::move(vecs[i - start]);
-          batch.push_back(store::record_from_json(row, t.schema));
+          rows.push_back(std::move(row));
         }
+        // UPSERT_VECTORS (TRANSFORM): the rows, vectors included, just before the write.
+        if (bus_.has_subscribers(search::HookPoint::UPSERT_VECTORS, ns)) {
+          const size_t n = rows.size();
+          rows = bus_.transform<search::HookPoint::UPSERT_VECTORS>(hctx, std::move(rows));
+          if (!rows.is_array() || rows.size() != n)
+            fail(ErrorCode::internal, "an UPSERT_VECTORS subscriber changed the number of rows");
+        }
+        // Validated here like any row: a subscriber's bad value is refused before the log.
+        for (const auto& row : rows) batch.push_back(store::record_from_json(row, t.schema));
       }
       for (size_t i : idx) add_collection(s.documents[s.document_of[i]], t.collection);
       t.rows += idx.size();
@@ -577,6 +633,22 @@ IngestReport Engine::ingest(const std::vector<std::string>& inputs, const Ingest
                 return;
               }
               slice.ids.insert(d.id);
+              // PARSE (TRANSFORM): the parsed document ({id, title, text, metadata}) before
+              // it becomes rows; a subscriber may clean its text or add metadata (not its id).
+              if (bus_.has_subscribers(search::HookPoint::PARSE, opts.plugin_namespace)) {
+                search::HookContext pctx;
+                pctx.plugin_namespace = opts.plugin_namespace;
+                json doc = {{"id", d.id}, {"title", d.title}, {"text", d.text},
+                            {"metadata", json::parse(d.metadata_json, nullptr, false)}};
+                doc = bus_.transform<search::HookPoint::PARSE>(pctx, std::move(doc));
+                if (!doc.is_object() || doc.value("id", std::string()) != d.id || !doc["title"].is_string() ||
+                    !doc["text"].is_string())
+                  fail(ErrorCode::internal, "a PARSE subscriber returned a document without its id '" + d.id +
+                                                "', title and text as strings");
+                d.title = doc["title"].get<std::string>();
+                d.text = doc["text"].get<std::string>();
+                if (doc.contains("metadata") && doc["metadata"].is_object()) d.metadata_json = doc["metadata"].dump();
+              }
               json row = {{"id", d.id}, {"text", d.indexed_text()}, {"document_id", d.id}};
               if (!opts.kb_name.empty()) row["kb_name"] = opts.kb_name;
               // The source's chunk fields (typed) go on the row before any plugin stamps, so

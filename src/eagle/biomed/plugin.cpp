@@ -81,6 +81,10 @@ BiomedPlugin::BiomedPlugin(const EntityKnowledge& knowledge, search::CollectionP
 }
 
 void BiomedPlugin::register_hooks(search::HookBus& bus, const std::string& ns, int priority) {
+  // QUERY_ASSEMBLE (ALL): the entity suffix, appended for the dense legs.
+  bus.subscribe<HookPoint::QUERY_ASSEMBLE>(
+      ns, priority, [this](HookContext&, const std::string& q) { return std::optional(entity_suffix(q)); },
+      "biomed_entity_suffix");
   bus.subscribe<HookPoint::CLASSIFY_QUERY>(
       ns, priority, [this](HookContext& c, const search::RetrievalRequest& r) { return route(c, r); },
       "biomed_query_route");
@@ -260,7 +264,7 @@ std::optional<search::RouteDecision> BiomedPlugin::route(HookContext& ctx, const
 
 // ---- QUERY_DENSE_EXPAND: biomed_dense_expand -----------------------------------------
 
-std::string BiomedPlugin::expand_query_for_dense_retrieval(const std::string& query) const {
+std::string BiomedPlugin::entity_suffix(const std::string& query) const {
   auto matches = kb_.match_entities(query);
   std::sort(matches.begin(), matches.end(), [](const EntityMatch& a, const EntityMatch& b) { return a.start < b.start; });
   std::vector<std::string> terms;
@@ -283,10 +287,15 @@ std::string BiomedPlugin::expand_query_for_dense_retrieval(const std::string& qu
     for (size_t i = 0; i < e.pathways.size() && i < opts_.pathways_per_entity; ++i) push_unique_ci(terms, e.pathways[i]);
   }
   if (terms.size() > opts_.expansion_cap) terms.resize(opts_.expansion_cap);
-  if (terms.empty()) return query;
-  std::string out = query + " [biomed entities: ";
+  if (terms.empty()) return {};
+  std::string out = "[biomed entities: ";
   for (size_t i = 0; i < terms.size(); ++i) out += (i ? ", " : "") + terms[i];
   return out + "]";
+}
+
+std::string BiomedPlugin::expand_query_for_dense_retrieval(const std::string& query) const {
+  const std::string suffix = entity_suffix(query);
+  return suffix.empty() ? query : query + " " + suffix;
 }
 
 std::string BiomedPlugin::related_smiles(const std::string& query) const {
@@ -328,8 +337,9 @@ std::optional<search::ExpandedQuery> BiomedPlugin::dense_expand(HookContext& ctx
   out.intent = intent.to_json();
   if (!encoder) return out;
   if (*encoder == opts_.expansion_encoder) {
-    // Only the pubmedbert embedding sees the entity suffix; sparse terms keep the raw query.
-    out.dense_query = expand_query_for_dense_retrieval(query);
+    // Only the pubmedbert embedding sees the entity suffix (appended at QUERY_ASSEMBLE,
+    // with any other subscriber's); sparse terms keep the raw query.
+    out.dense_query = ctx.assembled_query(query);
   } else if (encoders_.has_encoder(*encoder) && encoders_.encoder(*encoder).info().modality == encode::Modality::molecule) {
     // A molecule encoder embeds structures: the query's SMILES, else its drugs' SMILES
     // (compound SMILES backfill: "compounds like imatinib" searches imatinib's structure).

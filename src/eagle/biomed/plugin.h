@@ -144,6 +144,9 @@ class BiomedPlugin {
   // first occurrence, aliases_per_entity aliases + pathways_per_entity pathways per
   // entity, de-duplicated, capped; the query unchanged when nothing matched.
   std::string expand_query_for_dense_retrieval(const std::string& query) const;
+  // The suffix alone ("[biomed entities: a, b, ...]", empty without entities): the
+  // biomed QUERY_ASSEMBLE subscriber's contribution.
+  std::string entity_suffix(const std::string& query) const;
   // _boost_terms_for_query: the query's drugs, else related_drugs[:6] of its entities.
   std::vector<std::string> boost_terms_for_query(const std::string& query) const;
   // The intent stashed by dense_expand, or detected now.

@@ -26,6 +26,16 @@ RemoteOptions remote_options(const json& j, const std::string& label) {
   o.connect_timeout =
       std::chrono::milliseconds(j.value("connect_timeout_ms", static_cast<int64_t>(o.connect_timeout.count())));
   o.max_retries = j.value("max_retries", o.max_retries);
+  // The query/document distinction: a known API's names, then explicit fields/prefixes.
+  apply_input_type_preset(o, j.value("input_types", std::string()));
+  for (const char* key : {"query_fields", "document_fields"})
+    if (j.contains(key)) {
+      if (!j[key].is_object())
+        fail(ErrorCode::invalid_argument, "encoder '" + label + "': " + key + " must be a map of request fields");
+      (std::string(key) == "query_fields" ? o.query_fields : o.document_fields).update(j[key]);
+    }
+  o.query_prefix = j.value("query_prefix", std::string());
+  o.document_prefix = j.value("document_prefix", std::string());
   return o;
 }
 

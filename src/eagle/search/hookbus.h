@@ -42,6 +42,15 @@ struct HookContext {
   // (the biomed supplement) must AND it into its own filter.
   std::string scope_filter;
   std::map<std::string, nlohmann::json> scope_params;
+  // QUERY_ASSEMBLE's suffixes, in subscriber order. The query itself stays raw: the
+  // lexical leg and every hook see it; a plan's dense leg embeds the assembled query
+  // unless QUERY_DENSE_EXPAND gives its own (biomed: the suffix for pubmedbert only).
+  std::vector<std::string> query_suffixes;
+  std::string assembled_query(const std::string& raw) const {
+    std::string out = raw;
+    for (const auto& s : query_suffixes) out += " " + s;
+    return out;
+  }
   double encode_ms = 0;  // time in the encoder and in index searches (overhead accounting)
   double search_ms = 0;
   template <typename T>
@@ -53,6 +62,7 @@ struct HookContext {
 
 // The signature of each hook point's subscribers.
 template <HookPoint P> struct HookSig;
+// QUERY_ASSEMBLE: a suffix appended to the query (ALL; nullopt or "" adds nothing).
 template <> struct HookSig<HookPoint::QUERY_ASSEMBLE> { using Fn = std::function<std::optional<std::string>(HookContext&, const std::string& query)>; };
 template <> struct HookSig<HookPoint::CLASSIFY_QUERY> { using Fn = std::function<std::optional<RouteDecision>(HookContext&, const RetrievalRequest&)>; };
 template <> struct HookSig<HookPoint::QUERY_DENSE_EXPAND> { using Fn = std::function<std::optional<ExpandedQuery>(HookContext&, const std::string& query, const std::optional<std::string>& encoder)>; };
@@ -81,15 +91,21 @@ class HookBus {
 
   bool has_subscribers(HookPoint p, const std::string& ns) const;
 
-  // FIRST: the first non-empty result in priority order.
+  // FIRST: the first non-empty result in priority order. A subscriber that throws is
+  // audited (hook_failed) and skipped, as if it had abstained: a broken plugin never
+  // fails the request or the ingest.
   template <HookPoint P, typename... Args>
   auto first(HookContext& ctx, Args&&... args) const
       -> decltype(std::declval<typename HookSig<P>::Fn>()(ctx, args...)) {
     static_assert(P != HookPoint::QUERY_ASSEMBLE && P != HookPoint::RETRIEVE_SUPPLEMENT);
     for (const auto& s : subscribers(P, ctx.plugin_namespace)) {
       const auto& fn = std::any_cast<const typename HookSig<P>::Fn&>(s->fn);
-      auto r = fn(ctx, args...);
-      if (r) return r;
+      try {
+        auto r = fn(ctx, args...);
+        if (r) return r;
+      } catch (const std::exception& e) {
+        audit_failure(ctx, P, *s, e.what());
+      }
     }
     return std::nullopt;
   }

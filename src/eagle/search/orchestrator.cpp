@@ -251,7 +251,7 @@ HitList Orchestrator::run_plan(const CollectionQueryPlan& plan, const std::strin
   store::Collection* coll = collections_(plan.collection);
   if (!coll) fail(ErrorCode::not_found, "collection '" + plan.collection + "' does not exist");
   auto expanded = bus_.first<HookPoint::QUERY_DENSE_EXPAND>(ctx, query, std::optional<std::string>(plan.encoder));
-  ExpandedQuery exp = expanded ? *expanded : ExpandedQuery{query, {}, nullptr};
+  ExpandedQuery exp = expanded ? *expanded : ExpandedQuery{ctx.assembled_query(query), {}, nullptr};
   store::TemplateParams params = scope.params;
   for (const auto& [k, v] : plan.filter_params.items()) params[k] = v;
   const std::string filter = and_join({scope.expr, plan.filter});
@@ -420,9 +420,13 @@ RetrievalResponse Orchestrator::retrieve(const RetrievalRequest& req) const {
   ctx.telemetry = &tel;
   RetrievalResponse resp;
 
-  // QUERY_ASSEMBLE (ALL): each subscriber may rewrite the query; failures are skipped.
-  std::string query = req.query;
-  for (auto& q : bus_.all<HookPoint::QUERY_ASSEMBLE>(ctx, query)) query = std::move(q);
+  // QUERY_ASSEMBLE (ALL): each subscriber appends a suffix (biomed: its entity
+  // suffix); one that throws is audited and skipped. The lexical leg and the hooks
+  // keep the raw query; only dense legs see the suffixes (seed: "sparse terms always
+  // keep the raw query").
+  const std::string query = req.query;
+  for (auto& s : bus_.all<HookPoint::QUERY_ASSEMBLE>(ctx, query))
+    if (!s.empty()) ctx.query_suffixes.push_back(std::move(s));
 
   // CLASSIFY_QUERY (FIRST), else the core default (G4).
   auto classified = bus_.first<HookPoint::CLASSIFY_QUERY>(ctx, req);
@@ -466,7 +470,8 @@ RetrievalResponse Orchestrator::retrieve(const RetrievalRequest& req) const {
   const bool lazy = route.plans.size() == 1 && req.legacy_scope.empty() && policy == RerankPolicy::none &&
                     !bus_.has_subscribers(HookPoint::RERANK, ctx.plugin_namespace) &&
                     !bus_.has_subscribers(HookPoint::RRF_POST_MERGE, ctx.plugin_namespace) &&
-                    !bus_.has_subscribers(HookPoint::RETRIEVE_SUPPLEMENT, ctx.plugin_namespace);
+                    !bus_.has_subscribers(HookPoint::RETRIEVE_SUPPLEMENT, ctx.plugin_namespace) &&
+                    !bus_.has_subscribers(HookPoint::RETRIEVE_VISUAL_FILTER, ctx.plugin_namespace);
   std::vector<HitList> lists;
   int succeeded = 0;
   size_t text_count = 0, visual_count = 0;  // recalled per kind (the seed's recall step)
@@ -475,6 +480,11 @@ RetrievalResponse Orchestrator::retrieve(const RetrievalRequest& req) const {
       auto t0 = std::chrono::steady_clock::now();
       try {
         auto hits = run_plan(plan, query, scope, req, ctx, lazy);
+        // RETRIEVE_VISUAL_FILTER (FIRST): a plan's image hits pass the plugin's filter
+        // (e.g. a modality or section rule) before fusion.
+        if (plan.collection == config_.core_visual_collection ||
+            std::any_of(hits.begin(), hits.end(), [](const ScoredHit& h) { return h.is_image; }))
+          if (auto filtered = bus_.first<HookPoint::RETRIEVE_VISUAL_FILTER>(ctx, query, hits)) hits = std::move(*filtered);
         ++succeeded;
         (plan.collection == config_.core_visual_collection ? visual_count : text_count) += hits.size();
         if (tel.enabled())

@@ -96,28 +96,36 @@ class BatchedEncoder : public Encoder {
   }
   const EncoderInfo& info() const override { return info_; }
 
-  std::vector<Embedding> encode(const std::vector<std::string>& inputs, EncodeMode) override {
+  std::vector<Embedding> encode(const std::vector<std::string>& inputs, EncodeMode mode) override {
     std::vector<Embedding> out;
     out.reserve(inputs.size());
-    const size_t bs = http_.opts().batch_size;
+    const auto& o = http_.opts();
+    const bool query = mode == EncodeMode::query;
+    const std::string& prefix = query ? o.query_prefix : o.document_prefix;
+    const json& fields = query ? o.query_fields : o.document_fields;
+    const size_t bs = o.batch_size;
     for (size_t start = 0; start < inputs.size(); start += bs) {
       std::vector<std::string> batch(inputs.begin() + static_cast<std::ptrdiff_t>(start),
                                      inputs.begin() + static_cast<std::ptrdiff_t>(std::min(inputs.size(), start + bs)));
-      auto got = openai_ ? call_openai(batch) : call_tei(batch);
+      if (!prefix.empty())
+        for (auto& t : batch) t = prefix + t;
+      auto got = openai_ ? call_openai(batch, fields) : call_tei(batch, fields);
       for (auto& e : got) out.push_back(std::move(e));
     }
     return out;
   }
 
  private:
-  std::vector<Embedding> call_openai(const std::vector<std::string>& batch) const {
+  std::vector<Embedding> call_openai(const std::vector<std::string>& batch, const json& fields) const {
     json body = {{"input", batch}, {"encoding_format", "float"}};
     if (!http_.opts().model.empty()) body["model"] = http_.opts().model;
+    body.update(fields);
     return remote::openai_embeddings(http_.post("/v1/embeddings", body), batch.size(), info_.dim, http_.what());
   }
-  std::vector<Embedding> call_tei(const std::vector<std::string>& batch) const {
-    return remote::tei_embeddings(http_.post("/embed", json{{"inputs", batch}}), batch.size(), info_.dim,
-                                  http_.what());
+  std::vector<Embedding> call_tei(const std::vector<std::string>& batch, const json& fields) const {
+    json body = {{"inputs", batch}};
+    body.update(fields);
+    return remote::tei_embeddings(http_.post("/embed", body), batch.size(), info_.dim, http_.what());
   }
 
   EncoderInfo info_;
@@ -159,6 +167,28 @@ class RemoteReranker : public Reranker {
 };
 
 }  // namespace
+
+void apply_input_type_preset(RemoteOptions& o, const std::string& api) {
+  // Each API's own names for a search query and an indexed document.
+  if (api.empty() || api == "none") return;
+  if (api == "jina") {
+    o.query_fields = {{"task", "retrieval.query"}};
+    o.document_fields = {{"task", "retrieval.passage"}};
+  } else if (api == "voyage") {
+    o.query_fields = {{"input_type", "query"}};
+    o.document_fields = {{"input_type", "document"}};
+  } else if (api == "dashscope") {
+    o.query_fields = {{"text_type", "query"}};
+    o.document_fields = {{"text_type", "document"}};
+  } else if (api == "tei-prompts") {
+    // The model's sentence-transformers prompts named "query" and "document".
+    o.query_fields = {{"prompt_name", "query"}};
+    o.document_fields = {{"prompt_name", "document"}};
+  } else {
+    fail(ErrorCode::invalid_argument,
+         "input_types must be jina, voyage, dashscope, tei-prompts or none, got '" + api + "'");
+  }
+}
 
 std::unique_ptr<Encoder> make_openai_encoder(EncoderInfo info, RemoteOptions opts) {
   info.implementation = "openai";

@@ -11,6 +11,7 @@
 // in batches no larger than the server's limit. The API key comes from an
 // environment variable named in the configuration, never from the file itself.
 #include <chrono>
+#include <nlohmann/json.hpp>
 #include <memory>
 #include <string>
 
@@ -27,7 +28,18 @@ struct RemoteOptions {
   std::chrono::milliseconds timeout{30000};
   int max_retries = 3;          // retries after the first attempt
   std::chrono::milliseconds backoff{200};  // doubled after each retry
+  // The query/document distinction the API supports, per encode mode: fields merged
+  // into the request body (Jina {"task": "retrieval.query"}, Voyage {"input_type":
+  // "query"}, DashScope {"text_type": "query"}, TEI {"prompt_name": "query"}) and a
+  // prefix put before each text (E5 "query: ", nomic "search_query: ").
+  nlohmann::json query_fields = nlohmann::json::object();
+  nlohmann::json document_fields = nlohmann::json::object();
+  std::string query_prefix, document_prefix;
 };
+
+// The fields of a known API's query/document distinction ("jina", "voyage",
+// "dashscope", "tei-prompts"; "" or "none": nothing). Throws on another name.
+void apply_input_type_preset(RemoteOptions& o, const std::string& api);
 
 // `info.dim` must be set: every returned embedding is checked against it.
 std::unique_ptr<Encoder> make_openai_encoder(EncoderInfo info, RemoteOptions opts);
