@@ -96,7 +96,8 @@ TEST(Config, TheSeedsNumbersAreKeysWithTheSeedsDefaults) {
       {"biomed.radiology_collection", "eagle_medical_radiology"}, {"biomed.pathology_encoder", "uni2"},
       {"biomed.visual_collection", "eagle_visual"},
       {"store.hnsw_m", "16"}, {"store.hnsw_ef_construction", "256"}, {"store.hnsw_ef_search", "64"},
-      {"pipeline.rerank_policy", ""}, {"pipeline.general_reranker", ""}};
+      {"pipeline.rerank_policy", ""}, {"pipeline.general_reranker", ""},
+      {"pipeline.hybrid_mode", "true_hybrid"}, {"pipeline.hybrid_alpha", "0.6"}};
   for (const auto& [key, value] : seed) EXPECT_EQ(get(key), value) << key;
   EXPECT_NE(get("biomed.radiology_keywords").find("x-ray"), std::string::npos);
   EXPECT_NE(get("biomed.hybrid_text_collections").find("eagle_text_biomed"), std::string::npos);
@@ -120,7 +121,8 @@ TEST(Config, TheSeedsNumbersAreKeysWithTheSeedsDefaults) {
            {"biomed.exploratory_search_collections", "no_encoder"},
            {"pipeline.rerank_policy", "biomed=sometimes"},
            {"pipeline.rerank_policy", "domain"},
-           {"store.hnsw_m", "0"}}) {
+           {"store.hnsw_m", "0"},
+           {"pipeline.hybrid_mode", "both"}}) {
     try {
       set_option(c, key, bad);
       ADD_FAILURE() << key << "=" << bad << " was accepted";

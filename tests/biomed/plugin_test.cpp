@@ -136,6 +136,16 @@ struct Fixture {
   BiomedPlugin plugin(BiomedOptions o = {}) { return BiomedPlugin(kb, provider(), reg, docs.get(), std::move(o)); }
 };
 
+// The seed's literal stages, where Eagle's measured defaults differ (plugin.h says
+// why): Tier-1 entity filter on, sparse terms on, the cross-drug penalty on every hit.
+BiomedOptions seed_literal() {
+  BiomedOptions o;
+  o.tier1_entity_filter = true;
+  o.sparse_terms_enabled = true;
+  o.xdrug_source_types.clear();
+  return o;
+}
+
 search::HookContext context(const search::RetrievalRequest& req) {
   search::HookContext ctx;
   ctx.plugin_namespace = req.plugin_namespace;
@@ -387,6 +397,17 @@ TEST(DenseExpand, EntitySuffixOnlyForPubmedbertRankedByFirstOccurrence) {
             "ErbB signaling pathway, non-small cell lung carcinoma]");
   auto other = *p.dense_expand(ctx, req.query, std::string("text-embedding-v4"));
   EXPECT_EQ(other.dense_query, req.query);
+  // A static word-vector encoder standing in for pubmedbert embeds the raw query
+  // (suffix_skip_static_encoders), unless configured otherwise.
+  Fixture st;
+  st.reg.add(std::make_unique<HashEncoder>("glove-pubmedbert", "static"));
+  BiomedOptions so;
+  so.expansion_encoder = "glove-pubmedbert";
+  auto sp = st.plugin(so);
+  EXPECT_EQ(sp.dense_expand(ctx, req.query, std::string("glove-pubmedbert"))->dense_query, req.query);
+  so.suffix_skip_static_encoders = false;
+  auto sp2 = st.plugin(so);
+  EXPECT_EQ(sp2.dense_expand(ctx, req.query, std::string("glove-pubmedbert"))->dense_query, e.dense_query);
   auto none = *p.dense_expand(ctx, req.query, std::nullopt);
   EXPECT_EQ(none.dense_query, req.query);
   // The intent is stashed for the later hooks.
@@ -411,11 +432,15 @@ TEST(DenseExpand, SuffixIsDeduplicatedAndCappedAt12) {
 
 TEST(DenseExpand, SparseTermsAreDrugsPlusSectionCuesWithSpaces) {
   Fixture f;
-  auto p = f.plugin();
+  auto p = f.plugin(seed_literal());
   auto req = request("Humira drug label indications");
   auto ctx = context(req);
   auto e = *p.dense_expand(ctx, req.query, std::nullopt);
   EXPECT_EQ(e.sparse_terms, (std::vector<std::string>{"humira", "adalimumab", "indications and usage"}));
+  // Off by default (measured on both dev splits): the BM25 leg keeps the raw query.
+  auto d = f.plugin();
+  auto dctx = context(req);
+  EXPECT_TRUE(d.dense_expand(dctx, req.query, std::nullopt)->sparse_terms.empty());
 }
 
 TEST(DenseExpand, MoleculeEncoderGetsTheDrugsStructure) {
@@ -500,7 +525,7 @@ TEST(Tier1Rerank, AbstainsOutsideTheBiomedAndChemicalCollections) {
 
 TEST(Tier1Rerank, EntityFilterKeepsEntityHitsOnlyWhenSomethingRemainsThenCosine) {
   Fixture f;
-  auto p = f.plugin();
+  auto p = f.plugin(seed_literal());
   auto req = request("imatinib resistance");
   auto ctx = context(req);
   search::CollectionQueryPlan plan;
@@ -634,7 +659,7 @@ class FixedReranker : public encode::Reranker {
 TEST(Tier2Rerank, RegulatoryProfileFormulaWithCrossEncoderScores) {
   Fixture f;
   f.reg.add(std::make_unique<FixedReranker>(std::vector<float>{2.0f, 4.0f, 0.0f}));
-  auto p = f.plugin();
+  auto p = f.plugin(seed_literal());
   auto req = request("warnings on the Humira label");
   req.explain = true;
   auto ctx = context(req);
@@ -651,6 +676,17 @@ TEST(Tier2Rerank, RegulatoryProfileFormulaWithCrossEncoderScores) {
   EXPECT_NEAR(got["lipitor"], 0.30 * 0.0 + 0.0 + 0.35 * 1.0 - 2.5, 1e-9);
   EXPECT_EQ(out[0].id, "warn");
   EXPECT_EQ(out[0].explain.legs["tier2"]["ce_source"], "medcpt-rerank");
+  // By default the penalty applies to labels and compound cards only: the same
+  // Lipitor chunk is penalised as a label, not as a paper naming another drug.
+  auto d = f.plugin();
+  merged[2].metadata["source_type"] = "label";
+  auto ctx2 = context(req);
+  for (const auto& h : *d.tier2_rerank(ctx2, req.query, merged))
+    if (h.id == "lipitor") EXPECT_NEAR(h.score, 0.35 * 1.0 - 2.5, 1e-9);
+  merged[2].metadata["source_type"] = "paper";
+  auto ctx3 = context(req);
+  for (const auto& h : *d.tier2_rerank(ctx3, req.query, merged))
+    if (h.id == "lipitor") EXPECT_NEAR(h.score, 0.35 * 1.0, 1e-9);
 }
 
 TEST(Tier2Rerank, FallsBackToExistingScoresWhenTheCrossEncoderIsMissingFailsOrMiscounts) {

@@ -185,6 +185,14 @@ void add_biomed_options(std::vector<ConfigOption>& o) {
   flag("biomed.tier2_enabled", "RERANK_MERGED: the Tier-2 fusion rerank", &B::tier2_enabled);
   flag("biomed.tier1_entity_filter", "Tier-1: keep only hits naming the query's drugs (when any remain)",
        &B::tier1_entity_filter);
+  flag("biomed.suffix_skip_static_encoders",
+       "a static word-vector encoder in the entity-suffix slot embeds the raw query (the suffix is for a "
+       "contextual pubmedbert)",
+       &B::suffix_skip_static_encoders);
+  words("biomed.xdrug_source_types",
+        "Tier-2: comma-separated source types whose hits the cross-drug penalty applies to (empty: every hit, "
+        "the seed)",
+        &B::xdrug_source_types);
   flag("biomed.tier1_cosine_rerank", "Tier-1: cosine rerank of the biomedical and chemical plans", &B::tier1_cosine_rerank);
   flag("biomed.tier1_skip_static_encoders", "Tier-1: no cosine rerank with a static word-vector encoder",
        &B::tier1_skip_static_encoders);
@@ -428,6 +436,15 @@ std::vector<ConfigOption> make_options() {
   o.push_back({"pipeline.rrf_k", "RRF constant k in 1 / (k + rank)",
                [](Config& c, const std::string& v) { c.pipeline.rrf_k = static_cast<int>(to_count("pipeline.rrf_k", v, 100000)); },
                [](const Config& c) { return std::to_string(c.pipeline.rrf_k); }});
+  o.push_back({"pipeline.hybrid_mode",
+               "hybrid plans: true_hybrid (a BM25 leg fused with the dense leg) or alpha (the seed's alpha * dense "
+               "+ (1 - alpha) * term overlap over the dense candidates)",
+               [](Config& c, const std::string& v) {
+                 if (v != "true_hybrid" && v != "alpha")
+                   fail(ErrorCode::invalid_argument, "pipeline.hybrid_mode: expected true_hybrid or alpha, got '" + v + "'");
+                 c.pipeline.hybrid_mode = v;
+               },
+               [](const Config& c) { return c.pipeline.hybrid_mode; }});
   o.push_back({"pipeline.hybrid_fusion", "true hybrid fusion of dense and BM25: weighted (min-max) or rrf",
                [](Config& c, const std::string& v) {
                  if (v != "weighted" && v != "rrf")

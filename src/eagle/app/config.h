@@ -67,6 +67,7 @@ struct Config {
     size_t recall_top_k = 20;       // per-plan recall (collection_recall_top_k)
     size_t final_top_k = 5;
     int rrf_k = 60;
+    std::string hybrid_mode = "true_hybrid";  // true_hybrid (dense + BM25 fused) | alpha (the seed's)
     std::string hybrid_fusion = "weighted";  // weighted | rrf
     // Tuned on SciFact train and BioASQ dev (docs/benchmarks.md): the static dense leg
     // helps where it agrees with BM25 and only adds noise where it does not.

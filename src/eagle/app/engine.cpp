@@ -36,6 +36,7 @@ search::PipelineConfig pipeline_config_of(const Config& cfg) {
   p.recall_top_k = cfg.pipeline.recall_top_k;
   p.final_top_k = cfg.pipeline.final_top_k;
   p.rrf_k = cfg.pipeline.rrf_k;
+  p.hybrid_mode = cfg.pipeline.hybrid_mode == "alpha" ? search::HybridMode::alpha : search::HybridMode::true_hybrid;
   p.hybrid.fusion = cfg.pipeline.hybrid_fusion == "rrf" ? search::HybridFusion::rrf : search::HybridFusion::weighted;
   p.hybrid.rrf_k = cfg.pipeline.rrf_k;
   p.hybrid.dense_weight = cfg.pipeline.dense_weight;

@@ -338,8 +338,11 @@ std::optional<search::ExpandedQuery> BiomedPlugin::dense_expand(HookContext& ctx
   if (!encoder) return out;
   if (*encoder == opts_.expansion_encoder) {
     // Only the pubmedbert embedding sees the entity suffix (appended at QUERY_ASSEMBLE,
-    // with any other subscriber's); sparse terms keep the raw query.
-    out.dense_query = ctx.assembled_query(query);
+    // with any other subscriber's); sparse terms keep the raw query. A static stand-in
+    // for pubmedbert embeds the raw query (suffix_skip_static_encoders).
+    const bool static_stand_in = opts_.suffix_skip_static_encoders && encoders_.has_encoder(*encoder) &&
+                                 encoders_.encoder(*encoder).info().implementation == "static";
+    out.dense_query = static_stand_in ? query : ctx.assembled_query(query);
   } else if (encoders_.has_encoder(*encoder) && encoders_.encoder(*encoder).info().modality == encode::Modality::molecule) {
     // A molecule encoder embeds structures: the query's SMILES, else its drugs' SMILES
     // (compound SMILES backfill: "compounds like imatinib" searches imatinib's structure).
@@ -627,7 +630,10 @@ std::optional<HitList> BiomedPlugin::tier2_rerank(HookContext& ctx, const std::s
     const double ce_norm = range > 0 ? (ce[i] - lo) / range : 1.0;
     const double entity = entity_match_score(h, drugs, opts_.entity_text_chars);
     const double section = section_match_score(h, intent.section_cues);
-    const double xdrug = cross_drug_penalty(h, drugs, opts_.entity_text_chars);
+    const auto& types = opts_.xdrug_source_types;
+    const double xdrug = types.empty() || std::find(types.begin(), types.end(), h.field("source_type")) != types.end()
+                             ? cross_drug_penalty(h, drugs, opts_.entity_text_chars)
+                             : 0.0;
     const double final_score = w.w_ce * ce_norm + (w.w_entity * entity + w.w_sec * section - w.w_xdrug_penalty * xdrug);
     if (explain)
       h.explain.note("tier2", {{"profile", intent.workflow}, {"ce_source", ce_source}, {"ce_raw", ce[i]},
