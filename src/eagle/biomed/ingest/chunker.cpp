@@ -180,6 +180,8 @@ std::vector<json> chunk_label(const SplLabel& label, const ChunkOptions& options
     row["document_name"] = document_name;
     row["source_uri"] = label.source_uri;
     row["primary_drugs"] = drugs;
+    // The label's identity beyond this version (set id, version, effective date).
+    row["metadata"] = {{"set_id", label.set_id}, {"version", label.version}, {"effective_time", label.effective_time}};
   };
 
   std::vector<json> rows;
@@ -286,6 +288,7 @@ std::vector<json> chunk_paper(const PaperInput& paper, const FindDrugs& find_dru
       row["document_name"] = title.empty() ? paper.id : title;
       row["source_uri"] = paper.source_uri;
       row["primary_drugs"] = drugs;
+      row["metadata"] = json::object();
       row["biomed_section"] = section;
       row["content_summary"] = "";
       row["connect_to"] = nullptr;

@@ -77,6 +77,7 @@ std::vector<CompoundCard> read_compound_cards(std::istream& in, std::string_view
                 {"document_name", name},
                 {"source_uri", source},
                 {"primary_drugs", json::array({ascii_lower(name)})},
+                {"metadata", {{"drug_groups", groups}}},
                 {"biomed_section", ""},
                 {"content_summary", ""},
                 {"connect_to", nullptr}};
