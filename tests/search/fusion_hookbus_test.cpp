@@ -1,6 +1,8 @@
 // Core fusion primitives and the HookBus, each test named for the seed's rule.
 #include <gtest/gtest.h>
 
+#include "eagle/core/error.h"
+
 #include <stdexcept>
 
 #include "eagle/search/fusion.h"
@@ -183,6 +185,36 @@ TEST(HookBus, AllRunsEverySubscriberAndAuditsAndSkipsOneThatThrows) {
   ASSERT_EQ(tel.audits().size(), 1u);
   EXPECT_EQ(tel.audits()[0]["audit"], "hook_failed");
   EXPECT_EQ(tel.audits()[0]["subscriber"], "broken");
+}
+
+// A FIRST subscriber that throws is skipped and audited, never fatal (issue 15);
+// corrupt stored data (data_loss) is not a failure to skip, in any mode.
+TEST(HookBus, FirstSkipsAThrowingSubscriberButNotDataLoss) {
+  HookBus bus;
+  bool corrupt = false;
+  bus.subscribe<HookPoint::RERANK_MERGED>("*", 1, [&](HookContext&, const std::string&, const HitList&) -> std::optional<HitList> {
+    if (corrupt) throw eagle::Error(eagle::ErrorCode::data_loss, "segment checksum mismatch");
+    throw std::runtime_error("model server down");
+  }, "broken");
+  bus.subscribe<HookPoint::RERANK_MERGED>("*", 2, [](HookContext&, const std::string&, const HitList&) {
+    return std::optional<HitList>(HitList{hit("ok", 1)});
+  });
+  auto sink = std::make_shared<MemorySink>();
+  Telemetry tel(sink, "q");
+  HookContext ctx;
+  ctx.telemetry = &tel;
+  auto r = bus.first<HookPoint::RERANK_MERGED>(ctx, std::string("q"), HitList{});
+  ASSERT_TRUE(r);
+  EXPECT_EQ((*r)[0].id, "ok");
+  ASSERT_EQ(tel.audits().size(), 1u);
+  EXPECT_EQ(tel.audits()[0]["audit"], "hook_failed");
+  corrupt = true;
+  try {
+    bus.first<HookPoint::RERANK_MERGED>(ctx, std::string("q"), HitList{});
+    ADD_FAILURE() << "data_loss was swallowed";
+  } catch (const eagle::Error& e) {
+    EXPECT_EQ(e.code(), eagle::ErrorCode::data_loss);
+  }
 }
 
 TEST(HookBus, TransformChainsTheValue) {

@@ -59,4 +59,8 @@ void HookBus::audit_failure(HookContext& ctx, HookPoint p, const Sub& s, const s
                                          {"error", what}});
 }
 
+void HookBus::rethrow_data_loss(const std::exception& e) {
+  if (const auto* err = dynamic_cast<const Error*>(&e); err && err->code() == ErrorCode::data_loss) throw *err;
+}
+
 }  // namespace eagle::search

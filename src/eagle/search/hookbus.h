@@ -104,6 +104,7 @@ class HookBus {
         auto r = fn(ctx, args...);
         if (r) return r;
       } catch (const std::exception& e) {
+        rethrow_data_loss(e);
         audit_failure(ctx, P, *s, e.what());
       }
     }
@@ -120,6 +121,7 @@ class HookBus {
       try {
         if (auto r = fn(ctx, args...)) out.push_back(std::move(*r));
       } catch (const std::exception& e) {
+        rethrow_data_loss(e);
         audit_failure(ctx, P, *s, e.what());
       }
     }
@@ -146,6 +148,9 @@ class HookBus {
   };
   std::vector<const Sub*> subscribers(HookPoint p, const std::string& ns) const;
   static void audit_failure(HookContext& ctx, HookPoint p, const Sub& s, const std::string& what);
+  // Stored data found corrupt is not a subscriber to skip: answering without it would
+  // hide the damage (the caller sees data_loss, as a plan's recall does).
+  static void rethrow_data_loss(const std::exception& e);
   std::map<HookPoint, std::vector<Sub>> subs_;
   uint64_t seq_ = 0;
 };
