@@ -679,14 +679,16 @@ TEST(Tier2Rerank, RegulatoryProfileFormulaWithCrossEncoderScores) {
   // By default the penalty applies to labels and compound cards only: the same
   // Lipitor chunk is penalised as a label, not as a paper naming another drug.
   auto d = f.plugin();
-  merged[2].metadata["source_type"] = "label";
-  auto ctx2 = context(req);
-  for (const auto& h : *d.tier2_rerank(ctx2, req.query, merged))
-    if (h.id == "lipitor") EXPECT_NEAR(h.score, 0.35 * 1.0 - 2.5, 1e-9);
-  merged[2].metadata["source_type"] = "paper";
-  auto ctx3 = context(req);
-  for (const auto& h : *d.tier2_rerank(ctx3, req.query, merged))
-    if (h.id == "lipitor") EXPECT_NEAR(h.score, 0.35 * 1.0, 1e-9);
+  auto lipitor_score = [&](const std::string& source_type) {
+    merged[2].metadata["source_type"] = source_type;
+    auto c = context(req);
+    const auto ranked = *d.tier2_rerank(c, req.query, merged);
+    auto it = std::find_if(ranked.begin(), ranked.end(), [](const auto& h) { return h.id == "lipitor"; });
+    EXPECT_NE(it, ranked.end());
+    return it == ranked.end() ? 0.0 : it->score;
+  };
+  EXPECT_NEAR(lipitor_score("label"), 0.35 * 1.0 - 2.5, 1e-9);
+  EXPECT_NEAR(lipitor_score("paper"), 0.35 * 1.0, 1e-9);
 }
 
 TEST(Tier2Rerank, FallsBackToExistingScoresWhenTheCrossEncoderIsMissingFailsOrMiscounts) {
