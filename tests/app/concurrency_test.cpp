@@ -10,6 +10,7 @@
 #include <fstream>
 #include <thread>
 
+#include "support/engine_config.h"
 #include "eagle/app/engine.h"
 #include "eagle/core/error.h"
 
@@ -20,11 +21,7 @@ using namespace eagle::app;
 namespace {
 
 Config test_config(const fs::path& dir) {
-  Config cfg;
-  cfg.data_dir = dir.string();
-  // One converted GloVe file for every test binary of the build.
-  cfg.glove_file = (fs::path(EAGLE_BIN_DIR) / ".." / "eagle-assets" / "glove100.eaglewv").string();
-  fs::create_directories(fs::path(cfg.glove_file).parent_path());
+  Config cfg = eagle::test_support::engine_test_config(dir);
   cfg.ingest_commit_rows = 64;
   cfg.pipeline.recall_top_k = 200;  // every row carrying a marker is recalled (counts are exact)
   return cfg;

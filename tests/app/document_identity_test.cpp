@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "support/engine_config.h"
 #include "eagle/app/engine.h"
 #include "eagle/core/error.h"
 
@@ -24,11 +25,7 @@ struct Store {
   Store() {
     fs::remove_all(dir);
     fs::create_directories(dir);
-    Config cfg;
-    cfg.data_dir = (dir / "store").string();
-    cfg.glove_file = (fs::path(EAGLE_BIN_DIR) / ".." / "eagle-assets" / "glove100.eaglewv").string();
-    fs::create_directories(fs::path(cfg.glove_file).parent_path());
-    engine = std::make_unique<Engine>(cfg, StoreAccess::write, "test");
+    engine = std::make_unique<Engine>(eagle::test_support::engine_test_config(dir / "store"), StoreAccess::write, "test");
   }
   ~Store() {
     engine.reset();

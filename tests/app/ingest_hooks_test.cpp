@@ -9,6 +9,7 @@
 #include <fstream>
 #include <functional>
 
+#include "support/engine_config.h"
 #include "eagle/app/engine.h"
 #include "eagle/core/error.h"
 
@@ -29,11 +30,8 @@ struct HookedStore {
   explicit HookedStore(const std::function<void(Config&)>& tune = {}) {
     fs::remove_all(dir);
     fs::create_directories(dir);
-    Config cfg;
+    Config cfg = eagle::test_support::engine_test_config(dir / "store");
     if (tune) tune(cfg);
-    cfg.data_dir = (dir / "store").string();
-    cfg.glove_file = (fs::path(EAGLE_BIN_DIR) / ".." / "eagle-assets" / "glove100.eaglewv").string();
-    fs::create_directories(fs::path(cfg.glove_file).parent_path());
     engine = std::make_unique<Engine>(cfg, StoreAccess::write, "test");
     input = dir / "docs.jsonl";
     std::ofstream out(input);

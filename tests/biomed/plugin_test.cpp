@@ -495,6 +495,11 @@ TEST(EntityScores, CrossDrugPenalty) {
   EXPECT_EQ(cross_drug_penalty(hit("d", 0, json::object(), "no drugs stamped"), q), 0.0);
   EXPECT_EQ(cross_drug_penalty(hit("e", 0, {{"primary_drugs", {"nilotinib"}}, {"path", "imatinib/vs"}}), q), 0.0);
   EXPECT_EQ(cross_drug_penalty(hit("f", 0, {{"primary_drugs", {"nilotinib"}}}), {}), 0.0);
+  // Restricted to source types (Eagle's default: label, compound): a paper is not penalised.
+  const std::vector<std::string> labels = {"label", "compound"};
+  EXPECT_EQ(cross_drug_penalty(hit("g", 0, {{"primary_drugs", {"nilotinib"}}, {"source_type", "label"}}), q, 512, labels), 1.0);
+  EXPECT_EQ(cross_drug_penalty(hit("h", 0, {{"primary_drugs", {"nilotinib"}}, {"source_type", "paper"}}), q, 512, labels), 0.0);
+  EXPECT_EQ(cross_drug_penalty(hit("i", 0, {{"primary_drugs", {"nilotinib"}}}), q, 512, labels), 0.0);
 }
 
 TEST(EntityScores, FiveProfileWeightTable) {

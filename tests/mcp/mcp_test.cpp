@@ -11,6 +11,7 @@
 #include <map>
 #include <sstream>
 
+#include "support/engine_config.h"
 #include "eagle/app/engine.h"
 #include "eagle/core/error.h"
 #include "eagle/mcp/http_transport.h"
@@ -74,10 +75,7 @@ TEST(JsonSchema, RefusesKeywordsItDoesNotEnforce) {
 const fs::path kWork = fs::temp_directory_path() / ("eagle_mcp_test_" + std::to_string(::getpid()));
 
 app::Config test_config() {
-  app::Config cfg;
-  cfg.data_dir = (kWork / "store").string();
-  cfg.glove_file = (fs::path(EAGLE_BIN_DIR) / ".." / "eagle-assets" / "glove100.eaglewv").string();
-  fs::create_directories(fs::path(cfg.glove_file).parent_path());
+  app::Config cfg = eagle::test_support::engine_test_config(kWork / "store");
   cfg.biomed.vocab_dir = std::string(EAGLE_SHARED_DATA) + "/vocab";
   cfg.pipeline.final_top_k = 3;  // not the default (5): a request without top_k must get this
   return cfg;

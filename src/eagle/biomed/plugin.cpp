@@ -298,6 +298,10 @@ std::string BiomedPlugin::expand_query_for_dense_retrieval(const std::string& qu
   return suffix.empty() ? query : query + " " + suffix;
 }
 
+bool BiomedPlugin::is_static_encoder(const std::string& label) const {
+  return encoders_.has_encoder(label) && encoders_.encoder(label).info().implementation == "static";
+}
+
 std::string BiomedPlugin::related_smiles(const std::string& query) const {
   for (const auto& m : kb_.match_entities(query))
     for (const auto& name : kb_.entity(m.entity).related_drugs)
@@ -340,8 +344,7 @@ std::optional<search::ExpandedQuery> BiomedPlugin::dense_expand(HookContext& ctx
     // Only the pubmedbert embedding sees the entity suffix (appended at QUERY_ASSEMBLE,
     // with any other subscriber's); sparse terms keep the raw query. A static stand-in
     // for pubmedbert embeds the raw query (suffix_skip_static_encoders).
-    const bool static_stand_in = opts_.suffix_skip_static_encoders && encoders_.has_encoder(*encoder) &&
-                                 encoders_.encoder(*encoder).info().implementation == "static";
+    const bool static_stand_in = opts_.suffix_skip_static_encoders && is_static_encoder(*encoder);
     out.dense_query = static_stand_in ? query : ctx.assembled_query(query);
   } else if (encoders_.has_encoder(*encoder) && encoders_.encoder(*encoder).info().modality == encode::Modality::molecule) {
     // A molecule encoder embeds structures: the query's SMILES, else its drugs' SMILES
@@ -425,7 +428,7 @@ std::optional<HitList> BiomedPlugin::tier1_rerank(HookContext& ctx, const std::s
     if (!kept.empty()) nodes = std::move(kept);
   }
   if (!opts_.tier1_cosine_rerank || nodes.empty() || !encoders_.has_encoder(encoder)) return nodes;
-  if (opts_.tier1_skip_static_encoders && encoders_.encoder(encoder).info().implementation == "static") return nodes;
+  if (opts_.tier1_skip_static_encoders && is_static_encoder(encoder)) return nodes;
   try {
     auto& enc = encoders_.encoder(encoder);
     std::vector<double> scores(nodes.size());
@@ -630,10 +633,7 @@ std::optional<HitList> BiomedPlugin::tier2_rerank(HookContext& ctx, const std::s
     const double ce_norm = range > 0 ? (ce[i] - lo) / range : 1.0;
     const double entity = entity_match_score(h, drugs, opts_.entity_text_chars);
     const double section = section_match_score(h, intent.section_cues);
-    const auto& types = opts_.xdrug_source_types;
-    const double xdrug = types.empty() || std::find(types.begin(), types.end(), h.field("source_type")) != types.end()
-                             ? cross_drug_penalty(h, drugs, opts_.entity_text_chars)
-                             : 0.0;
+    const double xdrug = cross_drug_penalty(h, drugs, opts_.entity_text_chars, opts_.xdrug_source_types);
     const double final_score = w.w_ce * ce_norm + (w.w_entity * entity + w.w_sec * section - w.w_xdrug_penalty * xdrug);
     if (explain)
       h.explain.note("tier2", {{"profile", intent.workflow}, {"ce_source", ce_source}, {"ce_raw", ce[i]},

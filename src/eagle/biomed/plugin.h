@@ -172,6 +172,8 @@ class BiomedPlugin {
 
  private:
   bool exists(const std::string& collection) const;
+  // A static word-vector encoder (GloVe standing in for a contextual slot).
+  bool is_static_encoder(const std::string& label) const;
   std::vector<std::string> query_smiles(const std::string& query) const;
   // The structure of the first related drug (of the query's entities) that has one.
   std::string related_smiles(const std::string& query) const;

@@ -80,9 +80,12 @@ double section_match_score(const search::ScoredHit& h, const std::vector<std::st
 }
 
 double cross_drug_penalty(const search::ScoredHit& h, const std::vector<std::string>& query_drugs,
-                          size_t text_chars) {
+                          size_t text_chars, const std::vector<std::string>& source_types) {
   // No query drugs: nothing to be "cross" to (a general query penalises no one).
   if (query_drugs.empty()) return 0.0;
+  if (!source_types.empty() &&
+      std::find(source_types.begin(), source_types.end(), meta_string(h.metadata, "source_type")) == source_types.end())
+    return 0.0;
   const auto meta_drugs = primary_drugs_of(h.metadata);
   if (meta_drugs.empty()) return 0.0;
   for (const auto& d : meta_drugs)

@@ -34,8 +34,11 @@ double section_match_score(const search::ScoredHit& hit, const std::vector<std::
 
 // _cross_drug_penalty: 1.0 when primary_drugs is non-empty, disjoint from the query
 // drugs, and no query drug appears in text[:text_chars] or the path blob; else 0.
+// With `source_types`, only hits of those source types are penalised (a label or a
+// compound card is about its drugs; a paper naming others may still be about the
+// query's); empty: every hit, the seed's rule.
 double cross_drug_penalty(const search::ScoredHit& hit, const std::vector<std::string>& query_drugs,
-                          size_t text_chars = 512);
+                          size_t text_chars = 512, const std::vector<std::string>& source_types = {});
 
 // The Tier-2 weights of one profile (seed: _PROFILE_WEIGHTS).
 struct ProfileWeights {
