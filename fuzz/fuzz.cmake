@@ -21,7 +21,11 @@ set(EAGLE_FUZZ_TARGETS
   fuzz_vocab:eagle_biomed_vocab
   fuzz_mcp:eagle_mcp
   fuzz_glove:eagle_encode
-  fuzz_remote:eagle_encode)
+  fuzz_remote:eagle_encode
+  fuzz_jats:eagle_ingest
+  fuzz_pubmed:eagle_ingest
+  fuzz_html:eagle_ingest
+  fuzz_pdf:eagle_ingest)
 foreach(entry ${EAGLE_FUZZ_TARGETS})
   string(REPLACE ":" ";" parts ${entry})
   list(GET parts 0 target)

@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "support/engine_config.h"
+#include "support/temp_engine.h"
 #include "eagle/app/engine.h"
 #include "eagle/core/error.h"
 
@@ -19,24 +19,11 @@ using nlohmann::json;
 
 namespace {
 
-struct Store {
-  fs::path dir = fs::temp_directory_path() / ("eagle_identity_" + std::to_string(::getpid()));
-  std::unique_ptr<Engine> engine;
-  Store() {
-    fs::remove_all(dir);
-    fs::create_directories(dir);
-    engine = std::make_unique<Engine>(eagle::test_support::engine_test_config(dir / "store"), StoreAccess::write, "test");
-  }
-  ~Store() {
-    engine.reset();
-    fs::remove_all(dir);
-  }
+struct Store : eagle::test_support::TempEngine {
+  Store() : TempEngine("identity") {}
   std::vector<std::string> hit_ids(const std::string& query) {
-    search::RetrievalRequest r;
-    r.query = query;
-    r.top_k = 20;
     std::vector<std::string> out;
-    for (const auto& h : engine->search(r).hits) out.push_back(h.id);
+    for (const auto& h : search(query, 20).hits) out.push_back(h.id);
     return out;
   }
 };

@@ -278,10 +278,13 @@ TEST(Orchestrator, ARouteWhosePlansAllFailFallsBackToTheCoreDefaultRoute) {
 
 TEST(Orchestrator, GraphExpansionFollowsConnectToOneHopInheritingTheScore) {
   Fixture f;
-  f.add("eagle_text", {{"id", "p"}, {"text", "egfr results"},
-                       {"connect_to", json::array({"tbl", {{"target", "fig"}, {"relation", "figure"}}, "gone"})}});
+  f.add("eagle_text", {{"id", "p"},
+                       {"text", "egfr results"},
+                       {"connect_to", json::array({"tbl", {{"target", "fig"}, {"relation", "cites"}},
+                                                   {{"target", "nb"}, {"relation", "next"}}, "gone"})}});
   f.add("eagle_text", {{"id", "tbl"}, {"text", "table of numbers"}, {"connect_to", json::array({"deep"})}});
   f.add("eagle_text", {{"id", "fig"}, {"text", "figure caption"}});
+  f.add("eagle_text", {{"id", "nb"}, {"text", "the next paragraph"}});
   f.add("eagle_text", {{"id", "deep"}, {"text", "two hops away"}});
   PipelineConfig cfg = no_collapse();
   cfg.hybrid_text_collections.clear();
@@ -289,10 +292,16 @@ TEST(Orchestrator, GraphExpansionFollowsConnectToOneHopInheritingTheScore) {
   auto resp = f.orch(cfg).retrieve(request("egfr results", 10));
   auto got = ids(resp.hits);
   EXPECT_EQ(got[0], "p");
-  EXPECT_NE(std::find(got.begin(), got.end(), "tbl"), got.end());
-  EXPECT_NE(std::find(got.begin(), got.end(), "fig"), got.end());
-  EXPECT_EQ(std::find(got.begin(), got.end(), "deep"), got.end());  // one hop only
+  EXPECT_NE(std::find(got.begin(), got.end(), "tbl"), got.end());    // an edge without a relation
+  EXPECT_NE(std::find(got.begin(), got.end(), "fig"), got.end());    // "cites" is followed by default
+  EXPECT_EQ(std::find(got.begin(), got.end(), "nb"), got.end());     // "next" is not
+  EXPECT_EQ(std::find(got.begin(), got.end(), "deep"), got.end());   // one hop only
   for (const auto& h : resp.hits) EXPECT_DOUBLE_EQ(h.score, resp.hits[0].score);  // inherited
+  // pipeline.expansion_relations picks the relations followed.
+  cfg.expansion_relations = {"next"};
+  got = ids(f.orch(cfg).retrieve(request("egfr results", 10)).hits);
+  EXPECT_NE(std::find(got.begin(), got.end(), "nb"), got.end());
+  EXPECT_EQ(std::find(got.begin(), got.end(), "fig"), got.end());
 }
 
 TEST(Orchestrator, ParentDocumentRetrievalDrillsDownByPathUnlessTheRouteDisablesIt) {

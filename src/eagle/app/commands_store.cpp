@@ -6,10 +6,12 @@
 #include <iostream>
 #include <memory>
 
+
 #include "eagle/app/cli.h"
 #include "eagle/app/engine.h"
 #include "eagle/app/json_views.h"
 #include "eagle/core/error.h"
+#include "eagle/ingest/text_util.h"
 
 namespace eagle::app {
 namespace {
@@ -69,8 +71,15 @@ void add_store_commands(CLI::App& app, const GlobalFlags& g, std::vector<Command
                    std::printf("%s  (%s)  kb=%s  ns=%s  collections=%s  tags=%s\n", v->record.document_id.c_str(),
                                v->record.name.c_str(), v->record.kb_name.c_str(), v->record.plugin_namespace.c_str(),
                                json(v->record.collections_used).dump().c_str(), json(v->tags).dump().c_str());
-                   for (const auto& c : v->chunks)
-                     std::printf("  %-40s [%s] %.100s\n", c.id.c_str(), c.collection.c_str(), c.text.c_str());
+                   for (const auto& c : v->chunks) {
+                     // One line per chunk: its kind, page (PDF) and the start of its text.
+                     std::string preview(ingest::utf8_prefix(ingest::collapse_whitespace(c.text), 100));
+                     std::string kind = c.metadata.value("type", std::string());
+                     if (c.metadata.contains("page") && c.metadata["page"].is_number_integer())
+                       kind += " p." + std::to_string(c.metadata["page"].get<int64_t>());
+                     std::printf("  %-40s [%s] %-12s %s\n", c.id.c_str(), c.collection.c_str(), kind.c_str(),
+                                 preview.c_str());
+                   }
                    std::printf("(%zu chunks)\n", v->chunks.size());
                    return 0;
                  }});

@@ -463,6 +463,16 @@ std::vector<ConfigOption> make_options() {
            &P::collapse_duplicates);
   fraction_opt("pipeline.duplicate_similarity", "near duplicates: Jaccard similarity of word 3-shingles, in [0, 1]", &P::duplicate_similarity);
   flag_opt("pipeline.graph_expansion", "follow connect_to one hop from each hit", &P::graph_expansion);
+  o.push_back({"pipeline.expansion_relations",
+               "connect_to relations graph expansion follows, comma-separated (cites: the table or figure a paragraph "
+               "cites; child: a summary's chunks; parent, previous, next: a chunk's section summary and neighbours); "
+               "edges without a relation are always followed",
+               [](Config& c, const std::string& v) { c.pipeline.expansion_relations = split_list(v); },
+               [](const Config& c) {
+                 std::string out;
+                 for (const auto& r : c.pipeline.expansion_relations) out += (out.empty() ? "" : ",") + r;
+                 return out;
+               }});
   o.push_back({"pipeline.rerank_policy",
                "merged rerank per namespace, comma-separated NS=domain|general|none (\"biomed=domain,core=none\"); a "
                "namespace not listed resolves to domain when a plugin reranks it, else general when "
@@ -509,6 +519,17 @@ std::vector<ConfigOption> make_options() {
   o.push_back({"ingest.commit_rows", "rows per slice of an ingest: read, embedded and staged together (whole documents), so memory holds one slice beside the collections; the ingest commits once, all-or-nothing; a delete waits at most one slice",
                [](Config& c, const std::string& v) { c.ingest_commit_rows = to_count("ingest.commit_rows", v, 100000); },
                [](const Config& c) { return std::to_string(c.ingest_commit_rows); }});
+  o.push_back({"ingest.chunk_chars", "structured documents (JATS, PubMed, PDF, HTML): paragraphs of a section packed into chunks of at most this many bytes; tables and figures are never split",
+               [](Config& c, const std::string& v) {
+                 const size_t n = to_count("ingest.chunk_chars", v, 1 << 20);
+                 // Below this a chunk holds a few words and every heading line crowds it.
+                 if (n < 64) fail(ErrorCode::invalid_argument, "ingest.chunk_chars: expected at least 64, got '" + v + "'");
+                 c.ingest_chunk_chars = n;
+               },
+               [](const Config& c) { return std::to_string(c.ingest_chunk_chars); }});
+  o.push_back({"ingest.summary_chars", "structured documents: length of each section summary's content_summary (bytes)",
+               [](Config& c, const std::string& v) { c.ingest_summary_chars = to_count("ingest.summary_chars", v, 1 << 16); },
+               [](const Config& c) { return std::to_string(c.ingest_summary_chars); }});
   o.push_back({"ingest.checkpoint", "end each ingest with a checkpoint (fast opens: a segment instead of a log replay)",
                [](Config& c, const std::string& v) { c.checkpoint_after_ingest = to_bool("ingest.checkpoint", v); },
                [](const Config& c) { return std::string(c.checkpoint_after_ingest ? "true" : "false"); }});

@@ -31,6 +31,10 @@ struct Config {
   // server's searches wait at most one commit; the ingest ends with a checkpoint so
   // the next open loads a segment instead of replaying the log.
   size_t ingest_commit_rows = 1024;
+  // Structured documents (JATS, PubMed, PDF, HTML): paragraphs packed into chunks of at
+  // most this many bytes (tables and figures whole), and each section summary's length.
+  size_t ingest_chunk_chars = 1500;
+  size_t ingest_summary_chars = 200;
   bool checkpoint_after_ingest = true;
   // A collection checkpoints by itself once its log passes this many bytes.
   uint64_t checkpoint_wal_bytes = 64ull << 20;
@@ -78,6 +82,7 @@ struct Config {
     size_t max_scope_documents = 500;
     bool parent_doc_retrieval = true;
     bool graph_expansion = true;
+    std::vector<std::string> expansion_relations = {"cites", "child"};  // connect_to relations followed
     bool collapse_duplicates = true;     // near-duplicate collapse (issue 15, defect 6)
     double duplicate_similarity = 0.9;   // Jaccard of word 3-shingles
     std::string telemetry_file;              // JSONL sink; empty = none

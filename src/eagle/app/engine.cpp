@@ -46,6 +46,7 @@ search::PipelineConfig pipeline_config_of(const Config& cfg) {
   p.max_scope_documents = cfg.pipeline.max_scope_documents;
   p.parent_doc_retrieval = cfg.pipeline.parent_doc_retrieval;
   p.graph_expansion = cfg.pipeline.graph_expansion;
+  p.expansion_relations = cfg.pipeline.expansion_relations;
   p.collapse_duplicates = cfg.pipeline.collapse_duplicates;
   p.duplicate_similarity = cfg.pipeline.duplicate_similarity;
   for (const auto& c : cfg.biomed.options.hybrid_text_collections) p.hybrid_text_collections.insert(c);

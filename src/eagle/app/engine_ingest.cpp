@@ -27,7 +27,9 @@
 #include "eagle/core/error.h"
 #include "eagle/encode/chem/chem.h"
 #include "eagle/encode/chem/chem_encoder.h"
+#include "eagle/ingest/article/article_chunker.h"
 #include "eagle/ingest/corpus_reader.h"
+#include "eagle/ingest/formats.h"
 
 namespace eagle::app {
 namespace fs = std::filesystem;
@@ -53,44 +55,29 @@ void copy_known_fields(const json& meta, const CollectionSchema& schema, json& r
   }
 }
 
+// TDR reads this much of a structured document's text to decide its profile.
+constexpr size_t kProfileSampleBytes = 20000;
+
 bool has_ext(const fs::path& p, const char* ext) { return p.extension() == ext; }
 
-// auto: a .csv is a compound table; an .xml file, or a folder whose files are .xml,
-// holds SPL labels; anything else is a text corpus (BEIR, JSONL, folder).
+// auto: a .csv makes the ingest a compound table; anything else is read file by
+// file, each by its own kind (ingest/formats.h): SPL labels, JATS, PubMed, PDF and
+// HTML documents, and text corpora (BEIR, JSONL, Markdown, text).
 std::string detect_format(const std::vector<std::string>& inputs, const std::string& format) {
   if (format != "auto") return format;
-  for (const auto& in : inputs) {
-    const fs::path p(in);
-    if (has_ext(p, ".csv")) return "compounds";
-    if (has_ext(p, ".xml")) return "spl";
-    if (fs::is_directory(p) && !fs::exists(p / "corpus.jsonl")) {
-      bool xml = false, other = false;
-      for (const auto& e : fs::directory_iterator(p)) {
-        if (!e.is_regular_file()) continue;
-        (has_ext(e.path(), ".xml") ? xml : other) = true;
-      }
-      if (xml && !other) return "spl";
-    }
-  }
+  for (const auto& in : inputs)
+    if (has_ext(fs::path(in), ".csv")) return "compounds";
   return format;
 }
 
-std::vector<fs::path> xml_files(const std::vector<std::string>& inputs) {
-  std::vector<fs::path> out;
-  for (const auto& in : inputs) {
-    if (fs::is_directory(in)) {
-      std::vector<fs::path> found;
-      for (const auto& e : fs::directory_iterator(in))
-        if (e.is_regular_file() && has_ext(e.path(), ".xml")) found.push_back(e.path());
-      std::sort(found.begin(), found.end());
-      out.insert(out.end(), found.begin(), found.end());
-    } else if (fs::exists(in)) {
-      out.emplace_back(in);
-    } else {
-      fail(ErrorCode::not_found, "no such file or folder: " + in);
-    }
+// Whether a folder holds files the corpus reader reads (.md, .markdown, .txt, .jsonl).
+bool has_text_files(const fs::path& dir) {
+  for (const auto& e : fs::recursive_directory_iterator(dir)) {
+    if (!e.is_regular_file()) continue;
+    const auto kind = ingest::detect_file_kind(e.path());
+    if (kind == ingest::FileKind::text || kind == ingest::FileKind::jsonl) return true;
   }
-  return out;
+  return false;
 }
 
 void add_collection(registry::DocumentRecord& r, const std::string& collection) {
@@ -193,14 +180,18 @@ struct Slice {
   std::unordered_map<std::string, std::vector<registry::BrandName>> brands;
   // A source record's tags, by document id (the registry's keywords).
   std::unordered_map<std::string, std::vector<std::string>> tags;
-  // TDR, unit input: the profile of the input each row came from; unset: decided per row.
+  // TDR: the profile of the input or document each row came from; unset: decided per row.
   std::vector<std::optional<biomed::DocumentProfile>> profile;
+  // Rows of a drug label: they go to the biomedical text slot whatever TDR says.
+  std::vector<bool> label_row;
 
-  void add(json row, std::string embed_text, std::optional<biomed::DocumentProfile> input_profile = std::nullopt) {
+  void add(json row, std::string embed_text, std::optional<biomed::DocumentProfile> input_profile = std::nullopt,
+           bool label = false) {
     rows.push_back(std::move(row));
     embed.push_back(std::move(embed_text));
     document_of.push_back(documents.size() - 1);  // the document added last
     profile.push_back(input_profile);
+    label_row.push_back(label);
   }
 };
 
@@ -352,6 +343,17 @@ IngestReport Engine::ingest(const std::vector<std::string>& inputs, const Ingest
         selected[i] = true;
       }
       for (auto& [ti, idx] : by_target) routes.emplace_back(ti, std::move(idx));
+    }
+    // A drug label's rows go to the biomedical text slot (unless --collection names one).
+    if (opts.collection.empty()) {
+      std::vector<size_t> labels;
+      for (size_t i = 0; i < s.rows.size(); ++i)
+        if (!selected[i] && s.label_row[i]) {
+          labels.push_back(i);
+          selected[i] = true;
+        }
+      if (!labels.empty())
+        routes.emplace_back(target_index(bo.text_biomed.collection, bo.text_biomed.encoder), std::move(labels));
     }
     // Each other row's target collection.
     if (tdr) {
@@ -540,49 +542,202 @@ IngestReport Engine::ingest(const std::vector<std::string>& inputs, const Ingest
     auto slice_full = [&]() {
       if (slice.rows.size() >= commit_rows) stage_slice(slice);
     };
-    if (format == "spl") {
-      const auto files = xml_files(inputs);
-      for (const auto& f : files) total_bytes += file_bytes(f);
-      for (const auto& file : files) {
-        bytes_read += file_bytes(file);
-        biomed::SplLabel label;
-        try {
-          label = biomed::parse_spl_file(file);
-        } catch (const Error& e) {
-          if (!opts.skip_bad) throw;
-          rep.skipped.push_back(e.what());
-          continue;
-        }
-        biomed::ChunkOptions co;
-        co.kb_name = opts.kb_name;
-        auto chunks = biomed::chunk_label(label, co);
-        if (chunks.empty()) {
-          rep.skipped.push_back(file.string() + ": no section text (indexing document?)");
-          continue;
-        }
-        auto r = record_for(label.document_id);
-        // The name carries every drug name of the label so the entity supplement's
-        // registry lookup (name ILIKE %term%) finds it by brand or generic name.
-        r.name = label.display_title();
-        for (const auto& n : label.product_names) r.name += " | " + n;
-        for (const auto& n : label.generic_names) r.name += " | " + n;
-        // Every label records its pairs (an empty list clears a re-ingested label's).
-        auto& brands = slice.brands[label.document_id];
-        for (const auto& p : label.product_names)
-          for (const auto& g : label.generic_names) brands.push_back({p, g});
-        r.file_name = label.file_name;
-        r.document_name = label.display_title();
-        r.source_type = "label";
-        if (label.year() > 0) r.year = label.year();
-        r.source_uri = label.source_uri;
-        slice.documents.push_back(std::move(r));
-        for (auto& c : chunks) {
-          std::string text = c.value("text", std::string());
-          slice.add(std::move(c), std::move(text));
-        }
-        slice_full();
+    // One drug label (SPL): its sections, summaries and brand names.
+    auto ingest_label = [&](const fs::path& file) {
+      biomed::SplLabel label;
+      try {
+        label = biomed::parse_spl_file(file);
+      } catch (const Error& e) {
+        if (!opts.skip_bad) throw;
+        rep.skipped.push_back(e.what());
+        return;
       }
-    } else if (compounds) {
+      biomed::ChunkOptions co;
+      co.kb_name = opts.kb_name;
+      auto chunks = biomed::chunk_label(label, co);
+      if (chunks.empty()) {
+        rep.skipped.push_back(file.string() + ": no section text (indexing document?)");
+        return;
+      }
+      auto r = record_for(label.document_id);
+      // The name carries every drug name of the label so the entity supplement's
+      // registry lookup (name ILIKE %term%) finds it by brand or generic name.
+      r.name = label.display_title();
+      for (const auto& n : label.product_names) r.name += " | " + n;
+      for (const auto& n : label.generic_names) r.name += " | " + n;
+      // Every label records its pairs (an empty list clears a re-ingested label's).
+      auto& brands = slice.brands[label.document_id];
+      for (const auto& p : label.product_names)
+        for (const auto& g : label.generic_names) brands.push_back({p, g});
+      r.file_name = label.file_name;
+      r.document_name = label.display_title();
+      r.source_type = "label";
+      if (label.year() > 0) r.year = label.year();
+      r.source_uri = label.source_uri;
+      slice.documents.push_back(std::move(r));
+      for (auto& c : chunks) {
+        std::string text = c.value("text", std::string());
+        slice.add(std::move(c), std::move(text), std::nullopt, /*label=*/true);
+      }
+      slice_full();
+    };
+    // The documents of one JATS, PubMed, PDF or HTML file, chunked by their structure.
+    std::unordered_set<std::string> documents_seen;  // ids of the structured documents read so far
+    ingest::ArticleChunkOptions article_options;
+    article_options.kb_name = opts.kb_name;
+    article_options.max_chars = cfg_.ingest_chunk_chars;
+    article_options.summary_chars = cfg_.ingest_summary_chars;
+    auto ingest_articles = [&](const fs::path& file, ingest::FileKind kind, const std::string& document_id) {
+      std::vector<ingest::Article> articles;
+      try {
+        articles = ingest::read_documents(file, kind, document_id);
+      } catch (const Error& e) {
+        if (!opts.skip_bad) throw;
+        rep.skipped.push_back(e.what());
+        return;
+      }
+      for (auto& article : articles) {
+        if (documents_seen.count(article.id)) {
+          if (!opts.skip_bad)
+            fail(ErrorCode::conflict, "duplicate document id '" + article.id + "' in " + file.string());
+          rep.skipped.push_back(file.string() + ": duplicate document id '" + article.id + "'");
+          continue;
+        }
+        auto rows = ingest::chunk_article(article, article_options);
+        if (rows.empty()) {
+          rep.skipped.push_back(file.string() + ": " + article.id + " has no text (a scanned PDF?)");
+          continue;
+        }
+        documents_seen.insert(article.id);
+        slice_full();  // a document's chunks stay in one slice
+        // TDR decides once per document, so a paper's sections stay in one collection
+        // (the drill-down and graph expansion stay inside a collection).
+        std::optional<biomed::DocumentProfile> profile;
+        if (tdr) {
+          std::string sample = article.title;
+          for (const auto& row : rows) {
+            if (sample.size() >= kProfileSampleBytes) break;
+            sample += "\n" + row["text"].get<std::string>();
+          }
+          const auto& kb = knowledge();
+          biomed::ProfileOptions po;
+          po.min_density = bo.profile_min_density;
+          profile = biomed::classify_document_profile(
+                        sample, [&](std::string_view t) { return kb.match_entities(t).size(); }, po)
+                        .profile;
+        }
+        auto r = record_for(article.id);
+        r.document_name = article.title;
+        r.name = article.title.empty() ? article.id : article.title;
+        r.file_name = article.file_name;
+        r.source_type = article.source_type;
+        r.source_uri = article.source_uri;
+        if (article.year) r.year = *article.year;
+        slice.documents.push_back(std::move(r));
+        if (!article.tags.empty()) slice.tags[article.id] = article.tags;
+        for (auto& row : rows) {
+          std::string text = row["text"].get<std::string>();
+          slice.add(std::move(row), std::move(text), profile);
+        }
+      }
+    };
+    static const CollectionSchema kChunkFields = chunk_schema("chunk_fields", 1);
+    // A text corpus (BEIR folder, JSONL, Markdown / text files) through the corpus reader.
+    auto ingest_text = [&](const std::string& input, const std::string& text_format, uint64_t input_size) {
+      ingest::ReadOptions ro;
+      ro.format = ingest::parse_input_format(text_format);
+      ro.skip_bad = opts.skip_bad;
+      ro.repair_utf8 = opts.repair_utf8;
+      const uint64_t bytes_before = bytes_read;
+      ro.progress = [&](uint64_t, uint64_t bytes, uint64_t) { bytes_read = bytes_before + bytes; };
+      const auto input_profile = tdr && bo.document_profile_unit == "input"
+                                     ? std::optional(profile_of_input(input, ro))
+                                     : std::nullopt;
+      std::vector<ingest::BadRecord> skipped;
+      ingest::stream_corpus(
+          input, ro,
+          [&](Document&& d) {
+            if (seen_before(slice, d.id)) {
+              if (!opts.skip_bad)
+                fail(ErrorCode::conflict, "duplicate document id '" + d.id + "' in " + input);
+              rep.skipped.push_back(input + ": duplicate document id '" + d.id + "'");
+              return;
+            }
+            slice.ids.insert(d.id);
+            // PARSE (TRANSFORM): the parsed document ({id, title, text, metadata}) before
+            // it becomes rows; a subscriber may clean its text or add metadata (not its id).
+            if (bus_.has_subscribers(search::HookPoint::PARSE, opts.plugin_namespace)) {
+              search::HookContext pctx;
+              pctx.plugin_namespace = opts.plugin_namespace;
+              json doc = {{"id", d.id}, {"title", d.title}, {"text", d.text},
+                          {"metadata", json::parse(d.metadata_json, nullptr, false)}};
+              doc = bus_.transform<search::HookPoint::PARSE>(pctx, std::move(doc));
+              if (!doc.is_object() || doc.value("id", std::string()) != d.id || !doc["title"].is_string() ||
+                  !doc["text"].is_string())
+                fail(ErrorCode::internal, "a PARSE subscriber returned a document without its id '" + d.id +
+                                              "', title and text as strings");
+              d.title = doc["title"].get<std::string>();
+              d.text = doc["text"].get<std::string>();
+              if (doc.contains("metadata") && doc["metadata"].is_object()) d.metadata_json = doc["metadata"].dump();
+            }
+            auto meta = json::parse(d.metadata_json, nullptr, false);
+            if (!meta.is_object()) meta = json::object();
+            // One document_id per source document, shared by its chunks: a Markdown
+            // file's sections, or JSONL chunks that name their document. A record that
+            // names none is its own document.
+            const auto doc_it = meta.find("document_id");
+            const std::string document_id =
+                doc_it != meta.end() && doc_it->is_string() && !doc_it->get<std::string>().empty()
+                    ? doc_it->get<std::string>()
+                    : d.id;
+            json row = {{"id", d.id}, {"text", d.indexed_text()}, {"document_id", document_id}};
+            if (!opts.kb_name.empty()) row["kb_name"] = opts.kb_name;
+            // The source's chunk fields (typed) go on the row before any plugin stamps, so
+            // CHUNK subscribers fill gaps and never override them; `section` feeds the
+            // biomed section stamp. The rest of the source's metadata (journal, authors,
+            // DOI, nested maps) is kept whole in `metadata`. The write keeps only the
+            // target schema's fields.
+            if (!d.title.empty()) row["document_name"] = d.title;
+            copy_known_fields(meta, kChunkFields, row);
+            json rest = json::object();
+            for (const auto& [k, v] : meta.items())
+              if (!kChunkFields.field_index(k) && k != "tags" && k != "section") rest[k] = v;
+            if (!rest.empty()) row["metadata"] = std::move(rest);
+            if (meta.contains("section")) row["section"] = meta["section"];
+            // A new document starts: the slice may be staged first (a document's chunks
+            // are never split across slices, so replacing its stale chunks sees them all).
+            const bool same_document =
+                !slice.documents.empty() && slice.documents.back().document_id == document_id;
+            if (!same_document) {
+              slice_full();
+              auto rec = record_for(document_id);
+              // A record that is its document names it by its title; a chunk of a larger
+              // document (a Markdown section) does not: its title is a heading.
+              rec.document_name = meta.value("document_name", document_id == d.id ? d.title : std::string());
+              rec.name = !rec.document_name.empty() ? rec.document_name
+                         : meta.contains("file_name") ? meta.value("file_name", document_id)
+                                                      : document_id;
+              rec.source_type = meta.value("source_type", std::string());
+              if (meta.contains("year") && meta["year"].is_number_integer()) rec.year = meta["year"].get<int64_t>();
+              rec.file_name = meta.value("file_name", std::string());
+              rec.source_uri = meta.value("source_uri", std::string());
+              // The record's own knowledge base, unless the ingest names one.
+              if (rec.kb_name.empty() && row.contains("kb_name")) rec.kb_name = row["kb_name"].get<std::string>();
+              slice.documents.push_back(std::move(rec));
+              // The reader checked them (a list of non-empty strings).
+              if (meta.contains("tags")) slice.tags[document_id] = meta["tags"].get<std::vector<std::string>>();
+            }
+            std::string text = row["text"].get<std::string>();
+            slice.add(std::move(row), std::move(text), input_profile);
+          },
+          skipped);
+      for (const auto& bad : skipped)
+        rep.skipped.push_back(bad.file + (bad.line ? ":" + std::to_string(bad.line) : std::string()) + ": " +
+                              bad.message);
+      bytes_read = bytes_before + input_size;
+    };
+
+    if (compounds) {
       biomed::CompoundCardOptions co;
       co.kb_name = opts.kb_name;
       for (const auto& in : inputs) total_bytes += file_bytes(in);
@@ -615,102 +770,58 @@ IngestReport Engine::ingest(const std::vector<std::string>& inputs, const Ingest
         }
       }
     } else {
-      std::vector<uint64_t> input_sizes;  // walked once: a folder input is a directory tree
-      for (const auto& in : inputs) total_bytes += input_sizes.emplace_back(ingest::input_bytes(in));
-      static const CollectionSchema kChunkFields = chunk_schema("chunk_fields", 1);
-      for (size_t n = 0; n < inputs.size(); ++n) {
-        const std::string& input = inputs[n];
-        ingest::ReadOptions ro;
-        ro.format = ingest::parse_input_format(format);
-        ro.skip_bad = opts.skip_bad;
-        ro.repair_utf8 = opts.repair_utf8;
-        const uint64_t bytes_before = bytes_read;
-        ro.progress = [&](uint64_t, uint64_t bytes, uint64_t) { bytes_read = bytes_before + bytes; };
-        const auto input_profile = tdr && bo.document_profile_unit == "input"
-                                       ? std::optional(profile_of_input(input, ro))
-                                       : std::nullopt;
-        std::vector<ingest::BadRecord> skipped;
-        ingest::stream_corpus(
-            input, ro,
-            [&](Document&& d) {
-              if (seen_before(slice, d.id)) {
-                if (!opts.skip_bad)
-                  fail(ErrorCode::conflict, "duplicate document id '" + d.id + "' in " + input);
-                rep.skipped.push_back(input + ": duplicate document id '" + d.id + "'");
-                return;
-              }
-              slice.ids.insert(d.id);
-              // PARSE (TRANSFORM): the parsed document ({id, title, text, metadata}) before
-              // it becomes rows; a subscriber may clean its text or add metadata (not its id).
-              if (bus_.has_subscribers(search::HookPoint::PARSE, opts.plugin_namespace)) {
-                search::HookContext pctx;
-                pctx.plugin_namespace = opts.plugin_namespace;
-                json doc = {{"id", d.id}, {"title", d.title}, {"text", d.text},
-                            {"metadata", json::parse(d.metadata_json, nullptr, false)}};
-                doc = bus_.transform<search::HookPoint::PARSE>(pctx, std::move(doc));
-                if (!doc.is_object() || doc.value("id", std::string()) != d.id || !doc["title"].is_string() ||
-                    !doc["text"].is_string())
-                  fail(ErrorCode::internal, "a PARSE subscriber returned a document without its id '" + d.id +
-                                                "', title and text as strings");
-                d.title = doc["title"].get<std::string>();
-                d.text = doc["text"].get<std::string>();
-                if (doc.contains("metadata") && doc["metadata"].is_object()) d.metadata_json = doc["metadata"].dump();
-              }
-              auto meta = json::parse(d.metadata_json, nullptr, false);
-              if (!meta.is_object()) meta = json::object();
-              // One document_id per source document, shared by its chunks: a Markdown
-              // file's sections, or JSONL chunks that name their document. A record that
-              // names none is its own document.
-              const auto doc_it = meta.find("document_id");
-              const std::string document_id =
-                  doc_it != meta.end() && doc_it->is_string() && !doc_it->get<std::string>().empty()
-                      ? doc_it->get<std::string>()
-                      : d.id;
-              json row = {{"id", d.id}, {"text", d.indexed_text()}, {"document_id", document_id}};
-              if (!opts.kb_name.empty()) row["kb_name"] = opts.kb_name;
-              // The source's chunk fields (typed) go on the row before any plugin stamps, so
-              // CHUNK subscribers fill gaps and never override them; `section` feeds the
-              // biomed section stamp. The rest of the source's metadata (journal, authors,
-              // DOI, nested maps) is kept whole in `metadata`. The write keeps only the
-              // target schema's fields.
-              if (!d.title.empty()) row["document_name"] = d.title;
-              copy_known_fields(meta, kChunkFields, row);
-              json rest = json::object();
-              for (const auto& [k, v] : meta.items())
-                if (!kChunkFields.field_index(k) && k != "tags" && k != "section") rest[k] = v;
-              if (!rest.empty()) row["metadata"] = std::move(rest);
-              if (meta.contains("section")) row["section"] = meta["section"];
-              // A new document starts: the slice may be staged first (a document's chunks
-              // are never split across slices, so replacing its stale chunks sees them all).
-              const bool same_document =
-                  !slice.documents.empty() && slice.documents.back().document_id == document_id;
-              if (!same_document) {
-                slice_full();
-                auto rec = record_for(document_id);
-                // A record that is its document names it by its title; a chunk of a larger
-                // document (a Markdown section) does not: its title is a heading.
-                rec.document_name = meta.value("document_name", document_id == d.id ? d.title : std::string());
-                rec.name = !rec.document_name.empty() ? rec.document_name
-                           : meta.contains("file_name") ? meta.value("file_name", document_id)
-                                                        : document_id;
-                rec.source_type = meta.value("source_type", std::string());
-                if (meta.contains("year") && meta["year"].is_number_integer()) rec.year = meta["year"].get<int64_t>();
-                rec.file_name = meta.value("file_name", std::string());
-                rec.source_uri = meta.value("source_uri", std::string());
-                // The record's own knowledge base, unless the ingest names one.
-                if (rec.kb_name.empty() && row.contains("kb_name")) rec.kb_name = row["kb_name"].get<std::string>();
-                slice.documents.push_back(std::move(rec));
-                // The reader checked them (a list of non-empty strings).
-                if (meta.contains("tags")) slice.tags[document_id] = meta["tags"].get<std::vector<std::string>>();
-              }
-              std::string text = row["text"].get<std::string>();
-              slice.add(std::move(row), std::move(text), input_profile);
-            },
-            skipped);
-        for (const auto& bad : skipped)
-          rep.skipped.push_back(bad.file + (bad.line ? ":" + std::to_string(bad.line) : std::string()) + ": " +
-                                bad.message);
-        bytes_read = bytes_before + input_sizes[n];
+      // Every input: a text corpus, a structured file, or a folder of both.
+      const ingest::FileKind forced = format == "auto" ? ingest::FileKind::unknown : ingest::file_kind_from_name(format);
+      const bool text_only = format == "beir" || format == "jsonl" || format == "folder";
+      if (!text_only && format != "auto" && !ingest::is_structured(forced))
+        fail(ErrorCode::invalid_argument, "unknown input format '" + format +
+                                              "': expected auto, beir, jsonl, folder, spl, jats, pubmed, pdf, html or compounds");
+      struct Work {
+        fs::path file;
+        ingest::FileKind kind;   // unknown: an .xml of no known vocabulary (reported)
+        bool text = false;       // a text input for the corpus reader
+        std::string document_id; // structured files: the path below the input folder
+        uint64_t bytes;
+      };
+      std::vector<Work> work;
+      for (const auto& in : inputs) {
+        const fs::path p(in);
+        std::error_code ec;
+        if (!fs::exists(p, ec)) fail(ErrorCode::not_found, "no such file or folder: " + in);
+        const bool dir = fs::is_directory(p, ec);
+        if (text_only || (dir && fs::exists(p / "corpus.jsonl", ec))) {
+          work.push_back({p, ingest::FileKind::unknown, true, "", ingest::input_bytes(p)});
+        } else if (dir) {
+          const auto files = ingest::structured_files(p, forced);
+          for (const auto& [f, kind] : files)
+            work.push_back({f, kind, false, fs::relative(f, p).generic_string(), file_bytes(f)});
+          // The folder's Markdown, text and JSONL files (all of it when it holds nothing else).
+          if (forced == ingest::FileKind::unknown && (files.empty() || has_text_files(p)))
+            work.push_back({p, ingest::FileKind::unknown, true, "", ingest::input_bytes(p)});
+        } else {
+          const auto kind = forced != ingest::FileKind::unknown ? forced : ingest::detect_file_kind(p);
+          if (ingest::is_structured(kind) || (kind == ingest::FileKind::unknown && has_ext(p, ".xml")))
+            work.push_back({p, kind, false, p.filename().string(), file_bytes(p)});
+          else
+            work.push_back({p, ingest::FileKind::unknown, true, "", ingest::input_bytes(p)});
+        }
+      }
+      for (const auto& w : work) total_bytes += w.bytes;
+      for (const auto& w : work) {
+        if (w.text) {
+          ingest_text(w.file.string(), format == "auto" ? "auto" : format, w.bytes);
+          continue;
+        }
+        bytes_read += w.bytes;
+        if (w.kind == ingest::FileKind::unknown) {
+          const std::string root = ingest::xml_root_of(w.file);
+          const std::string what = w.file.string() + ": not an SPL label, JATS article or PubMed XML (" +
+                                   (root.empty() ? std::string("no root element") : "root <" + root + ">") + ")";
+          if (!opts.skip_bad) fail(ErrorCode::invalid_argument, what);
+          rep.skipped.push_back(what);
+        } else if (w.kind == ingest::FileKind::spl) ingest_label(w.file);
+        else ingest_articles(w.file, w.kind, w.document_id);
+        report_progress();
       }
     }
     stage_slice(slice);

@@ -642,14 +642,14 @@ int main(int argc, char** argv) {
 
   auto* config_cmd = app.add_subcommand("config", "print the effective configuration as documented YAML");
 
-  auto* ingest = app.add_subcommand("ingest", "add documents to the store (BEIR folder, JSONL file, or folder of .md/.txt)");
+  auto* ingest = app.add_subcommand("ingest", "add documents to the store (BEIR folder, JSONL, Markdown/text, SPL labels, JATS/PubMed XML, PDF, HTML, compound CSV)");
   std::vector<std::string> inputs;
   IngestFlags ingest_flags;
   ingest->add_option("inputs", inputs,
-                     "BEIR folder (with corpus.jsonl), JSONL file, folder of .md/.txt/.jsonl files, SPL label XML "
-                     "files or folders (--format spl), or a compound SMILES CSV (--format compounds)")
+                     "files or folders: BEIR folder (with corpus.jsonl), JSONL, .md/.txt, SPL label .xml, JATS .nxml/.xml, "
+                     "PubMed .xml, .pdf, .html (a folder's files each by their kind), or a compound SMILES CSV")
       ->required();
-  ingest->add_option("--format", ingest_flags.format, "auto, beir, jsonl, folder, spl or compounds")->capture_default_str();
+  ingest->add_option("--format", ingest_flags.format, "auto (by extension and XML root element, file by file), beir, jsonl, folder, spl, jats, pubmed, pdf, html or compounds")->capture_default_str();
   ingest->add_flag("--skip-bad", ingest_flags.skip_bad,
                    "skip malformed records (each reported with file and line) instead of stopping; "
                    "without it a bad record stops the ingest and the store is left unchanged");

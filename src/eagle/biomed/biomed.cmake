@@ -11,7 +11,7 @@ target_link_libraries(eagle_biomed_vocab PUBLIC eagle_core PRIVATE PkgConfig::UT
 
 file(GLOB EAGLE_BIOMED_INGEST_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/eagle/biomed/ingest/*.cpp)
 add_library(eagle_biomed_ingest ${EAGLE_BIOMED_INGEST_SOURCES})
-target_link_libraries(eagle_biomed_ingest PUBLIC eagle_core eagle_biomed_vocab nlohmann_json::nlohmann_json
+target_link_libraries(eagle_biomed_ingest PUBLIC eagle_core eagle_ingest eagle_biomed_vocab nlohmann_json::nlohmann_json
                       PRIVATE LibXml2::LibXml2)
 
 file(GLOB EAGLE_BIOMED_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/eagle/biomed/*.cpp)

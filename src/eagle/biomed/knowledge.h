@@ -7,10 +7,15 @@
 #include <string_view>
 #include <vector>
 
-#include "eagle/biomed/ingest/text_util.h"  // ascii_lower: names and cues compare case-insensitively
+#include "eagle/ingest/text_util.h"  // ascii_lower: names and cues compare case-insensitively
 #include "eagle/biomed/vocab/entity.h"
 
 namespace eagle::biomed {
+
+using ingest::ascii_lower;
+using ingest::collapse_whitespace;
+using ingest::truncate_at_word;
+using ingest::utf8_prefix;
 
 class EntityKnowledge {
  public:

@@ -130,6 +130,8 @@ CollectionSchema chunk_schema(std::string name, uint32_t dim, Metric metric) {
       {"document_name", T::string, false},  {"source_uri", T::string, false},
       {"primary_drugs", T::string_list, true}, {"biomed_section", T::string, true},
       {"content_summary", T::string, false}, {"connect_to", T::json, false},
+      // Structured documents: the depth of the chunk's section and its first page (PDF).
+      {"level", T::int64, false},           {"page", T::int64, true},
       // The source's other metadata (journal, authors, DOI, nested maps), kept whole.
       {"metadata", T::json, false},
   };

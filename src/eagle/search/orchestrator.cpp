@@ -372,6 +372,10 @@ HitList Orchestrator::expand(HitList hits, const RouteDecision& route, const Ret
         std::string target = edge.is_string() ? edge.get<std::string>()
                                               : (edge.is_object() ? edge.value("target", std::string()) : "");
         if (target.empty()) continue;
+        if (edge.is_object() && edge.contains("relation") && edge["relation"].is_string() &&
+            std::find(config_.expansion_relations.begin(), config_.expansion_relations.end(),
+                      edge["relation"].get<std::string>()) == config_.expansion_relations.end())
+          continue;
         // Absent targets, and targets outside the request's scope, are skipped.
         if (auto r = coll->get(target, scope.expr, scope.params)) add(*r, "graph_expansion");
       }

@@ -55,6 +55,12 @@ struct PipelineConfig {
   size_t max_scope_documents = 500;
   bool parent_doc_retrieval = true;
   bool graph_expansion = true;
+  // The connect_to relations graph expansion follows (edges given as {target, relation});
+  // plain-id edges have no relation and are always followed. "cites" brings the table or
+  // figure a paragraph cites, "child" a summary's chunks. "parent", "previous" and
+  // "next" (a chunk's section summary and neighbours) are left to the drill-down: each
+  // followed edge adds a hit at its parent's score.
+  std::vector<std::string> expansion_relations = {"cites", "child"};
   size_t max_expansion = 50;  // expanded nodes per query (graph + drill-down)
   bool collapse_duplicates = true;    // collapse_near_duplicates before the final trim
   double duplicate_similarity = 0.9;  // its Jaccard threshold

@@ -226,8 +226,10 @@ struct Server::Impl {
       bad("plugin_namespace", "'plugin_namespace' must be core or biomed");
     o.collection = str_field(obj, "collection", 255);
     o.format = str_field(obj, "format", 16, false, "auto");
-    static const std::set<std::string> kFormats = {"auto", "beir", "jsonl", "folder", "spl", "compounds"};
-    if (!kFormats.count(o.format)) bad("format", "'format' must be one of auto, beir, jsonl, folder, spl, compounds");
+    static const std::set<std::string> kFormats = {"auto", "beir",   "jsonl", "folder", "spl",
+                                                   "jats", "pubmed", "pdf",   "html",   "compounds"};
+    if (!kFormats.count(o.format))
+      bad("format", "'format' must be one of auto, beir, jsonl, folder, spl, jats, pubmed, pdf, html, compounds");
     if (form) {
       auto form_bool = [&](const std::string& name, bool fallback) {
         const std::string v = str_field(obj, name, 8, false, fallback ? "true" : "false");

@@ -62,22 +62,6 @@ FindDrugs lexicon_finder(std::vector<std::string> names) {
 
 }  // namespace
 
-TEST(Chunker, SplitTextRespectsBoundariesAndLimit) {
-  EXPECT_TRUE(split_text("", 100).empty());
-  EXPECT_EQ(split_text("a\nb", 100), std::vector<std::string>{"a\nb"});
-  // Paragraphs pack up to the limit, then a new piece starts at a paragraph.
-  EXPECT_EQ(split_text("aaaa\nbbbb\ncccc", 9), (std::vector<std::string>{"aaaa\nbbbb", "cccc"}));
-  // An overlong paragraph splits at sentences, an overlong sentence at words.
-  EXPECT_EQ(split_text("One two. Three four. Five six.", 12),
-            (std::vector<std::string>{"One two.", "Three four.", "Five six."}));
-  EXPECT_EQ(split_text("alpha beta gamma delta", 11),
-            (std::vector<std::string>{"alpha beta", "gamma delta"}));
-  // An overlong word is cut, never inside a UTF-8 sequence ("é" is 2 bytes).
-  const auto cut = split_text("\xC3\xA9\xC3\xA9\xC3\xA9", 3);
-  EXPECT_EQ(cut, (std::vector<std::string>{"\xC3\xA9", "\xC3\xA9", "\xC3\xA9"}));
-  EXPECT_THROW(split_text("x", 0), eagle::Error);
-}
-
 TEST(Chunker, LabelChunksCarrySchemaFieldsDrugsAndSections) {
   // Seed chunker._primary_drugs_for_node: every chunk is stamped, so the entity boost
   // at query time needs no rescan of the text.

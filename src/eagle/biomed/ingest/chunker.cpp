@@ -4,74 +4,21 @@
 #include <unordered_map>
 
 #include "eagle/biomed/ingest/sections.h"
-#include "eagle/biomed/ingest/text_util.h"
+#include "eagle/ingest/text_util.h"
 #include "eagle/core/error.h"
 
 namespace eagle::biomed {
 
+using ingest::ascii_lower;
+using ingest::collapse_whitespace;
+using ingest::split_text;
+using ingest::trim;
+using ingest::truncate_at_word;
+using ingest::utf8_prefix;
+
 using nlohmann::json;
 
 namespace {
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r' || s.front() == '\n'))
-    s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' || s.back() == '\n'))
-    s.remove_suffix(1);
-  return s;
-}
-
-// Packs units into pieces of at most max_chars; `sep` joins a unit to the piece so far.
-class Packer {
- public:
-  explicit Packer(size_t max_chars) : max_(max_chars) {}
-  void add(std::string_view unit, std::string_view sep) {
-    if (unit.empty()) return;
-    if (!current_.empty() && current_.size() + sep.size() + unit.size() > max_) emit();
-    if (!current_.empty()) current_ += sep;
-    current_ += unit;
-  }
-  std::vector<std::string> finish() {
-    emit();
-    return std::move(pieces_);
-  }
-
- private:
-  void emit() {
-    if (!current_.empty()) pieces_.push_back(std::move(current_));
-    current_.clear();
-  }
-  size_t max_;
-  std::string current_;
-  std::vector<std::string> pieces_;
-};
-
-// Sentences end at ". ", "? ", "! " (a split at an abbreviation is harmless: the
-// pieces are packed back together up to max_chars).
-std::vector<std::string_view> sentences(std::string_view line) {
-  std::vector<std::string_view> out;
-  size_t start = 0;
-  for (size_t i = 0; i + 1 < line.size(); ++i) {
-    if ((line[i] == '.' || line[i] == '?' || line[i] == '!') && line[i + 1] == ' ') {
-      out.push_back(line.substr(start, i + 1 - start));
-      start = i + 2;
-    }
-  }
-  if (start < line.size()) out.push_back(line.substr(start));
-  return out;
-}
-
-// Cuts an overlong word at code point boundaries.
-void add_long_word(Packer& p, std::string_view word, size_t max_chars, std::string_view sep) {
-  while (!word.empty()) {
-    size_t cut = std::min(word.size(), max_chars);
-    while (cut < word.size() && cut > 0 && (static_cast<unsigned char>(word[cut]) & 0xC0) == 0x80) --cut;
-    if (cut == 0) cut = std::min(word.size(), max_chars);  // max_chars below one code point: cut anyway
-    p.add(word.substr(0, cut), sep);
-    word.remove_prefix(cut);
-    sep = "";
-  }
-}
 
 json year_value(int year) {
   return year > 0 ? json(year) : json(nullptr);
@@ -83,7 +30,9 @@ json base_row(const std::string& id, std::string text, const std::string& kb_nam
               {"text", std::move(text)},
               {"kb_name", kb_name},
               {"document_id", document_id},
-              {"source_chunk_id", id}};
+              {"source_chunk_id", id},
+              {"level", 1},        // a label section's depth + 1; papers' sections are flat
+              {"page", nullptr}};  // labels and papers have no pages
 }
 
 void add_unique_lower(std::vector<std::string>& list, std::string_view name) {
@@ -93,46 +42,6 @@ void add_unique_lower(std::vector<std::string>& list, std::string_view name) {
 }
 
 }  // namespace
-
-std::vector<std::string> split_text(std::string_view text, size_t max_chars) {
-  if (max_chars == 0) fail(ErrorCode::invalid_argument, "split_text: max_chars must be positive");
-  Packer p(max_chars);
-  size_t pos = 0;
-  while (pos <= text.size()) {
-    size_t eol = text.find('\n', pos);
-    if (eol == std::string_view::npos) eol = text.size();
-    const std::string_view line = trim(text.substr(pos, eol - pos));
-    pos = eol + 1;
-    if (line.empty()) continue;
-    if (line.size() <= max_chars) {
-      p.add(line, "\n");
-      continue;
-    }
-    std::string_view sep = "\n";  // the first unit of a paragraph starts a new line
-    for (std::string_view sentence : sentences(line)) {
-      sentence = trim(sentence);
-      if (sentence.size() <= max_chars) {
-        p.add(sentence, sep);
-        sep = " ";
-        continue;
-      }
-      size_t w = 0;
-      while (w < sentence.size()) {
-        size_t end = sentence.find(' ', w);
-        if (end == std::string_view::npos) end = sentence.size();
-        const std::string_view word = sentence.substr(w, end - w);
-        w = end + 1;
-        if (word.empty()) continue;
-        if (word.size() <= max_chars)
-          p.add(word, sep);
-        else
-          add_long_word(p, word, max_chars, sep);
-        sep = " ";
-      }
-    }
-  }
-  return p.finish();
-}
 
 std::vector<std::string> label_primary_drugs(const SplLabel& label) {
   std::vector<std::string> out;
@@ -204,6 +113,7 @@ std::vector<json> chunk_label(const SplLabel& label, const ChunkOptions& options
         fill(row, t);
         row["type"] = "text";
         row["path"] = s.path;
+        row["level"] = s.depth + 1;
         row["chunk_type"] = "section";
         row["biomed_section"] = s.biomed_section;
         row["content_summary"] = "";

@@ -14,6 +14,8 @@
 //   kb_name         ChunkOptions::kb_name
 //   document_id     label document/id/@root; paper id
 //   type            "text", or "section_summary" (the orchestrator's parent-document drill-down key)
+//   level           label sections: depth + 1 (summaries: 1); papers: 1
+//   page            null (labels and papers have no pages)
 //   path            label section path ("5 WARNINGS AND PRECAUTIONS/5.1 Serious Infections");
 //                   paper: the heading as written, else the section name
 //   source_type     "label" / "paper"
@@ -38,6 +40,7 @@
 #include <vector>
 
 #include "eagle/biomed/ingest/spl.h"
+#include "eagle/ingest/text_util.h"
 
 namespace eagle::biomed {
 
@@ -62,12 +65,6 @@ struct PaperInput {
   std::string source_uri;
   std::string default_section = "body";  // biomed_section of text under no known heading
 };
-
-// Splits text into pieces of at most max_chars bytes: whole lines (paragraphs) packed
-// together first, then sentences of an overlong paragraph, then words of an overlong
-// sentence; a single overlong word is cut at a UTF-8 boundary. Never returns empty
-// pieces; empty input gives no pieces.
-std::vector<std::string> split_text(std::string_view text, size_t max_chars);
 
 // Label primary_drugs: lower-cased product names then generic names, de-duplicated,
 // order kept.

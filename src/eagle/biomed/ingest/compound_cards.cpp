@@ -4,11 +4,14 @@
 #include <fstream>
 #include <unordered_set>
 
-#include "eagle/biomed/ingest/text_util.h"
+#include "eagle/ingest/text_util.h"
 #include "eagle/core/csv.h"
 #include "eagle/core/error.h"
 
 namespace eagle::biomed {
+
+using ingest::ascii_lower;
+using ingest::collapse_whitespace;
 
 using nlohmann::json;
 
@@ -80,7 +83,9 @@ std::vector<CompoundCard> read_compound_cards(std::istream& in, std::string_view
                 {"metadata", {{"drug_groups", groups}}},
                 {"biomed_section", ""},
                 {"content_summary", ""},
-                {"connect_to", nullptr}};
+                {"connect_to", nullptr},
+                {"level", nullptr},
+                {"page", nullptr}};
     cards.push_back({std::move(row), std::move(smiles)});
   }
   return cards;

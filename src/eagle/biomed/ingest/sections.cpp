@@ -3,9 +3,12 @@
 #include <optional>
 #include <unordered_map>
 
-#include "eagle/biomed/ingest/text_util.h"
+#include "eagle/ingest/text_util.h"
 
 namespace eagle::biomed {
+
+using ingest::ascii_lower;
+using ingest::collapse_whitespace;
 
 namespace {
 

@@ -11,10 +11,13 @@
 #include <sstream>
 
 #include "eagle/biomed/ingest/sections.h"
-#include "eagle/biomed/ingest/text_util.h"
+#include "eagle/ingest/text_util.h"
 #include "eagle/core/error.h"
 
 namespace eagle::biomed {
+
+using ingest::ascii_lower;
+using ingest::collapse_whitespace;
 
 const LoincSectionMap& LoincSectionMap::defaults() {
   static const LoincSectionMap table = {

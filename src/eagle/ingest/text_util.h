@@ -1,14 +1,19 @@
 #pragma once
-// Small text helpers shared by the biomedical ingest parsers (SPL, papers, chunker).
+// Small text helpers shared by the ingest parsers and chunkers (SPL, papers, JATS,
+// PubMed, PDF, HTML).
 // Byte-oriented and UTF-8 safe: they never split a multi-byte sequence.
 #include <string>
+#include <vector>
 #include <string_view>
 
-namespace eagle::biomed {
+namespace eagle::ingest {
 
 // Runs of ASCII whitespace and U+00A0 (no-break space, common in SPL tables) become
 // one space; leading and trailing whitespace is dropped.
 std::string collapse_whitespace(std::string_view s);
+
+// `s` without leading and trailing ASCII blanks (space, tab, CR, LF).
+std::string_view trim(std::string_view s);
 
 // ASCII lower-casing; other bytes (UTF-8) are kept as they are.
 std::string ascii_lower(std::string_view s);
@@ -21,4 +26,10 @@ std::string_view utf8_prefix(std::string_view s, size_t max_bytes);
 // spaces removed. Used for content_summary.
 std::string truncate_at_word(std::string_view s, size_t max_bytes);
 
-}  // namespace eagle::biomed
+// Splits text into pieces of at most max_chars bytes: whole lines (paragraphs) packed
+// together first, then sentences of an overlong paragraph, then words of an overlong
+// sentence; a single overlong word is cut at a UTF-8 boundary. Never returns empty
+// pieces; empty input gives no pieces. Throws eagle::Error when max_chars is 0.
+std::vector<std::string> split_text(std::string_view text, size_t max_chars);
+
+}  // namespace eagle::ingest

@@ -1,0 +1,12 @@
+// HTML (libxml2's HTML parser) on arbitrary bytes, then the article chunker on what it read.
+#include "eagle/ingest/xml/html.h"
+#include "fuzz_documents.h"
+#include "fuzz_support.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  try {
+    eagle::fuzz::chunk(eagle::ingest::read_html(eagle::fuzz::bytes(data, size), "fuzz.html", "fuzz"));
+  } catch (const eagle::Error&) {
+  }
+  return 0;
+}

@@ -1,0 +1,408 @@
+#include "eagle/ingest/article/article_chunker.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <map>
+#include <unordered_map>
+
+#include "eagle/core/error.h"
+#include "eagle/ingest/text_util.h"
+
+namespace eagle::ingest {
+
+using nlohmann::json;
+
+namespace {
+
+bool alpha(char c) { return std::isalpha(static_cast<unsigned char>(c)) != 0; }
+bool digit(char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; }
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::string slug(std::string_view s) {
+  std::string out;
+  for (unsigned char c : s) {
+    if (std::isalnum(c) || c >= 0x80) out += static_cast<char>(c < 0x80 ? std::tolower(c) : c);
+    else if (c == '/') out += '/';
+    else if (!out.empty() && out.back() != '-' && out.back() != '/') out += '-';
+  }
+  while (!out.empty() && (out.back() == '-' || out.back() == '/')) out.pop_back();
+  return out;
+}
+
+// FNV-1a, 32 bits as 8 hex digits: the content part of a chunk id.
+std::string content_hash(std::string_view s) {
+  uint32_t h = 2166136261u;
+  for (unsigned char c : s) h = (h ^ c) * 16777619u;
+  char buf[9];
+  std::snprintf(buf, sizeof buf, "%08x", h);
+  return buf;
+}
+
+// A citation's number token after "Table"/"Fig.": "2", "S1", "1B" (letters kept).
+size_t read_token(std::string_view s, size_t i, std::string& token) {
+  token.clear();
+  size_t j = i;
+  if (j < s.size() && (s[j] == 'S' || s[j] == 's') && j + 1 < s.size() && digit(s[j + 1])) token += 'S', ++j;
+  const size_t digits = j;
+  while (j < s.size() && digit(s[j])) token += s[j++];
+  if (j == digits) {
+    token.clear();
+    return i;
+  }
+  // A panel letter ("1B", "2a") directly after the number, not the start of a word.
+  if (j < s.size() && alpha(s[j]) && (j + 1 >= s.size() || !alpha(s[j + 1]))) ++j;
+  return j;
+}
+
+std::string root_segment(const Article& a) {
+  std::string base = a.id;
+  if (const size_t slash = base.find_last_of('/'); slash != std::string::npos) base.erase(0, slash + 1);
+  if (const size_t dot = base.find_last_of('.'); dot != std::string::npos && dot > 0 && base.size() - dot <= 5)
+    base.erase(dot);
+  return base.empty() ? "document" : base;
+}
+
+std::string safe_segment(std::string s) {
+  std::replace(s.begin(), s.end(), '/', '-');
+  return s;
+}
+
+std::string joined(const std::vector<std::string>& headings, const char* sep) {
+  std::string out;
+  for (const auto& h : headings) out += (out.empty() ? "" : sep) + h;
+  return out;
+}
+
+// One chunk before its edges are known.
+struct Chunk {
+  std::string id, type, chunk_type, text;
+  size_t section = 0;  // index into sections
+  int page = 0;
+  const Block* source = nullptr;       // tables and figures: their block
+  std::vector<std::string> anchors;    // cites by anchor (xref)
+};
+
+struct Section {
+  std::vector<std::string> headings;
+  std::string slug;  // unique in the document ("results", a second "Results" -> "results~2")
+  std::string summary_id;
+  std::vector<size_t> chunks;         // direct chunks, in order
+  std::vector<size_t> subsections;    // direct children
+  int parent = -1;
+  std::string first_text;             // for content_summary
+  int page = 0;
+};
+
+}  // namespace
+
+std::string label_key(std::string_view label, BlockKind kind) {
+  if (kind != BlockKind::table && kind != BlockKind::figure) return "";
+  // The number is the first token after the kind word ("Supplementary Table S2").
+  size_t i = 0;
+  while (i < label.size() && !digit(label[i]) &&
+         !((label[i] == 'S' || label[i] == 's') && i + 1 < label.size() && digit(label[i + 1]) &&
+           (i == 0 || label[i - 1] == ' ' || label[i - 1] == '.')))
+    ++i;
+  std::string token;
+  read_token(label, i, token);
+  if (token.empty()) return "";
+  if (kind == BlockKind::figure)
+    while (!token.empty() && alpha(token.back()) && token.size() > 1 && token != "S") token.pop_back();
+  return std::string(kind == BlockKind::table ? "table:" : "figure:") + token;
+}
+
+std::vector<std::string> written_citations(std::string_view text) {
+  static const std::pair<const char*, BlockKind> kWords[] = {
+      {"tables", BlockKind::table}, {"table", BlockKind::table},   {"tab.", BlockKind::table},
+      {"figures", BlockKind::figure}, {"figure", BlockKind::figure}, {"figs.", BlockKind::figure},
+      {"fig.", BlockKind::figure},  {"figs", BlockKind::figure},  {"fig", BlockKind::figure}};
+  std::vector<std::string> out;
+  auto add = [&](BlockKind kind, std::string token) {
+    if (kind == BlockKind::figure)
+      while (token.size() > 1 && alpha(token.back())) token.pop_back();
+    std::string key = std::string(kind == BlockKind::table ? "table:" : "figure:") + token;
+    if (std::find(out.begin(), out.end(), key) == out.end()) out.push_back(std::move(key));
+  };
+  for (size_t i = 0; i < text.size(); ++i) {
+    if ((i > 0 && alpha(text[i - 1])) || (text[i] != 'T' && text[i] != 't' && text[i] != 'F' && text[i] != 'f')) continue;
+    for (const auto& [word, kind] : kWords) {
+      const size_t n = std::char_traits<char>::length(word);
+      if (i + n > text.size() || lower(text.substr(i, n)) != word) continue;
+      size_t j = i + n;
+      if (j < text.size() && alpha(text[j])) continue;  // "tablet", "figured"
+      while (j < text.size() && (text[j] == ' ' || text[j] == '.')) ++j;
+      std::string token, prev;
+      j = read_token(text, j, token);
+      if (token.empty()) break;
+      add(kind, token);
+      // Lists and ranges: "1 and 3", "1, 2", "2-4", "2–4" (U+2013).
+      for (;;) {
+        size_t k = j;
+        bool range = false;
+        if (text.substr(k, 5) == " and ") k += 5;
+        else if (text.substr(k, 2) == ", ") k += 2;
+        else if (text.substr(k, 1) == ",") k += 1;
+        else if (text.substr(k, 1) == "-") k += 1, range = true;
+        else if (text.substr(k, 3) == "\xE2\x80\x93") k += 3, range = true;
+        else break;
+        std::string next;
+        const size_t after = read_token(text, k, next);
+        if (next.empty()) break;
+        if (range && std::all_of(token.begin(), token.end(), digit) && std::all_of(next.begin(), next.end(), digit)) {
+          const long from = std::stol(token), to = std::stol(next);
+          for (long v = from + 1; v < to && v - from <= 20; ++v) add(kind, std::to_string(v));
+        }
+        add(kind, next);
+        token = next;
+        j = after;
+      }
+      i = j > i ? j - 1 : i;
+      break;
+    }
+  }
+  return out;
+}
+
+std::vector<json> chunk_article(const Article& a, const ArticleChunkOptions& opt) {
+  if (a.id.empty()) fail(ErrorCode::invalid_argument, "a document without an id cannot be chunked");
+  if (opt.max_chars == 0) fail(ErrorCode::invalid_argument, "max_chars must be positive");
+  const std::string root = safe_segment(root_segment(a));
+
+  // Sections in order of first appearance, each ancestor present.
+  std::vector<Section> sections;
+  std::map<std::vector<std::string>, size_t> section_of;
+  std::map<std::string, size_t> slug_seen;
+  auto section_index = [&](auto&& self, const std::vector<std::string>& headings) -> size_t {
+    if (auto it = section_of.find(headings); it != section_of.end()) return it->second;
+    int parent = -1;
+    if (headings.size() > 1) parent = static_cast<int>(self(self, std::vector<std::string>(headings.begin(), headings.end() - 1)));
+    Section s;
+    s.headings = headings;
+    s.parent = parent;
+    std::string p;
+    for (const auto& h : headings) p += (p.empty() ? "" : "/") + slug(safe_segment(h));
+    if (p.empty()) p = "body";
+    const size_t n = ++slug_seen[p];
+    s.slug = n > 1 ? p + "~" + std::to_string(n) : p;
+    const size_t idx = sections.size();
+    sections.push_back(std::move(s));
+    if (parent >= 0) sections[static_cast<size_t>(parent)].subsections.push_back(idx);
+    section_of.emplace(headings, idx);
+    return idx;
+  };
+
+  std::vector<Chunk> chunks;
+  std::map<std::string, size_t> id_seen;
+  auto unique_id = [&](std::string id) {
+    const size_t n = ++id_seen[id];
+    return n > 1 ? id + "~" + std::to_string(n) : id;
+  };
+  auto section_slug = [](const Section& s) { return s.slug; };
+
+  // Paragraphs (or references) of one section waiting to be packed into a chunk.
+  struct Pending {
+    std::string text;
+    std::vector<std::string> anchors;
+    int page = 0;
+    bool references = false;
+  } pending;
+  size_t pending_section = 0;
+  auto flush = [&]() {
+    if (pending.text.empty()) return;
+    Section& s = sections[pending_section];
+    const std::string heading_line = joined(s.headings, " / ");
+    Chunk c;
+    c.type = "text";
+    c.chunk_type = pending.references ? "references" : "paragraph";
+    c.text = heading_line.empty() ? pending.text : heading_line + "\n" + pending.text;
+    c.section = pending_section;
+    c.page = pending.page;
+    c.anchors = std::move(pending.anchors);
+    c.id = unique_id(a.id + "#" + section_slug(s) + ":" + (pending.references ? "r" : "p") + content_hash(c.text));
+    if (s.first_text.empty()) s.first_text = pending.text;
+    if (!s.page) s.page = c.page;
+    s.chunks.push_back(chunks.size());
+    chunks.push_back(std::move(c));
+    pending = Pending{};
+  };
+  auto add_text = [&](size_t section, const Block& b) {
+    const bool refs = b.kind == BlockKind::reference;
+    if (section != pending_section || refs != pending.references) flush();
+    pending_section = section;
+    const size_t heading = joined(sections[section].headings, " / ").size() + 1;
+    const size_t budget = opt.max_chars > heading + 64 ? opt.max_chars - heading : opt.max_chars;
+    for (auto& piece : b.text.size() <= budget ? std::vector<std::string>{b.text} : split_text(b.text, budget)) {
+      if (!pending.text.empty() && pending.text.size() + 1 + piece.size() > budget) flush();
+      pending_section = section;
+      pending.references = refs;
+      if (pending.text.empty()) pending.page = b.page;
+      pending.text += (pending.text.empty() ? "" : "\n") + piece;
+      for (const auto& anchor : b.cites)
+        if (std::find(pending.anchors.begin(), pending.anchors.end(), anchor) == pending.anchors.end())
+          pending.anchors.push_back(anchor);
+    }
+  };
+
+  for (const auto& b : a.blocks) {
+    std::vector<std::string> headings;
+    for (const auto& h : b.headings) headings.push_back(collapse_whitespace(h));
+    const size_t si = section_index(section_index, headings);
+    if (b.kind == BlockKind::paragraph || b.kind == BlockKind::reference) {
+      if (!collapse_whitespace(b.text).empty()) add_text(si, b);
+      continue;
+    }
+    flush();  // a table or figure keeps its place between paragraphs
+    Chunk c;
+    c.section = si;
+    c.page = b.page;
+    c.source = &b;
+    const bool table = b.kind == BlockKind::table;
+    c.type = table ? "table" : "figure";
+    c.chunk_type = c.type;
+    std::string head = b.label;
+    if (!b.caption.empty()) head += (head.empty() ? "" : ". ") + b.caption;
+    c.text = head.empty() ? b.text : (b.text.empty() ? head : head + "\n" + b.text);
+    if (collapse_whitespace(c.text).empty()) continue;
+    Section& s = sections[si];
+    c.id = unique_id(a.id + "#" + section_slug(s) + ":" + (table ? "t" : "f") + content_hash(c.text));
+    if (!s.page) s.page = c.page;
+    s.chunks.push_back(chunks.size());
+    chunks.push_back(std::move(c));
+  }
+  flush();
+
+  // Tables and figures by anchor and by label key, for the "cites" edges.
+  std::unordered_map<std::string, size_t> by_anchor, by_label;
+  for (size_t i = 0; i < chunks.size(); ++i) {
+    const Block* b = chunks[i].source;
+    if (!b) continue;
+    if (!b->anchor.empty()) by_anchor.emplace(b->anchor, i);
+    if (auto key = label_key(b->label, b->kind); !key.empty()) by_label.emplace(key, i);
+  }
+  for (auto& s : sections)
+    if (!s.headings.empty()) s.summary_id = a.id + "#" + section_slug(s) + ":summary";
+
+  auto top_heading = [&](const Section& s) {
+    if (s.headings.empty()) return std::string();
+    if (s.headings.size() > 1 && lower(s.headings[0]) == "abstract") return s.headings[1];
+    return s.headings[0];
+  };
+  auto base = [&](const std::string& id, const Section& s) {
+    json row = {{"id", id},
+                {"document_id", a.id},
+                {"source_chunk_id", id},
+                {"source_type", a.source_type},
+                {"document_name", a.title.empty() ? a.id : a.title},
+                {"path", s.headings.empty() ? root : root + "/" + joined([&] {
+                   std::vector<std::string> safe;
+                   for (const auto& h : s.headings) safe.push_back(safe_segment(h));
+                   return safe;
+                 }(), "/")},
+                {"level", static_cast<int64_t>(s.headings.size())}};
+    if (!opt.kb_name.empty()) row["kb_name"] = opt.kb_name;
+    if (a.year) row["year"] = *a.year;
+    if (!a.file_name.empty()) row["file_name"] = a.file_name;
+    if (!a.source_uri.empty()) row["source_uri"] = a.source_uri;
+    if (!s.headings.empty()) {
+      row["section"] = top_heading(s);
+      std::string ps = lower(collapse_whitespace(s.headings[0]));
+      std::replace(ps.begin(), ps.end(), ' ', '_');
+      row["parent_section"] = ps;
+    }
+    json meta = {{"format", a.format}};
+    if (!a.journal.empty()) meta["journal"] = a.journal;
+    if (!a.authors.empty()) meta["authors"] = a.authors;
+    if (!a.doi.empty()) meta["doi"] = a.doi;
+    if (!a.pmid.empty()) meta["pmid"] = a.pmid;
+    if (!a.pmcid.empty()) meta["pmcid"] = a.pmcid;
+    row["metadata"] = std::move(meta);
+    return row;
+  };
+
+  std::vector<json> out;
+  for (size_t i = 0; i < chunks.size(); ++i) {
+    const Chunk& c = chunks[i];
+    const Section& s = sections[c.section];
+    json row = base(c.id, s);
+    row["text"] = c.text;
+    row["type"] = c.type;
+    row["chunk_type"] = c.chunk_type;
+    if (c.page) row["page"] = c.page;
+    if (c.source) {
+      row["metadata"]["label"] = c.source->label;
+      if (!c.source->anchor.empty()) row["metadata"]["anchor"] = c.source->anchor;
+      if (!c.source->graphic.empty()) row["metadata"]["graphic"] = c.source->graphic;
+    }
+    json edges = json::array();
+    std::vector<size_t> cited;
+    auto cite = [&](size_t target) {
+      if (target == i || std::find(cited.begin(), cited.end(), target) != cited.end()) return;
+      cited.push_back(target);
+      edges.push_back({{"target", chunks[target].id}, {"relation", "cites"}, {"ref", chunks[target].source->label}});
+    };
+    if (c.type == "text") {
+      for (const auto& anchor : c.anchors)
+        if (auto it = by_anchor.find(anchor); it != by_anchor.end()) cite(it->second);
+      for (const auto& key : written_citations(c.text))
+        if (auto it = by_label.find(key); it != by_label.end()) cite(it->second);
+    }
+    if (!s.summary_id.empty()) edges.push_back({{"target", s.summary_id}, {"relation", "parent"}});
+    const auto pos = std::find(s.chunks.begin(), s.chunks.end(), i) - s.chunks.begin();
+    if (pos > 0) edges.push_back({{"target", chunks[s.chunks[static_cast<size_t>(pos) - 1]].id}, {"relation", "previous"}});
+    if (static_cast<size_t>(pos) + 1 < s.chunks.size())
+      edges.push_back({{"target", chunks[s.chunks[static_cast<size_t>(pos) + 1]].id}, {"relation", "next"}});
+    if (!edges.empty()) row["connect_to"] = std::move(edges);
+    out.push_back(std::move(row));
+  }
+
+  // One summary per section with text in it or below it (the parent-document
+  // drill-down's entry point). Children come after their parents: walk backwards.
+  std::vector<bool> has_text(sections.size(), false);
+  for (size_t k = sections.size(); k-- > 0;) {
+    has_text[k] = has_text[k] || !sections[k].chunks.empty();
+    if (has_text[k] && sections[k].parent >= 0) has_text[static_cast<size_t>(sections[k].parent)] = true;
+  }
+  for (size_t si = 0; si < sections.size(); ++si) {
+    const Section& s = sections[si];
+    if (s.summary_id.empty() || !has_text[si]) continue;
+    // The first text of the section, else of its first sub-section that has one.
+    std::string first = s.first_text;
+    for (size_t k = 0; first.empty() && k < s.subsections.size(); ++k) first = sections[s.subsections[k]].first_text;
+    json row = base(s.summary_id, s);
+    const std::string summary = truncate_at_word(first, opt.summary_chars);
+    std::string text = joined(s.headings, " / ");
+    if (!a.title.empty() && s.headings.size() == 1) text = a.title + "\n" + text;
+    if (!summary.empty()) text += "\n" + summary;
+    std::vector<std::string> subs;
+    for (size_t k : s.subsections)
+      if (has_text[k]) subs.push_back(sections[k].headings.back());
+    if (!subs.empty()) text += "\nSubsections: " + joined(subs, "; ");
+    row["text"] = text;
+    row["type"] = "section_summary";
+    row["chunk_type"] = "section_summary";
+    row["content_summary"] = summary;
+    // The section's first page, else its first sub-section's (children follow parents).
+    int page = s.page;
+    for (size_t k = si + 1; !page && k < sections.size(); ++k)
+      if (sections[k].headings.size() > s.headings.size() &&
+          std::equal(s.headings.begin(), s.headings.end(), sections[k].headings.begin()))
+        page = sections[k].page;
+    if (page) row["page"] = page;
+    json edges = json::array();
+    for (size_t k : s.chunks) edges.push_back({{"target", chunks[k].id}, {"relation", "child"}});
+    for (size_t k : s.subsections)
+      if (has_text[k]) edges.push_back({{"target", sections[k].summary_id}, {"relation", "child"}});
+    if (s.parent >= 0) edges.push_back({{"target", sections[static_cast<size_t>(s.parent)].summary_id}, {"relation", "parent"}});
+    row["connect_to"] = std::move(edges);
+    out.push_back(std::move(row));
+  }
+  return out;
+}
+
+}  // namespace eagle::ingest

@@ -1,0 +1,59 @@
+#pragma once
+// Chunk rows from a structured document (seed retrieval.txt §1.2, §1.4, §4.5): the
+// rows Engine::ingest writes for JATS, PubMed, PDF and HTML documents, with every
+// field of chunk_schema() it can fill.
+//
+//   id               "<document_id>#<section slug>:<kind><content hash>", so an edit
+//                    elsewhere in the document keeps it (a repeat gets "~2");
+//                    summaries "<document_id>#<section slug>:summary"
+//   text             paragraphs: the heading path (" / ") then the packed paragraphs;
+//                    tables: "<label>. <caption>" then the rows; figures: label and caption;
+//                    summaries: heading path, content_summary, "Subsections: a; b"
+//   type             text | table | figure | section_summary
+//   chunk_type       paragraph | table | figure | references | section_summary
+//   path             "<root>/<heading>/<heading>" ('/' inside a heading becomes '-'); the
+//                    root is the document's short name (file stem or PMID)
+//   level            depth of the chunk's section (1 = top-level section, 0 = no heading)
+//   page             first page of the chunk's text (PDF), else absent
+//   section          the top-level heading (an abstract's sub-heading under "Abstract"),
+//                    which the biomed plugin maps onto biomed_section
+//   parent_section   the top-level heading, lower case, '_' for blanks
+//   content_summary  summaries: the first summary_chars of the section's text
+//   connect_to       edges {target, relation[, ref]}: "cites" a table or figure a paragraph
+//                    cites (xref or written "Table 2", "Fig. 1B"); "parent" to the section's
+//                    summary; "previous" / "next" between consecutive chunks of a section;
+//                    a summary's "child" edges to its chunks and sub-section summaries, and
+//                    "parent" to its parent section's summary
+//   document_id, document_name (title, else id), source_type, year, file_name,
+//   source_uri, kb_name, source_chunk_id (= id), metadata {format, journal, authors,
+//   doi, pmid, pmcid, label, graphic}
+// Tables and figures are never split; a paragraph longer than max_chars is split at
+// sentence, then word boundaries (split_text).
+#include <cstddef>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "eagle/ingest/article/article.h"
+
+namespace eagle::ingest {
+
+struct ArticleChunkOptions {
+  std::string kb_name;
+  size_t max_chars = 1500;    // paragraphs are packed into chunks of at most this many bytes
+  size_t summary_chars = 200;  // content_summary length
+};
+
+// Throws eagle::Error (invalid_argument) when the article has no id.
+std::vector<nlohmann::json> chunk_article(const Article& article, const ArticleChunkOptions& options = {});
+
+// The tables and figures a text cites by writing them out: "Table 2", "Tables 1 and 3",
+// "Fig. 1B", "Figures 2-4", "Table S1" -> keys "table:2", "table:1", "table:3",
+// "figure:1", ... (a figure's panel letter dropped). Exposed for tests.
+std::vector<std::string> written_citations(std::string_view text);
+
+// The key of a table's or figure's label ("Table 2" -> "table:2", "Fig. 1" ->
+// "figure:1"), "" when the label has no number.
+std::string label_key(std::string_view label, BlockKind kind);
+
+}  // namespace eagle::ingest

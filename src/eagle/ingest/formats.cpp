@@ -1,0 +1,126 @@
+#include "eagle/ingest/formats.h"
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include "eagle/core/error.h"
+#include "eagle/ingest/pdf/pdf_reader.h"
+#include "eagle/ingest/xml/html.h"
+#include "eagle/ingest/xml/jats.h"
+#include "eagle/ingest/xml/pubmed.h"
+#include "eagle/ingest/xml/xml_tree.h"
+
+namespace eagle::ingest {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr std::pair<FileKind, std::string_view> kNames[] = {
+    {FileKind::text, "text"},      {FileKind::jsonl, "jsonl"}, {FileKind::spl, "spl"},
+    {FileKind::jats, "jats"},      {FileKind::pubmed, "pubmed"}, {FileKind::pdf, "pdf"},
+    {FileKind::html, "html"},      {FileKind::compounds, "compounds"}, {FileKind::unknown, "unknown"}};
+
+std::string extension(const fs::path& p) {
+  std::string e = p.extension().string();
+  for (char& c : e) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return e;
+}
+
+std::string read_head(const fs::path& file, size_t bytes) {
+  std::ifstream in(file, std::ios::binary);
+  std::string head(bytes, '\0');
+  in.read(head.data(), static_cast<std::streamsize>(bytes));
+  head.resize(static_cast<size_t>(in.gcount()));
+  return head;
+}
+
+std::string read_all(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) fail(ErrorCode::not_found, "cannot read " + file.string());
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
+std::string_view file_kind_name(FileKind kind) {
+  for (const auto& [k, name] : kNames)
+    if (k == kind) return name;
+  return "unknown";
+}
+
+FileKind file_kind_from_name(std::string_view name) {
+  for (const auto& [k, n] : kNames)
+    if (n == name) return k;
+  return FileKind::unknown;
+}
+
+FileKind detect_file_kind(const fs::path& file) {
+  const std::string ext = extension(file);
+  if (ext == ".md" || ext == ".markdown" || ext == ".txt") return FileKind::text;
+  if (ext == ".jsonl") return FileKind::jsonl;
+  if (ext == ".csv") return FileKind::compounds;
+  if (ext == ".pdf") return FileKind::pdf;
+  if (ext == ".html" || ext == ".htm" || ext == ".xhtml") return FileKind::html;
+  if (ext == ".nxml") return FileKind::jats;
+  if (ext == ".xml") {
+    // The root element decides.
+    const std::string root = xml_root_of(file);
+    if (root == "document") return FileKind::spl;
+    if (root == "PubmedArticleSet") return FileKind::pubmed;
+    if (root == "article") return FileKind::jats;
+    if (root == "html") return FileKind::html;
+  }
+  return FileKind::unknown;
+}
+
+std::string xml_root_of(const fs::path& file) {
+  // A DOCTYPE with a long internal subset is rare in these formats.
+  return xml::root_element(read_head(file, 16384));
+}
+
+bool is_structured(FileKind kind) {
+  return kind == FileKind::spl || kind == FileKind::jats || kind == FileKind::pubmed || kind == FileKind::pdf ||
+         kind == FileKind::html;
+}
+
+std::vector<std::pair<fs::path, FileKind>> structured_files(const fs::path& dir, FileKind as) {
+  std::vector<std::pair<fs::path, FileKind>> out;
+  for (const auto& e : fs::recursive_directory_iterator(dir)) {
+    if (!e.is_regular_file()) continue;
+    FileKind kind = detect_file_kind(e.path());
+    if (as != FileKind::unknown) {
+      // A forced kind applies to the files of its family (XML for the XML formats).
+      const std::string ext = extension(e.path());
+      const bool xml_family = ext == ".xml" || ext == ".nxml";
+      if ((as == FileKind::spl || as == FileKind::jats || as == FileKind::pubmed) && xml_family) kind = as;
+      if (kind != as) continue;
+    }
+    // An .xml of an unknown vocabulary is listed too: the ingest reports it.
+    if (is_structured(kind) || (kind == FileKind::unknown && extension(e.path()) == ".xml"))
+      out.emplace_back(e.path(), kind);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::vector<Article> read_documents(const fs::path& file, FileKind kind, const std::string& document_id) {
+  const std::string source = file.string();
+  switch (kind) {
+    case FileKind::jats:
+      return {read_jats(read_all(file), source, document_id)};
+    case FileKind::pubmed:
+      return read_pubmed(read_all(file), source);
+    case FileKind::html:
+      return {read_html(read_all(file), source, document_id)};
+    case FileKind::pdf:
+      return {read_pdf(file, document_id)};
+    default:
+      fail(ErrorCode::invalid_argument, source + ": not a document format (" + std::string(file_kind_name(kind)) + ")");
+  }
+}
+
+}  // namespace eagle::ingest

@@ -1,0 +1,38 @@
+#pragma once
+// What `eagle ingest --format auto` makes of a file: its extension, and for .xml the
+// root element (an SPL label is <document>, PubMed <PubmedArticleSet>, JATS <article>).
+// Structured documents (labels, articles, PDF, HTML) are read file by file; text
+// files (.md, .txt, .jsonl) go through the corpus reader.
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "eagle/ingest/article/article.h"
+
+namespace eagle::ingest {
+
+enum class FileKind { text, jsonl, spl, jats, pubmed, pdf, html, compounds, unknown };
+
+std::string_view file_kind_name(FileKind kind);
+// "jats" -> FileKind::jats; "" or unknown names -> FileKind::unknown.
+FileKind file_kind_from_name(std::string_view name);
+// The kind of one file by extension (and root element for .xml); unknown when neither
+// says (an .xml of another vocabulary, an image, a binary).
+FileKind detect_file_kind(const std::filesystem::path& file);
+bool is_structured(FileKind kind);
+// The local name of an XML file's root element, from its first bytes ("" when none).
+std::string xml_root_of(const std::filesystem::path& file);
+// The structured files under a folder (recursively, sorted by path): what auto-detection
+// reads file by file; an .xml of no known vocabulary is listed as FileKind::unknown (the
+// ingest reports it). `as` forces a kind for every file with a matching extension
+// (--format jats reads every .xml and .nxml as JATS).
+std::vector<std::pair<std::filesystem::path, FileKind>> structured_files(const std::filesystem::path& dir,
+                                                                         FileKind as = FileKind::unknown);
+
+// Reads a JATS, PubMed, PDF or HTML file into its documents (PubMed: one per article).
+// `document_id` names the file's document (PubMed articles use their PMIDs). Throws
+// eagle::Error naming the file.
+std::vector<Article> read_documents(const std::filesystem::path& file, FileKind kind, const std::string& document_id);
+
+}  // namespace eagle::ingest

@@ -1,0 +1,181 @@
+#include "eagle/ingest/xml/html.h"
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+
+#include "eagle/ingest/text_util.h"
+#include "eagle/ingest/xml/xml_tree.h"
+
+namespace eagle::ingest {
+
+namespace {
+
+using xml::attr;
+using xml::is;
+
+bool skipped(const xmlNode* n) {
+  for (const char* name : {"script", "style", "nav", "header", "footer", "aside", "noscript", "form", "head", "template"})
+    if (is(n, name)) return true;
+  return false;
+}
+
+int heading_level(const xmlNode* n) {
+  const auto name = xml::local_name(n);
+  if (n->type == XML_ELEMENT_NODE && name.size() == 2 && name[0] == 'h' && name[1] >= '1' && name[1] <= '6')
+    return name[1] - '0';
+  return 0;
+}
+
+class HtmlReader {
+ public:
+  explicit HtmlReader(Article& a) : a_(a) {}
+
+  void walk(const xmlNode* n) {
+    for (const xmlNode* c = n->children; c; c = c->next) {
+      if (c->type != XML_ELEMENT_NODE || skipped(c)) continue;
+      if (const int level = heading_level(c)) {
+        std::string t = xml::text(c);
+        if (t.empty()) continue;
+        if (a_.title.empty() && level == 1) {
+          a_.title = t;  // the page's first <h1> is its title, not a section
+          continue;
+        }
+        levels_.resize(std::min(levels_.size(), static_cast<size_t>(level - 1)));
+        while (levels_.size() < static_cast<size_t>(level - 1)) levels_.emplace_back("");
+        levels_.push_back(std::move(t));
+        continue;
+      }
+      if (is(c, "table")) {
+        table(c, xml::text(xml::child(c, "caption")), attr(c, "id"));
+      } else if (is(c, "figure")) {
+        figure(c);
+      } else if (is(c, "p") || is(c, "li") || is(c, "blockquote") || is(c, "pre") || is(c, "dd") || is(c, "dt")) {
+        paragraph(c);
+      } else {
+        walk(c);
+      }
+    }
+  }
+
+ private:
+  std::vector<std::string> headings() const {
+    std::vector<std::string> out;
+    for (const auto& h : levels_)
+      if (!h.empty()) out.push_back(h);
+    return out;
+  }
+
+  void collect_cites(const xmlNode* n, Block& b) {
+    for (const xmlNode* c = n->children; c; c = c->next) {
+      if (c->type != XML_ELEMENT_NODE) continue;
+      if (is(c, "a")) {
+        const std::string href = attr(c, "href");
+        if (href.size() > 1 && href[0] == '#' &&
+            std::find(b.cites.begin(), b.cites.end(), href.substr(1)) == b.cites.end())
+          b.cites.push_back(href.substr(1));
+      }
+      collect_cites(c, b);
+    }
+  }
+
+  void paragraph(const xmlNode* n) {
+    Block b;
+    b.headings = headings();
+    b.text = xml::text(n);
+    collect_cites(n, b);
+    if (b.text.empty()) return;
+    a_.blocks.push_back(std::move(b));
+    // A table or figure nested in a list item or paragraph still becomes its own block.
+    for (const xmlNode* c = n->children; c; c = c->next) {
+      if (is(c, "table")) table(c, xml::text(xml::child(c, "caption")), attr(c, "id"));
+      if (is(c, "figure")) figure(c);
+    }
+  }
+
+  void table(const xmlNode* t, std::string caption, std::string anchor) {
+    Block b;
+    b.kind = BlockKind::table;
+    b.headings = headings();
+    b.anchor = std::move(anchor);
+    b.label = label_of(caption, "Table");
+    b.caption = without_label(caption, b.label);
+    std::string rows;
+    auto rows_of = [&](auto&& self, const xmlNode* n) -> void {
+      for (const xmlNode* c = n->children; c; c = c->next) {
+        if (is(c, "tr")) {
+          std::string row;
+          for (const xmlNode* cell = c->children; cell; cell = cell->next)
+            if (is(cell, "td") || is(cell, "th")) row += (row.empty() ? "" : " | ") + xml::text(cell);
+          if (!collapse_whitespace(row).empty()) rows += (rows.empty() ? "" : "\n") + row;
+        } else if (c->type == XML_ELEMENT_NODE && !is(c, "caption")) {
+          self(self, c);
+        }
+      }
+    };
+    rows_of(rows_of, t);
+    b.text = std::move(rows);
+    a_.blocks.push_back(std::move(b));
+  }
+
+  void figure(const xmlNode* f) {
+    const std::string caption = xml::text(xml::child(f, "figcaption"));
+    if (const xmlNode* t = xml::find(f, "table")) {
+      table(t, caption, attr(f, "id").empty() ? attr(t, "id") : attr(f, "id"));
+      return;
+    }
+    Block b;
+    b.kind = BlockKind::figure;
+    b.headings = headings();
+    b.anchor = attr(f, "id");
+    b.label = label_of(caption, "Figure");
+    b.caption = without_label(caption, b.label);
+    if (const xmlNode* img = xml::find(f, "img"))
+      b.graphic = std::filesystem::path(attr(img, "src")).filename().string();
+    a_.blocks.push_back(std::move(b));
+  }
+
+  // "Table 2. Baseline ..." -> "Baseline ...": the chunk puts the label back in front.
+  static std::string without_label(const std::string& caption, const std::string& label) {
+    if (caption.compare(0, label.size(), label) != 0) return caption;
+    size_t i = label.size();
+    while (i < caption.size() && (caption[i] == '.' || caption[i] == ':' || caption[i] == ' ')) ++i;
+    return caption.substr(i);
+  }
+
+  // "Table 2. Baseline ..." -> "Table 2"; a caption without a number keeps `kind`.
+  static std::string label_of(const std::string& caption, const char* kind) {
+    const std::string k(kind);
+    if (caption.compare(0, k.size(), k) == 0) {
+      size_t end = k.size();
+      while (end < caption.size() && caption[end] == ' ') ++end;
+      const size_t num = end;
+      while (end < caption.size() && (std::isalnum(static_cast<unsigned char>(caption[end])))) ++end;
+      if (end > num) return caption.substr(0, end);
+    }
+    return k;
+  }
+
+  Article& a_;
+  std::vector<std::string> levels_;
+};
+
+}  // namespace
+
+Article read_html(std::string_view bytes, std::string_view source, const std::string& document_id) {
+  auto doc = xml::parse(bytes, source, /*html=*/true);
+  const xmlNode* root = xmlDocGetRootElement(doc.get());
+  Article a;
+  a.id = document_id;
+  a.format = "html";
+  a.source_type = "web";
+  a.source_uri = std::string(source);
+  a.file_name = std::filesystem::path(std::string(source)).filename().string();
+  HtmlReader r(a);
+  const xmlNode* body = xml::child(root, "body");
+  r.walk(body ? body : root);
+  if (const std::string t = xml::text(xml::path(root, {"head", "title"})); !t.empty()) a.title = t;
+  return a;
+}
+
+}  // namespace eagle::ingest
