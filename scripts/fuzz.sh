@@ -22,7 +22,7 @@ for bin in build-fuzz/bin/fuzz_*; do
   # The targets' own temporary files go under $work (TMPDIR); the corpus grows there,
   # never in the tree.
   set +e
-  TMPDIR="$work/$t/tmp" "$bin" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 \
+  TMPDIR="$work/$t/tmp" LSAN_OPTIONS="suppressions=$PWD/fuzz/lsan.supp" "$bin" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 \
     -artifact_prefix="$findings/$t-" "$work/$t/corpus" >"$work/$t/log" 2>&1
   rc=$?
   set -e
