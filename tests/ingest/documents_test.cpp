@@ -195,7 +195,8 @@ TEST(ArticleChunker, HeadingPathsSummariesWholeTablesAndEdges) {
   EXPECT_EQ((*summary)["content_summary"], "Response rates are in Table 2 (see also xref).");
   const json* results = row_with_id(rows, "papers/trial.pdf#results:summary");
   ASSERT_NE(results, nullptr);
-  EXPECT_EQ(edges(*results, "child"),
+  EXPECT_TRUE(edges(*results, "child").empty());  // no text of its own
+  EXPECT_EQ(edges(*results, "subsection"),
             (std::vector<std::string>{efficacy_summary, "papers/trial.pdf#results/safety:summary"}));
   EXPECT_NE((*results)["text"].get<std::string>().find("Subsections: Efficacy; Safety"), std::string::npos);
   EXPECT_EQ((*results)["level"], 1);

@@ -465,7 +465,7 @@ std::vector<ConfigOption> make_options() {
   flag_opt("pipeline.graph_expansion", "follow connect_to one hop from each hit", &P::graph_expansion);
   o.push_back({"pipeline.expansion_relations",
                "connect_to relations graph expansion follows, comma-separated (cites: the table or figure a paragraph "
-               "cites; child: a summary's chunks; parent, previous, next: a chunk's section summary and neighbours); "
+               "cites; child: a summary's chunks; parent, previous, next: a chunk's section summary and neighbours; subsection: a summary's sub-section summaries); "
                "edges without a relation are always followed",
                [](Config& c, const std::string& v) { c.pipeline.expansion_relations = split_list(v); },
                [](const Config& c) {

@@ -397,7 +397,7 @@ std::vector<json> chunk_article(const Article& a, const ArticleChunkOptions& opt
     json edges = json::array();
     for (size_t k : s.chunks) edges.push_back({{"target", chunks[k].id}, {"relation", "child"}});
     for (size_t k : s.subsections)
-      if (has_text[k]) edges.push_back({{"target", sections[k].summary_id}, {"relation", "child"}});
+      if (has_text[k]) edges.push_back({{"target", sections[k].summary_id}, {"relation", "subsection"}});
     if (s.parent >= 0) edges.push_back({{"target", sections[static_cast<size_t>(s.parent)].summary_id}, {"relation", "parent"}});
     row["connect_to"] = std::move(edges);
     out.push_back(std::move(row));

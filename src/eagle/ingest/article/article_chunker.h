@@ -22,8 +22,8 @@
 //   connect_to       edges {target, relation[, ref]}: "cites" a table or figure a paragraph
 //                    cites (xref or written "Table 2", "Fig. 1B"); "parent" to the section's
 //                    summary; "previous" / "next" between consecutive chunks of a section;
-//                    a summary's "child" edges to its chunks and sub-section summaries, and
-//                    "parent" to its parent section's summary
+//                    a summary's "child" edges to its own chunks, "subsection" edges to its
+//                    sub-sections' summaries, and "parent" to its parent section's summary
 //   document_id, document_name (title, else id), source_type, year, file_name,
 //   source_uri, kb_name, source_chunk_id (= id), metadata {format, journal, authors,
 //   doi, pmid, pmcid, label, graphic}
