@@ -25,7 +25,8 @@ set(EAGLE_FUZZ_TARGETS
   fuzz_jats:eagle_ingest
   fuzz_pubmed:eagle_ingest
   fuzz_html:eagle_ingest
-  fuzz_pdf:eagle_ingest)
+  fuzz_pdf:eagle_ingest
+  fuzz_markdown:eagle_ingest)
 foreach(entry ${EAGLE_FUZZ_TARGETS})
   string(REPLACE ":" ";" parts ${entry})
   list(GET parts 0 target)

@@ -39,26 +39,31 @@ TEST(DocumentIdentity, AMarkdownFileIsOneDocumentAndReingestReplacesItsSections)
   const auto md = s.dir / "trial.md";
   std::ofstream(md) << "# Trial\nzqsum overview\n## Methods\nzqsum methods\n## Results\nzqsum results first\n"
                        "## Conclusion\nzqsum conclusion old\n";
-  // A single .md file is read as Markdown (it used to be parsed as JSONL).
+  // A single .md file is read as Markdown (it used to be parsed as JSONL), with the
+  // structure rules of the other formats: its first "#" heading is its title, the
+  // text under it has no section, each "##" is a section with its summary.
   auto rep = s.engine->ingest({md.string()}, {});
-  EXPECT_EQ(rep.rows, 4u);
+  EXPECT_EQ(rep.rows, 7u);  // the text under the title, three sections, three summaries
   EXPECT_EQ(rep.documents, 1u);
   auto doc = s.engine->document("trial.md");
   ASSERT_TRUE(doc);
-  EXPECT_EQ(doc->chunks.size(), 4u);
+  EXPECT_EQ(doc->chunks.size(), 7u);
   for (const auto& c : doc->chunks) EXPECT_EQ(c.metadata.value("document_id", ""), "trial.md") << c.id;
   EXPECT_EQ(doc->record.file_name, "trial.md");
+  EXPECT_EQ(doc->record.document_name, "Trial");
   auto ids = s.hit_ids("zqsum");
-  EXPECT_NE(std::find(ids.begin(), ids.end(), "trial.md#trial-results"), ids.end());
+  EXPECT_EQ(count(ids, "trial.md#results:"), 1u);  // the chunk, its summary folded beside it
 
   // Cut to two sections and ingested again: the old Conclusion is gone, one Results.
   std::ofstream(md) << "# Trial\nzqsum overview\n## Results\nzqsum results second\n";
   s.engine->ingest({md.string()}, {});
   ids = s.hit_ids("zqsum");
-  EXPECT_EQ(ids.size(), 2u);
-  EXPECT_EQ(count(ids, "trial.md#trial-conclusion"), 0u);
-  EXPECT_EQ(count(ids, "trial.md#trial-results"), 1u);
-  EXPECT_EQ(s.engine->document("trial.md")->chunks.size(), 2u);
+  EXPECT_EQ(count(ids, "trial.md#conclusion"), 0u);
+  EXPECT_EQ(count(ids, "trial.md#methods"), 0u);
+  EXPECT_EQ(count(ids, "trial.md#results:"), 1u);
+  doc = s.engine->document("trial.md");
+  EXPECT_EQ(doc->chunks.size(), 3u);
+  for (const auto& c : doc->chunks) EXPECT_EQ(c.text.find("results first"), std::string::npos) << c.id;
 }
 
 TEST(DocumentIdentity, JsonlChunksShareTheirDocumentAndKeepTagsKbAndMetadata) {

@@ -93,13 +93,49 @@ TEST(DocumentsIngest, TheDocsFolderWithFormatAutoAnswersQuestionsFromTablesAndSe
   for (const auto& h : section.hits) drilled = drilled || explain_of(h).find("parent_doc_drilldown") != std::string::npos;
   EXPECT_TRUE(drilled);
 
-  // Ingested again: the same documents replace themselves, nothing doubles.
+  // Ingested again: every file has the bytes already ingested into this KB and
+  // namespace, so each is reported unchanged and nothing is read (dedup by SHA-256).
   const auto again = s.engine->ingest({docs().string()}, {});
-  EXPECT_EQ(again.documents, 17u);
+  EXPECT_EQ(again.documents, 0u);
+  EXPECT_EQ(again.rows, 0u);
+  ASSERT_EQ(again.unchanged.size(), 17u);
+  EXPECT_NE(again.unchanged[0].find(": same bytes as document "), std::string::npos) << again.unchanged[0];
+  // --reindex reads them again: the same documents replace themselves, nothing doubles.
+  IngestOptions reindex;
+  reindex.reindex = true;
+  const auto reread = s.engine->ingest({docs().string()}, reindex);
+  EXPECT_EQ(reread.documents, 17u);
+  EXPECT_TRUE(reread.unchanged.empty());
   EXPECT_EQ(s.engine->document("jats/pone.0046493.nxml")->chunks.size(), jats->chunks.size());
   size_t live = 0;
   for (const auto& c : s.engine->collection_infos()) live += c.rows;
   EXPECT_EQ(live, rows);
+  // Another KB is another set of documents: the same bytes are read for it... under the
+  // same ids, which belong to the first KB's documents: they move (replace) there.
+  IngestOptions other_kb;
+  other_kb.kb_name = "kb2";
+  const auto moved = s.engine->ingest({(docs() / "pubmed").string()}, other_kb);
+  EXPECT_EQ(moved.documents, 1u);
+  EXPECT_TRUE(moved.unchanged.empty());
+}
+
+TEST(DocumentsIngest, TheSameBytesTwiceInOneIngestAreReadOnceAndADeletedDocumentIsReadAgain) {
+  Store s;
+  const fs::path a = s.dir / "a", b = s.dir / "b";
+  fs::create_directories(a);
+  fs::create_directories(b);
+  fs::copy_file(docs() / "jats" / "pone.0000217.nxml", a / "paper.nxml");
+  fs::copy_file(docs() / "jats" / "pone.0000217.nxml", b / "copy.nxml");
+  const auto rep = s.engine->ingest({a.string(), b.string()}, {});
+  EXPECT_EQ(rep.documents, 1u);
+  ASSERT_EQ(rep.unchanged.size(), 1u);
+  EXPECT_NE(rep.unchanged[0].find("copy.nxml: same bytes as document paper.nxml"), std::string::npos)
+      << rep.unchanged[0];
+  // A deleted document takes its source hash with it: its file is read again.
+  EXPECT_GT(s.engine->delete_document("paper.nxml"), 0u);
+  const auto again = s.engine->ingest({a.string()}, {});
+  EXPECT_EQ(again.documents, 1u);
+  EXPECT_TRUE(again.unchanged.empty());
 }
 
 TEST(DocumentsIngest, FormatErrorsNameTheFileAndSkipBadSkipsThem) {
@@ -126,6 +162,7 @@ TEST(DocumentsIngest, FormatErrorsNameTheFileAndSkipBadSkipsThem) {
   // A forced format that does not fit the file says what the file is.
   IngestOptions as_jats;
   as_jats.format = "jats";
+  as_jats.reindex = true;  // its bytes are in the store already
   try {
     s.engine->ingest({(folder / "a.xml").string()}, as_jats);
     FAIL() << "PubMed XML read as JATS";
@@ -136,4 +173,50 @@ TEST(DocumentsIngest, FormatErrorsNameTheFileAndSkipBadSkipsThem) {
   IngestOptions unknown;
   unknown.format = "docx";
   EXPECT_THROW(s.engine->ingest({folder.string()}, unknown), Error);
+}
+
+// Issue 13, item 4: a collection records what made its vectors; a label configured
+// later as something else is refused at ingest and at query, naming what changed
+// (it used to return 0 hits with exit 0 and a dimension warning).
+TEST(EncoderRecords, AChangedEncoderIsRefusedNamingWhatChanged) {
+  const fs::path dir = fs::temp_directory_path() / ("eagle_encoder_records_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const fs::path input = dir / "notes.md";
+  std::ofstream(input) << "# Notes\nzqx insulin dosing in renal impairment\n";
+  auto cfg = eagle::test_support::engine_test_config(dir / "store");
+  std::string recorded;
+  {
+    Engine e(cfg, StoreAccess::write, "test");
+    e.ingest({input.string()}, {});
+    recorded = e.catalog().get("eagle_text").schema().vector.encoder_identity;
+  }
+  // The default text encoder's identity: its type, file, fingerprint and dimension.
+  EXPECT_EQ(recorded.rfind("type=static path=", 0), 0u) << recorded;
+  EXPECT_NE(recorded.find(" fingerprint="), std::string::npos);
+  EXPECT_NE(recorded.find(" dim=100 metric=COSINE"), std::string::npos);
+
+  // The label "glove" now names the same file with another SIF weight: other vectors.
+  cfg.encoders = {{"glove", {{"type", "static"}, {"path", cfg.glove_file}, {"sif_a", 0.001}}}};
+  Engine changed(cfg, StoreAccess::write, "test");
+  IngestOptions again;
+  again.reindex = true;  // the same bytes: read them anyway
+  try {
+    changed.ingest({input.string()}, again);
+    FAIL() << "an ingest through a changed encoder was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::conflict);
+    EXPECT_NE(std::string(e.what()).find("'glove' is now configured differently (sif_a: 1e-05 -> 0.001)"),
+              std::string::npos)
+        << e.what();
+  }
+  // A search's dense plan on that collection is refused the same way (audited), not
+  // answered with vectors that do not compare.
+  search::RetrievalRequest r;
+  r.query = "zqx insulin";
+  const auto resp = changed.search(r);
+  const std::string audits = resp.metadata.value("audits", json::array()).dump();
+  EXPECT_NE(audits.find("plan_failed"), std::string::npos) << audits;
+  EXPECT_NE(audits.find("configured differently (sif_a: 1e-05 -> 0.001)"), std::string::npos) << audits;
+  fs::remove_all(dir);
 }

@@ -15,6 +15,7 @@
 #include "eagle/core/error.h"
 #include "eagle/ingest/article/article_chunker.h"
 #include "eagle/ingest/formats.h"
+#include "eagle/ingest/markdown/markdown.h"
 #include "eagle/ingest/pdf/pdf_reader.h"
 #include "eagle/ingest/text_util.h"
 #include "eagle/ingest/xml/html.h"
@@ -571,4 +572,49 @@ TEST(Pdf, ErrorsNameTheFile) {
   } catch (const eagle::Error& e) {
     EXPECT_NE(std::string(e.what()).find("notes.pdf"), std::string::npos) << e.what();
   }
+}
+
+TEST(Markdown, HeadingsTitleTablesFiguresCodeAndLists) {
+  const std::string md =
+      "# A trial of drug A\n"
+      "Written for a test.\n"
+      "\n"
+      "## Results\n"
+      "Rates are in Table 1; the flow\n"
+      "is in Figure 1.\n"
+      "\n"
+      "Table 1: Response by arm\n"
+      "| Arm | Rate |\n"
+      "|-----|-----:|\n"
+      "| A   | 40%  |\n"
+      "| B   | 20%  |\n"
+      "\n"
+      "![Figure 1. Patient flow](img/flow.png)\n"
+      "\n"
+      "### Safety\n"
+      "- no deaths\n"
+      "- two rashes\n"
+      "\n"
+      "```\n"
+      "# not a heading\n"
+      "```\n";
+  const Article a = read_markdown(md, "trial.md", "trial.md");
+  EXPECT_EQ(a.title, "A trial of drug A");
+  const auto rows = chunk_article(a);
+  const auto tables = rows_of_type(rows, "table");
+  ASSERT_EQ(tables.size(), 1u);
+  EXPECT_EQ(tables[0]["text"], "Table 1. Response by arm\nArm | Rate\nA | 40%\nB | 20%");
+  EXPECT_EQ(tables[0]["path"], "trial/Results");
+  const auto figures = rows_of_type(rows, "figure");
+  ASSERT_EQ(figures.size(), 1u);
+  EXPECT_EQ(figures[0]["text"], "Figure 1. Patient flow");
+  EXPECT_EQ(figures[0]["metadata"]["graphic"], "flow.png");
+  const auto texts = rows_of_type(rows, "text");
+  ASSERT_EQ(texts.size(), 3u);
+  EXPECT_EQ(texts[0]["text"], "Written for a test.");  // under the title: no section
+  EXPECT_EQ(texts[1]["text"], "Results\nRates are in Table 1; the flow is in Figure 1.");
+  EXPECT_EQ(edges(texts[1], "cites"), (std::vector<std::string>{tables[0]["id"], figures[0]["id"]}));
+  EXPECT_EQ(texts[2]["path"], "trial/Results/Safety");
+  EXPECT_EQ(texts[2]["text"], "Results / Safety\n- no deaths\n- two rashes\n```\n# not a heading\n```");
+  EXPECT_EQ(rows_of_type(rows, "section_summary").size(), 2u);
 }

@@ -273,6 +273,30 @@ TYPED_TEST(RegistryTest, BrandNamesAreReplacedPerDocumentAndGoWithIt) {
   EXPECT_TRUE(this->reg_->brands("biomed").empty());
 }
 
+TYPED_TEST(RegistryTest, SourceHashesFindDocumentsByBytesKbAndNamespaceAndGoWithThem) {
+  const std::string a(64, 'a'), b(64, 'b');
+  this->reg_->upsert(this->doc("pubmed-1", "x", "set.xml", "", "kb1", "core"));
+  this->reg_->upsert(this->doc("pubmed-2", "y", "set.xml", "", "kb1", "core"));
+  this->reg_->upsert(this->doc("other-kb", "z", "set.xml", "", "kb2", "core"));
+  this->reg_->upsert(this->doc("biomed", "w", "set.xml", "", "kb1", "biomed"));
+  for (const char* id : {"pubmed-2", "pubmed-1", "other-kb", "biomed"}) this->reg_->set_source_hash(id, a);
+  using V = std::vector<std::string>;
+  EXPECT_EQ(this->reg_->find_by_source_hash(a, "kb1", "core"), (V{"pubmed-1", "pubmed-2"}));
+  EXPECT_EQ(this->reg_->find_by_source_hash(a, "kb2", "core"), (V{"other-kb"}));
+  EXPECT_EQ(this->reg_->find_by_source_hash(a, "kb1", "biomed"), (V{"biomed"}));
+  EXPECT_TRUE(this->reg_->find_by_source_hash(b, "kb1", "core").empty());
+  this->reg_->set_source_hash("pubmed-2", b);  // replaced: the file changed
+  EXPECT_EQ(this->reg_->find_by_source_hash(a, "kb1", "core"), (V{"pubmed-1"}));
+  ASSERT_TRUE(this->reg_->remove("pubmed-1"));  // the hash goes with the document
+  EXPECT_TRUE(this->reg_->find_by_source_hash(a, "kb1", "core").empty());
+  this->reg_->upsert(this->doc("pubmed-1", "x", "set.xml", "", "kb1", "core"));  // back, without its hash
+  EXPECT_TRUE(this->reg_->find_by_source_hash(a, "kb1", "core").empty());
+  EXPECT_EQ(error_code_of([&] { this->reg_->set_source_hash("absent", a); }), ErrorCode::not_found);
+  EXPECT_EQ(error_code_of([&] { this->reg_->set_source_hash("biomed", "ABC"); }), ErrorCode::invalid_argument);
+  EXPECT_EQ(error_code_of([&] { this->reg_->find_by_source_hash(std::string(64, 'G'), "kb1", "core"); }),
+            ErrorCode::invalid_argument);
+}
+
 TYPED_TEST(RegistryTest, UpsertRefusesAnEmptyIdOrNamespace) {
   EXPECT_EQ(error_code_of([&] { this->reg_->upsert(this->doc("", "x")); }), ErrorCode::invalid_argument);
   EXPECT_EQ(error_code_of([&] { this->reg_->upsert(this->doc("d", "x", "", "", "kb", "")); }),

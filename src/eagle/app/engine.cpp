@@ -62,6 +62,12 @@ search::PipelineConfig pipeline_config_of(const Config& cfg) {
 
 search::PipelineConfig pipeline_config(const Config& cfg) { return pipeline_config_of(cfg); }
 
+bool is_glove_stand_in(const Config& cfg, const std::string& label) {
+  const bool slot = std::find_if(std::begin(kGloveTextSlots), std::end(kGloveTextSlots),
+                                 [&](const char* s) { return label == s; }) != std::end(kGloveTextSlots);
+  return slot && !(cfg.encoders.is_object() && cfg.encoders.contains(label));
+}
+
 encode::EncoderRegistry build_encoder_registry(const Config& cfg) {
   encode::EncoderRegistry reg;
   encode::add_from_config(reg, cfg.encoders);
@@ -76,10 +82,10 @@ encode::EncoderRegistry build_encoder_registry(const Config& cfg) {
     }
     return cfg.glove_file;
   };
-  if (!reg.has_encoder("glove")) reg.add(encode::make_glove_encoder("glove", glove_file()));
+  if (!reg.has_encoder("glove")) reg.add(encode::make_identified_static("glove", glove_file()));
   for (const char* slot : kGloveTextSlots)
-    if (!reg.has_encoder(slot) && !reg.has_reranker(slot)) reg.add(encode::make_glove_encoder(slot, glove_file()));
-  if (!reg.has_encoder("molformer")) reg.add(encode::make_chem_encoder("molformer"));
+    if (!reg.has_encoder(slot) && !reg.has_reranker(slot)) reg.add(encode::make_identified_static(slot, glove_file()));
+  if (!reg.has_encoder("molformer")) reg.add(encode::make_identified_chem("molformer"));
   return reg;
 }
 

@@ -30,6 +30,10 @@ namespace eagle::app {
 // on the same GloVe vectors unless `encoders:` configures them, and `molformer` on
 // RDKit Morgan fingerprints unless configured. Configured labels always win.
 encode::EncoderRegistry build_encoder_registry(const Config& cfg);
+// Whether `label` is one of the seed's text slots (pubmedbert, medcpt-*, text-embedding-v4)
+// left to the embedded GloVe vectors because the configuration maps it to no model:
+// `eagle encoders` and the ingest report say so.
+bool is_glove_stand_in(const Config& cfg, const std::string& label);
 
 // biomed.vocab_dir, else ../shared/data/vocab (from the working folder, then from the
 // source tree) when it exists; not_found otherwise.
@@ -53,8 +57,12 @@ struct IngestOptions {
   std::string encoder;         // empty: the collection's recorded encoder, else the slot's default
   std::string kb_name;
   std::string plugin_namespace = "core";
-  std::string format = "auto";  // auto | beir | jsonl | folder | spl | compounds
+  std::string format = "auto";  // auto | beir | jsonl | folder | spl | jats | pubmed | pdf | html | compounds
   bool skip_bad = false;
+  // A structured file (SPL, JATS, PubMed, PDF, HTML) whose bytes were ingested before
+  // into the same KB and namespace is reported as unchanged, not read again (dedup by
+  // SHA-256); reindex reads it anyway (after a change of chunking settings).
+  bool reindex = false;
   bool repair_utf8 = false;  // invalid UTF-8 becomes U+FFFD instead of an error naming file and offset
 };
 
@@ -62,9 +70,12 @@ struct IngestReport {
   std::string collection;  // "a + b" when the document profile split the input
   std::string encoder;
   std::vector<std::pair<std::string, size_t>> per_collection;  // rows written to each
+  std::vector<std::pair<std::string, std::string>> encoders_used;  // collection -> encoder label
   size_t documents = 0;
   size_t rows = 0;
   std::vector<std::string> skipped;  // "FILE:LINE: message" or "FILE: message"
+  // "FILE: same bytes as document(s) ID, ..." per structured file not read again.
+  std::vector<std::string> unchanged;
 };
 
 using ProgressFn = std::function<void(size_t done, size_t total)>;

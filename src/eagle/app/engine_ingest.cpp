@@ -55,6 +55,10 @@ void copy_known_fields(const json& meta, const CollectionSchema& schema, json& r
   }
 }
 
+// An unchanged file's report names at most this many of its documents (a PubMed file
+// may hold thousands).
+constexpr size_t kUnchangedIdsShown = 5;
+
 // TDR reads this much of a structured document's text to decide its profile.
 constexpr size_t kProfileSampleBytes = 20000;
 
@@ -70,7 +74,8 @@ std::string detect_format(const std::vector<std::string>& inputs, const std::str
   return format;
 }
 
-// Whether a folder holds files the corpus reader reads (.md, .markdown, .txt, .jsonl).
+// Whether a folder holds files the corpus reader reads (.txt, .jsonl; Markdown is read
+// as a structured document).
 bool has_text_files(const fs::path& dir) {
   for (const auto& e : fs::recursive_directory_iterator(dir)) {
     if (!e.is_regular_file()) continue;
@@ -105,8 +110,9 @@ class DocumentSpill {
   DocumentSpill& operator=(const DocumentSpill&) = delete;
 
   // `brands`: the brand / generic pairs a label states (null for other documents).
+  // `source_sha256`: the SHA-256 of the file the document was read from ("" when none).
   void write(const registry::DocumentRecord& d, const std::vector<registry::BrandName>* brands = nullptr,
-             const std::vector<std::string>* tags = nullptr) {
+             const std::vector<std::string>* tags = nullptr, const std::string& source_sha256 = "") {
     json j = {{"document_id", d.document_id}, {"name", d.name},
               {"file_name", d.file_name},     {"document_name", d.document_name},
               {"kb_name", d.kb_name},         {"plugin_namespace", d.plugin_namespace},
@@ -118,6 +124,7 @@ class DocumentSpill {
       for (const auto& b : *brands) j["brands"].push_back({b.brand, b.generic});
     }
     if (tags) j["tags"] = *tags;
+    if (!source_sha256.empty()) j["sha256"] = source_sha256;
     const std::string line = j.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
     if (std::fwrite(line.data(), 1, line.size(), file_) != line.size())
       fail(ErrorCode::unavailable, std::string("cannot write the ingest's temporary document list: ") +
@@ -126,8 +133,8 @@ class DocumentSpill {
   }
   size_t count() const { return count_; }
 
-  // Calls fn(record, brands, tags) for each record written, in order (brands / tags
-  // null when the record was written without).
+  // Calls fn(record, brands, tags, sha256) for each record written, in order (brands /
+  // tags null when the record was written without; sha256 "" when none).
   template <typename F>
   void for_each(F&& fn) {
     if (std::fflush(file_) != 0 || std::fseek(file_, 0, SEEK_SET) != 0)
@@ -158,7 +165,7 @@ class DocumentSpill {
       }
       std::optional<std::vector<std::string>> tags;
       if (j.contains("tags")) tags = j["tags"].get<std::vector<std::string>>();
-      fn(d, brands ? &*brands : nullptr, tags ? &*tags : nullptr);
+      fn(d, brands ? &*brands : nullptr, tags ? &*tags : nullptr, j.value("sha256", std::string()));
     }
     if (std::ferror(file_))
       fail(ErrorCode::unavailable, "cannot read the ingest's temporary document list");
@@ -180,6 +187,8 @@ struct Slice {
   std::unordered_map<std::string, std::vector<registry::BrandName>> brands;
   // A source record's tags, by document id (the registry's keywords).
   std::unordered_map<std::string, std::vector<std::string>> tags;
+  // The SHA-256 of the file each structured document came from, by document id.
+  std::unordered_map<std::string, std::string> source_sha256;
   // TDR: the profile of the input or document each row came from; unset: decided per row.
   std::vector<std::optional<biomed::DocumentProfile>> profile;
   // Rows of a drug label: they go to the biomedical text slot whatever TDR says.
@@ -255,6 +264,8 @@ IngestReport Engine::ingest(const std::vector<std::string>& inputs, const Ingest
       t.encoder = fallback;
     }
     t.enc = &encoders_.encoder(t.encoder);
+    if (catalog_->exists(collection))
+      check_encoder_identity(catalog_->get(collection).schema(), *t.enc);
     const auto want = compounds ? encode::Modality::molecule : encode::Modality::text;
     if (t.enc->info().modality != want)
       fail(ErrorCode::invalid_argument,
@@ -266,6 +277,7 @@ IngestReport Engine::ingest(const std::vector<std::string>& inputs, const Ingest
       t.schema = compounds ? encode::compound_schema(collection)
                            : chunk_schema(collection, t.enc->info().dim, t.enc->info().metric);
       t.schema.vector.encoder = t.encoder;
+      t.schema.vector.encoder_identity = t.enc->info().identity;
       t.schema.vector.hnsw = cfg_.hnsw;
     }
     targets.push_back(std::move(t));
@@ -490,7 +502,9 @@ IngestReport Engine::ingest(const std::vector<std::string>& inputs, const Ingest
     for (const auto& d : s.documents) {
       auto b = s.brands.find(d.document_id);
       auto t = s.tags.find(d.document_id);
-      spill.write(d, b == s.brands.end() ? nullptr : &b->second, t == s.tags.end() ? nullptr : &t->second);
+      auto h = s.source_sha256.find(d.document_id);
+      spill.write(d, b == s.brands.end() ? nullptr : &b->second, t == s.tags.end() ? nullptr : &t->second,
+                  h == s.source_sha256.end() ? std::string() : h->second);
     }
     rows_done += s.rows.size();
     report_progress();
@@ -542,6 +556,9 @@ IngestReport Engine::ingest(const std::vector<std::string>& inputs, const Ingest
     auto slice_full = [&]() {
       if (slice.rows.size() >= commit_rows) stage_slice(slice);
     };
+    // The file being read (its SHA-256) and the documents read from it so far.
+    std::string current_sha256;
+    std::vector<std::string> read_from_file;
     // One drug label (SPL): its sections, summaries and brand names.
     auto ingest_label = [&](const fs::path& file) {
       biomed::SplLabel label;
@@ -575,6 +592,8 @@ IngestReport Engine::ingest(const std::vector<std::string>& inputs, const Ingest
       if (label.year() > 0) r.year = label.year();
       r.source_uri = label.source_uri;
       slice.documents.push_back(std::move(r));
+      if (!current_sha256.empty()) slice.source_sha256[label.document_id] = current_sha256;
+      read_from_file.push_back(label.document_id);
       for (auto& c : chunks) {
         std::string text = c.value("text", std::string());
         slice.add(std::move(c), std::move(text), std::nullopt, /*label=*/true);
@@ -590,7 +609,7 @@ IngestReport Engine::ingest(const std::vector<std::string>& inputs, const Ingest
     auto ingest_articles = [&](const fs::path& file, ingest::FileKind kind, const std::string& document_id) {
       std::vector<ingest::Article> articles;
       try {
-        articles = ingest::read_documents(file, kind, document_id);
+        articles = ingest::read_documents(file, kind, document_id, opts.repair_utf8);
       } catch (const Error& e) {
         if (!opts.skip_bad) throw;
         rep.skipped.push_back(e.what());
@@ -635,6 +654,8 @@ IngestReport Engine::ingest(const std::vector<std::string>& inputs, const Ingest
         if (article.year) r.year = *article.year;
         slice.documents.push_back(std::move(r));
         if (!article.tags.empty()) slice.tags[article.id] = article.tags;
+        if (!current_sha256.empty()) slice.source_sha256[article.id] = current_sha256;
+        read_from_file.push_back(article.id);
         for (auto& row : rows) {
           std::string text = row["text"].get<std::string>();
           slice.add(std::move(row), std::move(text), profile);
@@ -648,6 +669,8 @@ IngestReport Engine::ingest(const std::vector<std::string>& inputs, const Ingest
       ro.format = ingest::parse_input_format(text_format);
       ro.skip_bad = opts.skip_bad;
       ro.repair_utf8 = opts.repair_utf8;
+      // With --format auto, Markdown is read file by file as structured documents.
+      ro.markdown_files = text_format != "auto";
       const uint64_t bytes_before = bytes_read;
       ro.progress = [&](uint64_t, uint64_t bytes, uint64_t) { bytes_read = bytes_before + bytes; };
       const auto input_profile = tdr && bo.document_profile_unit == "input"
@@ -775,7 +798,8 @@ IngestReport Engine::ingest(const std::vector<std::string>& inputs, const Ingest
       const bool text_only = format == "beir" || format == "jsonl" || format == "folder";
       if (!text_only && format != "auto" && !ingest::is_structured(forced))
         fail(ErrorCode::invalid_argument, "unknown input format '" + format +
-                                              "': expected auto, beir, jsonl, folder, spl, jats, pubmed, pdf, html or compounds");
+                                              "': expected auto, beir, jsonl, folder, spl, jats, pubmed, pdf, html, markdown "
+                                              "or compounds");
       struct Work {
         fs::path file;
         ingest::FileKind kind;   // unknown: an .xml of no known vocabulary (reported)
@@ -807,20 +831,53 @@ IngestReport Engine::ingest(const std::vector<std::string>& inputs, const Ingest
         }
       }
       for (const auto& w : work) total_bytes += w.bytes;
+      std::unordered_map<std::string, std::vector<std::string>> hashes_seen;  // in this ingest
+      // Whether a document the registry knows still has rows (a dropped collection
+      // leaves records behind; their file is read again).
+      auto has_rows = [&](const std::string& id) {
+        for (auto* c : document_collections())
+          if (!c->ids_where_equals("document_id", id).empty()) return true;
+        return false;
+      };
       for (const auto& w : work) {
         if (w.text) {
           ingest_text(w.file.string(), format == "auto" ? "auto" : format, w.bytes);
           continue;
         }
         bytes_read += w.bytes;
+        // Dedup (Eagle-RAG's): a structured file whose bytes were ingested into this KB
+        // and namespace before, and whose documents still have rows, is not read again.
+        current_sha256.clear();
+        read_from_file.clear();
+        if (w.kind != ingest::FileKind::unknown) {
+          current_sha256 = ingest::file_sha256(w.file);
+          if (!opts.reindex) {
+            std::vector<std::string> same;
+            if (auto it = hashes_seen.find(current_sha256); it != hashes_seen.end()) same = it->second;
+            for (const auto& id : registry().find_by_source_hash(current_sha256, opts.kb_name, opts.plugin_namespace))
+              if (has_rows(id)) same.push_back(id);
+            if (!same.empty()) {
+              std::string ids;
+              for (size_t i = 0; i < same.size() && i < kUnchangedIdsShown; ++i) ids += (i ? ", " : "") + same[i];
+              if (same.size() > kUnchangedIdsShown) ids += ", ... (" + std::to_string(same.size()) + " documents)";
+              rep.unchanged.push_back(w.file.string() + ": same bytes as document " + ids);
+              report_progress();
+              continue;
+            }
+          }
+        }
         if (w.kind == ingest::FileKind::unknown) {
           const std::string root = ingest::xml_root_of(w.file);
           const std::string what = w.file.string() + ": not an SPL label, JATS article or PubMed XML (" +
                                    (root.empty() ? std::string("no root element") : "root <" + root + ">") + ")";
           if (!opts.skip_bad) fail(ErrorCode::invalid_argument, what);
           rep.skipped.push_back(what);
-        } else if (w.kind == ingest::FileKind::spl) ingest_label(w.file);
-        else ingest_articles(w.file, w.kind, w.document_id);
+        } else if (w.kind == ingest::FileKind::spl) {
+          ingest_label(w.file);
+        } else {
+          ingest_articles(w.file, w.kind, w.document_id);
+        }
+        if (!read_from_file.empty()) hashes_seen[current_sha256] = read_from_file;
         report_progress();
       }
     }
@@ -849,6 +906,7 @@ IngestReport Engine::ingest(const std::vector<std::string>& inputs, const Ingest
     rep.collection += (rep.collection.empty() ? "" : " + ") + t.collection;
     rep.encoder += (rep.encoder.empty() ? "" : " + ") + t.encoder;
     rep.per_collection.push_back({t.collection, t.rows});
+    rep.encoders_used.push_back({t.collection, t.encoder});
   }
   // A checkpoint that came due is written with searches running again.
   for (auto* c : written) c->checkpoint_if_due();
@@ -857,7 +915,7 @@ IngestReport Engine::ingest(const std::vector<std::string>& inputs, const Ingest
   const bool deleted_meanwhile = deletes_.load() != deletes_at_start;
   bool brands_written = false;
   spill.for_each([&](registry::DocumentRecord& d, const std::vector<registry::BrandName>* brands,
-                     const std::vector<std::string>* tags) {
+                     const std::vector<std::string>* tags, const std::string& source_sha256) {
     std::lock_guard writer(write_mu_);
     if (deleted_meanwhile) {
       bool has_rows = false;
@@ -870,6 +928,7 @@ IngestReport Engine::ingest(const std::vector<std::string>& inputs, const Ingest
         if (catalog_->exists(c) && !catalog_->get(c).ids_where_equals("document_id", d.document_id).empty())
           add_collection(d, c);
     registry().upsert(d);
+    if (!source_sha256.empty()) registry().set_source_hash(d.document_id, source_sha256);
     if (tags) registry().set_keywords(d.document_id, d.plugin_namespace, *tags);
     if (brands) {
       registry().set_brands(d.document_id, *brands);

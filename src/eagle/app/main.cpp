@@ -62,6 +62,7 @@ struct IngestFlags {
   std::string format = "auto";
   bool skip_bad = false;
   bool repair_utf8 = false;
+  bool reindex = false;
   std::string collection, encoder, kb_name, plugin_namespace = "core";
 };
 
@@ -77,13 +78,24 @@ int cmd_ingest(const GlobalFlags& g, const std::vector<std::string>& inputs, con
   o.encoder = f.encoder;
   o.kb_name = f.kb_name;
   o.plugin_namespace = f.plugin_namespace;
+  o.reindex = f.reindex;
   eagle::app::Progress progress("ingesting");
   auto rep = engine.ingest(inputs, o, [&](size_t done, size_t total) { progress.update(done, total, "records"); });
   progress.finish();
   for (const auto& s : rep.skipped) std::fprintf(stderr, "skipped %s\n", s.c_str());
-  std::printf("ingested %zu documents as %zu rows (%zu skipped) into collection %s (encoder %s) in %.2f s",
-              rep.documents, rep.rows, rep.skipped.size(), rep.collection.c_str(), rep.encoder.c_str(),
-              seconds_since(t0));
+  for (const auto& s : rep.unchanged) std::fprintf(stderr, "unchanged %s\n", s.c_str());
+  const std::string unchanged =
+      rep.unchanged.empty() ? "" : ", " + std::to_string(rep.unchanged.size()) + " files unchanged (--reindex reads them)";
+  std::printf("ingested %zu documents as %zu rows (%zu skipped%s) into collection %s (encoder %s) in %.2f s",
+              rep.documents, rep.rows, rep.skipped.size(), unchanged.c_str(), rep.collection.c_str(),
+              rep.encoder.c_str(), seconds_since(t0));
+  // A slot left to GloVe says so: its vectors are not the model the slot is named after.
+  std::string stand_ins;
+  for (const auto& [collection, label] : rep.encoders_used)
+    if (eagle::app::is_glove_stand_in(cfg, label)) stand_ins += (stand_ins.empty() ? "" : ", ") + label;
+  if (!stand_ins.empty())
+    std::fprintf(stderr, "note: %s ran on the embedded GloVe vectors (a stand-in: set encoders.<label> to the real "
+                         "model)\n", stand_ins.c_str());
   std::string holds;
   for (const auto& [name, n] : rep.per_collection)
     holds += (holds.empty() ? "" : ", ") + name + " +" + std::to_string(n) + " = " +
@@ -606,8 +618,13 @@ int cmd_encoders(const GlobalFlags& g, const std::string& label, const std::vect
     for (const auto& l : reg.labels()) {
       if (reg.has_encoder(l)) {
         const auto& i = reg.encoder(l).info();
-        std::printf("  %-20s encoder  %-10s dim %-5u %s%s\n", l.c_str(), i.implementation.c_str(), i.dim,
-                    std::string(eagle::metric_name(i.metric)).c_str(), i.asymmetric ? " asymmetric" : "");
+        std::printf("  %-20s encoder  %-10s dim %-5u %s%s%s\n", l.c_str(), i.implementation.c_str(), i.dim,
+                    std::string(eagle::metric_name(i.metric)).c_str(), i.asymmetric ? " asymmetric" : "",
+                    eagle::app::is_glove_stand_in(cfg, l)
+                        ? ("  GloVe stand-in: set encoders." + l + " to the real model").c_str()
+                        : "");
+        // What a collection records of it, and refuses once it changes.
+        std::printf("  %-20s          %s\n", "", i.identity.c_str());
       } else {
         std::printf("  %-20s reranker\n", l.c_str());
       }
@@ -646,10 +663,13 @@ int main(int argc, char** argv) {
   std::vector<std::string> inputs;
   IngestFlags ingest_flags;
   ingest->add_option("inputs", inputs,
-                     "files or folders: BEIR folder (with corpus.jsonl), JSONL, .md/.txt, SPL label .xml, JATS .nxml/.xml, "
+                     "files or folders: BEIR folder (with corpus.jsonl), JSONL, .txt, Markdown, SPL label .xml, JATS .nxml/.xml, "
                      "PubMed .xml, .pdf, .html (a folder's files each by their kind), or a compound SMILES CSV")
       ->required();
-  ingest->add_option("--format", ingest_flags.format, "auto (by extension and XML root element, file by file), beir, jsonl, folder, spl, jats, pubmed, pdf, html or compounds")->capture_default_str();
+  ingest->add_option("--format", ingest_flags.format, "auto (by extension and XML root element, file by file), beir, jsonl, folder, spl, jats, pubmed, pdf, html, markdown or compounds")->capture_default_str();
+  ingest->add_flag("--reindex", ingest_flags.reindex,
+                   "read structured files (SPL, JATS, PubMed, PDF, HTML) again even when their bytes were ingested "
+                   "into this KB and namespace before (by default such a file is reported unchanged and skipped)");
   ingest->add_flag("--skip-bad", ingest_flags.skip_bad,
                    "skip malformed records (each reported with file and line) instead of stopping; "
                    "without it a bad record stops the ingest and the store is left unchanged");

@@ -80,7 +80,8 @@ nlohmann::json CollectionSchema::to_json() const {
             {"index", vector.index == VectorIndexKind::hnsw ? "hnsw" : "flat"},
             {"hnsw", {{"m", vector.hnsw.m}, {"ef_construction", vector.hnsw.ef_construction},
                       {"ef_search", vector.hnsw.ef_search}}},
-            {"encoder", vector.encoder}}},
+            {"encoder", vector.encoder},
+            {"encoder_identity", vector.encoder_identity}}},
           {"fields", fs}};
 }
 
@@ -94,6 +95,7 @@ CollectionSchema CollectionSchema::from_json(const nlohmann::json& j) {
     s.vector.dim = v.at("dim").get<uint32_t>();
     s.vector.metric = parse_metric(v.value("metric", std::string("COSINE")));
     s.vector.encoder = v.value("encoder", std::string());
+    s.vector.encoder_identity = v.value("encoder_identity", std::string());
     auto kind = v.value("index", std::string("hnsw"));
     if (kind == "hnsw") s.vector.index = VectorIndexKind::hnsw;
     else if (kind == "flat") s.vector.index = VectorIndexKind::flat;

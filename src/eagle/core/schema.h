@@ -34,6 +34,10 @@ struct VectorFieldSchema {
   // The encoder label that produced the vectors (empty: unknown). Query plans that
   // name another label for this collection are refused: the vectors would not compare.
   std::string encoder;
+  // What made them (encode::EncoderInfo::identity: type, model, fingerprint, pooling,
+  // dim): a label configured later as something else is refused. Empty: not recorded
+  // (a collection made before identities were).
+  std::string encoder_identity;
 };
 
 struct FieldSchema {

@@ -1,8 +1,122 @@
 #include "eagle/encode/encoder.h"
 
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
 #include "eagle/core/error.h"
 
 namespace eagle::encode {
+
+namespace {
+
+class IdentifiedEncoder final : public Encoder {
+ public:
+  IdentifiedEncoder(std::unique_ptr<Encoder> inner, std::string identity) : inner_(std::move(inner)) {
+    info_ = inner_->info();
+    info_.identity = std::move(identity);
+  }
+  const EncoderInfo& info() const override { return info_; }
+  std::vector<Embedding> encode(const std::vector<std::string>& inputs, EncodeMode mode) override {
+    return inner_->encode(inputs, mode);
+  }
+
+ private:
+  std::unique_ptr<Encoder> inner_;
+  EncoderInfo info_;
+};
+
+void fnv(uint64_t& h, const char* data, size_t n) {
+  for (size_t i = 0; i < n; ++i) h = (h ^ static_cast<unsigned char>(data[i])) * 1099511628211ull;
+}
+
+void fingerprint_file(uint64_t& h, const std::filesystem::path& file) {
+  constexpr size_t kSample = 1 << 20;  // first and last MiB
+  std::ifstream in(file, std::ios::binary);
+  if (!in) fail(ErrorCode::not_found, "cannot read " + file.string());
+  const auto size = std::filesystem::file_size(file);
+  const std::string name = file.filename().string() + ":" + std::to_string(size);
+  fnv(h, name.data(), name.size());
+  std::vector<char> buf(kSample);
+  in.read(buf.data(), static_cast<std::streamsize>(kSample));
+  fnv(h, buf.data(), static_cast<size_t>(in.gcount()));
+  if (size > 2 * kSample) {
+    in.clear();
+    in.seekg(static_cast<std::streamoff>(size - kSample));
+    in.read(buf.data(), static_cast<std::streamsize>(kSample));
+    fnv(h, buf.data(), static_cast<size_t>(in.gcount()));
+  }
+}
+
+std::map<std::string, std::string> identity_fields(const std::string& identity) {
+  std::map<std::string, std::string> out;
+  std::istringstream in(identity);
+  for (std::string field; in >> field;) {
+    const auto eq = field.find('=');
+    out[field.substr(0, eq)] = eq == std::string::npos ? "" : field.substr(eq + 1);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::unique_ptr<Encoder> identified(std::unique_ptr<Encoder> inner, const std::string& fields) {
+  const auto& info = inner->info();
+  std::string identity = fields + " dim=" + std::to_string(info.dim) + " metric=" + std::string(metric_name(info.metric));
+  return std::make_unique<IdentifiedEncoder>(std::move(inner), std::move(identity));
+}
+
+std::string model_fingerprint(const std::string& path) {
+  namespace fs = std::filesystem;
+  uint64_t h = 14695981039346656037ull;
+  if (fs::is_directory(path)) {
+    std::vector<fs::path> files;
+    for (const auto& e : fs::directory_iterator(path))
+      if (e.is_regular_file()) files.push_back(e.path());
+    std::sort(files.begin(), files.end());
+    for (const auto& f : files) fingerprint_file(h, f);
+  } else {
+    fingerprint_file(h, path);
+  }
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+  return hex;
+}
+
+std::string identity_changes(const std::string& recorded, const std::string& current) {
+  const auto a = identity_fields(recorded), b = identity_fields(current);
+  std::string out;
+  auto add = [&](const std::string& key, const std::string& from, const std::string& to) {
+    out += (out.empty() ? "" : ", ") + key + ": " + (from.empty() ? "(none)" : from) + " -> " + (to.empty() ? "(none)" : to);
+  };
+  for (const auto& [k, v] : a)
+    if (auto it = b.find(k); it == b.end() || it->second != v) add(k, v, it == b.end() ? "" : it->second);
+  for (const auto& [k, v] : b)
+    if (!a.count(k)) add(k, "", v);
+  return out;
+}
+
+void check_encoder_identity(const CollectionSchema& schema, const Encoder& encoder) {
+  const auto& recorded = schema.vector.encoder_identity;
+  const auto& info = encoder.info();
+  if (recorded.empty() || info.identity.empty() || recorded == info.identity) return;
+  // A model file found at another path (a moved build folder) with the same
+  // fingerprint makes the same vectors.
+  auto a = identity_fields(recorded), b = identity_fields(info.identity);
+  if (a.count("fingerprint") && b.count("fingerprint")) {
+    a.erase("path");
+    b.erase("path");
+  }
+  if (a == b) return;
+  fail(ErrorCode::conflict,
+       "collection '" + schema.name + "' holds vectors made by encoder '" + schema.vector.encoder +
+           "' as it was configured then; '" + info.label + "' is now configured differently (" +
+           identity_changes(recorded, info.identity) +
+           "), so its vectors would not compare with the stored ones: configure '" + info.label +
+           "' as before, or ingest again into a new collection (--collection)");
+}
 
 void EncoderRegistry::add(std::unique_ptr<Encoder> e) {
   auto label = e->info().label;

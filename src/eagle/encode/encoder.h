@@ -25,6 +25,11 @@ struct EncoderInfo {
   Modality modality = Modality::text;
   bool asymmetric = false;
   size_t max_batch = 64;
+  // What makes this encoder's vectors, recorded by a collection it fills: "key=value"
+  // fields (type, model path or remote model, a fingerprint of local weights or
+  // vocabulary, pooling, dim, metric; see identified()). Two encoders whose vectors
+  // compare have the same identity. Empty: not known.
+  std::string identity;
 };
 
 using Embedding = std::vector<float>;
@@ -44,6 +49,26 @@ class Reranker {
   // One relevance score per document, in the documents' order (higher = better).
   virtual std::vector<float> score(const std::string& query, const std::vector<std::string>& documents) = 0;
 };
+
+// `inner` with info().identity = `fields` + " dim=D metric=M" (from inner's info). The
+// configuration knows what made an encoder (its type, path, model, pooling); the
+// encoder itself need not.
+std::unique_ptr<Encoder> identified(std::unique_ptr<Encoder> inner, const std::string& fields);
+
+// A fingerprint of a model file, or of the files of a model folder (sorted by name):
+// FNV-1a 64 over each file's name, size and first and last MiB, as 16 hex digits.
+// Cheap on a 400 MB weights file, and a different file gives a different value.
+std::string model_fingerprint(const std::string& path);
+
+// The fields of two identities that differ ("dim: 100 -> 768, type: static -> bert"),
+// for the message that refuses a changed encoder.
+std::string identity_changes(const std::string& recorded, const std::string& current);
+
+// Refuses (conflict) a query or write through `encoder` on a collection whose vectors
+// another encoder made: the recorded identity differs from encoder's. The message
+// names what changed and the ways out. A collection without a recorded
+// identity passes (nothing to compare).
+void check_encoder_identity(const CollectionSchema& schema, const Encoder& encoder);
 
 class EncoderRegistry {
  public:

@@ -6,6 +6,9 @@
 #include "eagle/encode/remote/remote.h"
 #include "eagle/encode/static/word_vectors.h"
 
+#include <cstdio>
+#include <filesystem>
+
 namespace eagle::encode {
 namespace {
 using nlohmann::json;
@@ -53,7 +56,48 @@ BertEncoderOptions bert_options(const json& j, const std::string& label) {
   return o;
 }
 
+// One "key=value" field of an identity; blanks in the value are escaped (%20) so the
+// identity splits on blanks.
+std::string field(const std::string& key, const std::string& value) {
+  std::string v;
+  for (char c : value) v += c == ' ' ? std::string("%20") : std::string(1, c);
+  return " " + key + "=" + v;
+}
+
+std::string absolute(const std::string& path) {
+  std::error_code ec;
+  auto p = std::filesystem::absolute(path, ec);
+  return ec ? path : p.lexically_normal().string();
+}
+
+// What makes a local model's vectors: its type, path and fingerprint, and the settings
+// that change them.
+std::string local_identity(const std::string& type, const std::string& path) {
+  return "type=" + type + field("path", absolute(path)) + field("fingerprint", model_fingerprint(path));
+}
+
+std::string bert_identity(const json& spec, const std::string& label, const BertEncoderOptions& o) {
+  std::string id = local_identity("bert", need_str(spec, label, "path"));
+  id += field("pooling", o.pooling == Pooling::cls ? "cls" : "mean") + field("normalize", o.l2 ? "true" : "false");
+  id += field("max_length", std::to_string(o.max_length)) + field("lowercase", o.lowercase ? "true" : "false");
+  if (!o.query_folder.empty()) id += field("query_fingerprint", model_fingerprint(o.query_folder));
+  return id;
+}
+
 }  // namespace
+
+std::unique_ptr<Encoder> make_identified_static(const std::string& label, const std::string& path,
+                                                StaticEncoderOptions options) {
+  char a[32];
+  std::snprintf(a, sizeof a, "%g", options.sif_a);
+  return identified(make_glove_encoder(label, path, options), local_identity("static", path) + field("sif_a", a));
+}
+
+std::unique_ptr<Encoder> make_identified_chem(const std::string& label, chem::FingerprintParams params) {
+  return identified(make_chem_encoder(label, params), "type=chem fingerprint=morgan" +
+                                                          field("radius", std::to_string(params.radius)) +
+                                                          field("bits", std::to_string(params.bits)));
+}
 
 void add_from_config(EncoderRegistry& registry, const json& encoders) {
   if (encoders.is_null()) return;
@@ -65,18 +109,20 @@ void add_from_config(EncoderRegistry& registry, const json& encoders) {
       if (type == "static") {
         StaticEncoderOptions o;
         o.sif_a = spec.value("sif_a", o.sif_a);
-        registry.add(make_glove_encoder(label, need_str(spec, label, "path"), o));
+        registry.add(make_identified_static(label, need_str(spec, label, "path"), o));
       } else if (type == "chem") {
         chem::FingerprintParams p;
         p.radius = spec.value("radius", p.radius);
         p.bits = spec.value("bits", p.bits);
         if (p.bits == 0 || p.bits > 16384 || p.radius > 8)
           fail(ErrorCode::invalid_argument, "bits must be in 1..16384 and radius at most 8");
-        registry.add(make_chem_encoder(label, p));
+        registry.add(make_identified_chem(label, p));
       } else if (type == "model2vec") {
-        registry.add(make_model2vec_encoder(label, need_str(spec, label, "path")));
+        const std::string path = need_str(spec, label, "path");
+        registry.add(identified(make_model2vec_encoder(label, path), local_identity("model2vec", path)));
       } else if (type == "bert") {
-        registry.add(make_bert_encoder(label, need_str(spec, label, "path"), bert_options(spec, label)));
+        const auto o = bert_options(spec, label);
+        registry.add(identified(make_bert_encoder(label, need_str(spec, label, "path"), o), bert_identity(spec, label, o)));
       } else if (type == "bert-cross") {
         registry.add(make_bert_cross_encoder(label, need_str(spec, label, "path"), bert_options(spec, label)));
       } else if (type == "openai" || type == "tei") {
@@ -85,8 +131,11 @@ void add_from_config(EncoderRegistry& registry, const json& encoders) {
         info.dim = spec.value("dim", 0u);
         info.metric = parse_metric(spec.value("metric", std::string("COSINE")));
         info.asymmetric = spec.value("asymmetric", false);
-        registry.add(type == "openai" ? make_openai_encoder(info, remote_options(spec, label))
-                                      : make_tei_encoder(info, remote_options(spec, label)));
+        const auto ro = remote_options(spec, label);
+        // A remote model is known by its server and name; its weights are not ours to read.
+        const std::string id = "type=" + type + field("url", ro.base_url) + field("model", ro.model) +
+                               field("input_types", spec.value("input_types", std::string("none")));
+        registry.add(identified(type == "openai" ? make_openai_encoder(info, ro) : make_tei_encoder(info, ro), id));
       } else if (type == "cohere-rerank") {
         registry.add(make_cohere_reranker(label, remote_options(spec, label)));
       } else if (type == "tei-rerank") {

@@ -16,13 +16,23 @@
 //     molformer:         {type: chem, radius: 2, bits: 2048}   (RDKit Morgan, TANIMOTO)
 //
 // Every entry is built (files opened, models loaded) at start, so a bad path or a
-// missing field is an error naming the label before the first query.
+// missing field is an error naming the label before the first query. Each encoder's
+// info().identity says what makes its vectors (identified() in encoder.h): a
+// collection records it, and refuses the label once it names something else.
 #include <nlohmann/json.hpp>
 
+#include "eagle/encode/chem/chem.h"
 #include "eagle/encode/encoder.h"
+#include "eagle/encode/static/word_vectors.h"
 
 namespace eagle::encode {
 
 void add_from_config(EncoderRegistry& registry, const nlohmann::json& encoders);
+
+// The static and chem encoders with their identities, as add_from_config makes them
+// (the embedded defaults use these, so a default and a configured twin compare).
+std::unique_ptr<Encoder> make_identified_static(const std::string& label, const std::string& path,
+                                                StaticEncoderOptions options = {});
+std::unique_ptr<Encoder> make_identified_chem(const std::string& label, chem::FingerprintParams params = {});
 
 }  // namespace eagle::encode

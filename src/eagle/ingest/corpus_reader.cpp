@@ -277,7 +277,9 @@ void read_folder(const fs::path& dir, const ReadOptions& opt, Sink& result) {
   std::vector<fs::path> files;
   for (const auto& e : fs::recursive_directory_iterator(dir)) {
     if (!e.is_regular_file()) continue;
-    if (is_text_file(e.path()) || lower_extension(e.path()) == ".jsonl") files.push_back(e.path());
+    const auto ext = lower_extension(e.path());
+    if (!opt.markdown_files && (ext == ".md" || ext == ".markdown")) continue;
+    if (is_text_file(e.path()) || ext == ".jsonl") files.push_back(e.path());
   }
   std::sort(files.begin(), files.end());  // deterministic ids and order
   read_files(dir, files, opt, result);

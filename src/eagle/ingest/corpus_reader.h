@@ -23,6 +23,9 @@ struct ReadOptions {
   // the file and byte offset (skippable with skip_bad); with repair_utf8 each invalid
   // sequence becomes U+FFFD instead.
   bool repair_utf8 = false;
+  // A folder's .md files; false when the caller reads them itself (Engine::ingest reads
+  // Markdown as a structured document: sections, summaries, tables).
+  bool markdown_files = true;
   // Called every `progress_every` records read (0 = never).
   std::function<void(uint64_t records, uint64_t bytes, uint64_t total_bytes)> progress;
   uint64_t progress_every = 2000;

@@ -1,10 +1,16 @@
 #include "eagle/ingest/formats.h"
 
+#include <openssl/evp.h>
+
 #include <algorithm>
+#include <cstdio>
+#include <memory>
 #include <fstream>
 #include <sstream>
 
 #include "eagle/core/error.h"
+#include "eagle/core/utf8.h"
+#include "eagle/ingest/markdown/markdown.h"
 #include "eagle/ingest/pdf/pdf_reader.h"
 #include "eagle/ingest/xml/html.h"
 #include "eagle/ingest/xml/jats.h"
@@ -18,7 +24,7 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr std::pair<FileKind, std::string_view> kNames[] = {
-    {FileKind::text, "text"},      {FileKind::jsonl, "jsonl"}, {FileKind::spl, "spl"},
+    {FileKind::text, "text"},      {FileKind::jsonl, "jsonl"}, {FileKind::markdown, "markdown"}, {FileKind::spl, "spl"},
     {FileKind::jats, "jats"},      {FileKind::pubmed, "pubmed"}, {FileKind::pdf, "pdf"},
     {FileKind::html, "html"},      {FileKind::compounds, "compounds"}, {FileKind::unknown, "unknown"}};
 
@@ -60,7 +66,8 @@ FileKind file_kind_from_name(std::string_view name) {
 
 FileKind detect_file_kind(const fs::path& file) {
   const std::string ext = extension(file);
-  if (ext == ".md" || ext == ".markdown" || ext == ".txt") return FileKind::text;
+  if (ext == ".md" || ext == ".markdown") return FileKind::markdown;
+  if (ext == ".txt") return FileKind::text;
   if (ext == ".jsonl") return FileKind::jsonl;
   if (ext == ".csv") return FileKind::compounds;
   if (ext == ".pdf") return FileKind::pdf;
@@ -84,7 +91,7 @@ std::string xml_root_of(const fs::path& file) {
 
 bool is_structured(FileKind kind) {
   return kind == FileKind::spl || kind == FileKind::jats || kind == FileKind::pubmed || kind == FileKind::pdf ||
-         kind == FileKind::html;
+         kind == FileKind::html || kind == FileKind::markdown;
 }
 
 std::vector<std::pair<fs::path, FileKind>> structured_files(const fs::path& dir, FileKind as) {
@@ -107,9 +114,44 @@ std::vector<std::pair<fs::path, FileKind>> structured_files(const fs::path& dir,
   return out;
 }
 
-std::vector<Article> read_documents(const fs::path& file, FileKind kind, const std::string& document_id) {
+std::string file_sha256(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) fail(ErrorCode::not_found, "cannot read " + file.string());
+  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
+  if (!ctx || EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr) != 1)
+    fail(ErrorCode::internal, "cannot start a SHA-256 digest");
+  std::vector<char> buf(1 << 16);
+  while (in) {
+    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
+    if (in.gcount() > 0) EVP_DigestUpdate(ctx.get(), buf.data(), static_cast<size_t>(in.gcount()));
+  }
+  if (in.bad()) fail(ErrorCode::unavailable, "cannot read " + file.string());
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int n = 0;
+  EVP_DigestFinal_ex(ctx.get(), md, &n);
+  std::string hex;
+  char two[3];
+  for (unsigned int i = 0; i < n; ++i) {
+    std::snprintf(two, sizeof two, "%02x", md[i]);
+    hex += two;
+  }
+  return hex;
+}
+
+std::vector<Article> read_documents(const fs::path& file, FileKind kind, const std::string& document_id,
+                                    bool repair) {
   const std::string source = file.string();
   switch (kind) {
+    case FileKind::markdown: {
+      std::string text = read_all(file);
+      if (auto bad = first_invalid_utf8(text)) {
+        if (!repair)
+          fail(ErrorCode::invalid_argument, source + ": invalid UTF-8 at byte " + std::to_string(*bad) +
+                                                " (give --repair-utf8 to replace it with U+FFFD, or --skip-bad)");
+        text = repair_utf8(text);
+      }
+      return {read_markdown(text, source, document_id)};
+    }
     case FileKind::jats:
       return {read_jats(read_all(file), source, document_id)};
     case FileKind::pubmed:

@@ -1,8 +1,8 @@
 #pragma once
 // What `eagle ingest --format auto` makes of a file: its extension, and for .xml the
 // root element (an SPL label is <document>, PubMed <PubmedArticleSet>, JATS <article>).
-// Structured documents (labels, articles, PDF, HTML) are read file by file; text
-// files (.md, .txt, .jsonl) go through the corpus reader.
+// Structured documents (labels, articles, PDF, HTML, Markdown) are read file by file;
+// text files (.txt, .jsonl) go through the corpus reader.
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -12,7 +12,7 @@
 
 namespace eagle::ingest {
 
-enum class FileKind { text, jsonl, spl, jats, pubmed, pdf, html, compounds, unknown };
+enum class FileKind { text, jsonl, markdown, spl, jats, pubmed, pdf, html, compounds, unknown };
 
 std::string_view file_kind_name(FileKind kind);
 // "jats" -> FileKind::jats; "" or unknown names -> FileKind::unknown.
@@ -30,9 +30,15 @@ std::string xml_root_of(const std::filesystem::path& file);
 std::vector<std::pair<std::filesystem::path, FileKind>> structured_files(const std::filesystem::path& dir,
                                                                          FileKind as = FileKind::unknown);
 
-// Reads a JATS, PubMed, PDF or HTML file into its documents (PubMed: one per article).
-// `document_id` names the file's document (PubMed articles use their PMIDs). Throws
-// eagle::Error naming the file.
-std::vector<Article> read_documents(const std::filesystem::path& file, FileKind kind, const std::string& document_id);
+// SHA-256 of a file's bytes, 64 lower-case hex digits (the ingest's dedup key). Throws
+// eagle::Error (not_found) when the file cannot be read.
+std::string file_sha256(const std::filesystem::path& file);
+
+// Reads a JATS, PubMed, PDF, HTML or Markdown file into its documents (PubMed: one per
+// article). `document_id` names the file's document (PubMed articles use their PMIDs).
+// Markdown that is not valid UTF-8 is an error naming the byte offset, or repaired to
+// U+FFFD with `repair_utf8`. Throws eagle::Error naming the file.
+std::vector<Article> read_documents(const std::filesystem::path& file, FileKind kind, const std::string& document_id,
+                                    bool repair_utf8 = false);
 
 }  // namespace eagle::ingest

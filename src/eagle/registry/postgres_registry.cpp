@@ -47,6 +47,11 @@ CREATE TABLE IF NOT EXISTS drug_brands (
   generic     text NOT NULL,
   PRIMARY KEY (document_id, brand, generic)
 );
+CREATE TABLE IF NOT EXISTS document_sources (
+  document_id    text PRIMARY KEY REFERENCES documents (document_id) ON DELETE CASCADE,
+  content_sha256 text NOT NULL
+);
+CREATE INDEX IF NOT EXISTS document_sources_hash ON document_sources (content_sha256);
 COMMIT;
 )sql";
 
@@ -135,6 +140,12 @@ SELECT $1, b, g FROM unnest($2::text[], $3::text[]) AS t(b, g) ON CONFLICT DO NO
 constexpr const char* kBrands = R"sql(
 SELECT DISTINCT b.brand, b.generic FROM drug_brands b JOIN documents d ON d.document_id = b.document_id
 WHERE d.plugin_namespace = $1)sql";  // sorted by the caller
+constexpr const char* kSetSource = R"sql(
+INSERT INTO document_sources (document_id, content_sha256) VALUES ($1, $2)
+ON CONFLICT (document_id) DO UPDATE SET content_sha256 = excluded.content_sha256)sql";
+constexpr const char* kFindSource = R"sql(
+SELECT s.document_id FROM document_sources s JOIN documents d ON d.document_id = s.document_id
+WHERE s.content_sha256 = $1 AND d.kb_name = $2 AND d.plugin_namespace = $3)sql";  // sorted by the caller
 
 using Param = std::optional<std::string>;  // nullopt = SQL NULL
 using Result = std::unique_ptr<PGresult, decltype(&PQclear)>;
@@ -430,6 +441,31 @@ void PostgresRegistry::do_set_brands(std::string_view document_id, const std::ve
       PQclear(PQexec(impl_->conn, "ROLLBACK"));
     throw;
   }
+}
+
+void PostgresRegistry::do_set_source_hash(std::string_view document_id, std::string_view sha256) {
+  std::lock_guard lock(mutex_);
+  impl_->ensure_ready();
+  impl_->command("BEGIN", "begin");
+  try {
+    auto found = impl_->run(kExistsForUpdate, {str(document_id)}, "set_source_hash");
+    if (PQntuples(found.get()) == 0)
+      fail(ErrorCode::not_found, "registry: no document '" + std::string(document_id) + "' for a source hash");
+    impl_->run(kSetSource, {str(document_id), str(sha256)}, "set_source_hash");
+    impl_->command("COMMIT", "commit");
+  } catch (...) {
+    if (PQstatus(impl_->conn) == CONNECTION_OK && PQtransactionStatus(impl_->conn) != PQTRANS_IDLE)
+      PQclear(PQexec(impl_->conn, "ROLLBACK"));
+    throw;
+  }
+}
+
+std::vector<std::string> PostgresRegistry::do_find_by_source_hash(std::string_view sha256, std::string_view kb_name,
+                                                                  std::string_view plugin_namespace) const {
+  std::lock_guard lock(mutex_);
+  impl_->ensure_ready();
+  auto res = impl_->run(kFindSource, {str(sha256), str(kb_name), str(plugin_namespace)}, "find_by_source_hash");
+  return column(res.get(), 0);
 }
 
 std::vector<BrandName> PostgresRegistry::do_brands(std::string_view plugin_namespace) const {

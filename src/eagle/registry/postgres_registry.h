@@ -31,6 +31,9 @@ class PostgresRegistry final : public DocumentRegistry {
                        const std::vector<std::string>& tags) override;
   void do_set_brands(std::string_view document_id, const std::vector<BrandName>& brands) override;
   std::vector<BrandName> do_brands(std::string_view plugin_namespace) const override;
+  void do_set_source_hash(std::string_view document_id, std::string_view sha256) override;
+  std::vector<std::string> do_find_by_source_hash(std::string_view sha256, std::string_view kb_name,
+                                                  std::string_view plugin_namespace) const override;
   std::vector<std::string> do_keywords(std::string_view document_id,
                                        std::string_view plugin_namespace) const override;
   std::vector<std::string> do_find_by_name_terms(const std::vector<std::string>& terms,

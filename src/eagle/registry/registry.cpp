@@ -182,6 +182,30 @@ void DocumentRegistry::set_brands(std::string_view document_id, const std::vecto
   do_set_brands(document_id, unique);
 }
 
+namespace {
+void check_sha256(std::string_view sha256) {
+  if (sha256.size() != 64 ||
+      !std::all_of(sha256.begin(), sha256.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); }))
+    fail(ErrorCode::invalid_argument, "registry: a source hash must be 64 lower-case hex digits (SHA-256)");
+}
+}  // namespace
+
+void DocumentRegistry::set_source_hash(std::string_view document_id, std::string_view sha256) {
+  check_non_empty(document_id, "document_id");
+  check_sha256(sha256);
+  do_set_source_hash(document_id, sha256);
+}
+
+std::vector<std::string> DocumentRegistry::find_by_source_hash(std::string_view sha256, std::string_view kb_name,
+                                                               std::string_view plugin_namespace) const {
+  check_sha256(sha256);
+  check_key(kb_name, "kb_name");
+  check_non_empty(plugin_namespace, "plugin_namespace");
+  auto out = do_find_by_source_hash(sha256, kb_name, plugin_namespace);
+  detail::sort_unique(out);
+  return out;
+}
+
 std::vector<BrandName> DocumentRegistry::brands(std::string_view plugin_namespace) const {
   if (plugin_namespace.empty()) return {};
   check_key(plugin_namespace, "plugin_namespace");

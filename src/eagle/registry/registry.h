@@ -116,6 +116,14 @@ class DocumentRegistry {
   // Every distinct pair of the namespace's documents, sorted (brand, then generic).
   std::vector<BrandName> brands(std::string_view plugin_namespace) const;
 
+  // The SHA-256 (64 lower-case hex digits) of the source file a document was read from;
+  // it goes with the document when it is removed. not_found when the document is absent.
+  void set_source_hash(std::string_view document_id, std::string_view sha256);
+  // Ingest dedup (Eagle-RAG's): the documents read from a file with these bytes into
+  // this KB and namespace, sorted; empty when none.
+  std::vector<std::string> find_by_source_hash(std::string_view sha256, std::string_view kb_name,
+                                               std::string_view plugin_namespace) const;
+
   // lookup_document_ids_by_name_terms: ids of the namespace's documents whose name,
   // file_name or document_name contains ANY term as a case-insensitive substring
   // (the seed's `ILIKE '%term%'`; LIKE metacharacters in a term match literally).
@@ -170,6 +178,9 @@ class DocumentRegistry {
                                const std::vector<std::string>& tags) = 0;
   virtual void do_set_brands(std::string_view document_id, const std::vector<BrandName>& brands) = 0;
   virtual std::vector<BrandName> do_brands(std::string_view plugin_namespace) const = 0;
+  virtual void do_set_source_hash(std::string_view document_id, std::string_view sha256) = 0;
+  virtual std::vector<std::string> do_find_by_source_hash(std::string_view sha256, std::string_view kb_name,
+                                                          std::string_view plugin_namespace) const = 0;
   virtual std::vector<std::string> do_keywords(std::string_view document_id,
                                                std::string_view plugin_namespace) const = 0;
   virtual std::vector<std::string> do_find_by_name_terms(const std::vector<std::string>& terms,

@@ -49,12 +49,18 @@ CREATE TABLE IF NOT EXISTS drug_brands (
   generic     TEXT NOT NULL,
   PRIMARY KEY (document_id, brand, generic)
 );
+CREATE TABLE IF NOT EXISTS document_sources (
+  document_id    TEXT PRIMARY KEY NOT NULL REFERENCES documents (document_id) ON DELETE CASCADE,
+  content_sha256 TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS document_sources_hash ON document_sources (content_sha256);
 )sql";
 
-// PRAGMA user_version. 2 added drug_brands; a reader of a version-1 file (written by
-// an older build, not upgraded yet) sees no brands.
-constexpr int kSchemaVersion = 2;
+// PRAGMA user_version. 2 added drug_brands, 3 document_sources; a reader of an older
+// file (written by an older build, not upgraded yet) sees no brands / source hashes.
+constexpr int kSchemaVersion = 3;
 constexpr int kBrandsSchemaVersion = 2;
+constexpr int kSourcesSchemaVersion = 3;
 
 enum Query : size_t {
   q_upsert,
@@ -75,6 +81,8 @@ enum Query : size_t {
   q_delete_brands,
   q_insert_brand,
   q_brands,
+  q_set_source,
+  q_find_source,
   q_count
 };
 
@@ -145,6 +153,10 @@ constexpr std::array<const char*, q_count> kSql = {
     "INSERT OR IGNORE INTO drug_brands (document_id, brand, generic) VALUES (?1, ?2, ?3)",
     R"sql(SELECT DISTINCT b.brand, b.generic FROM drug_brands b JOIN documents d ON d.document_id = b.document_id
           WHERE d.plugin_namespace = ?1 ORDER BY b.brand, b.generic)sql",
+    R"sql(INSERT INTO document_sources (document_id, content_sha256) VALUES (?1, ?2)
+          ON CONFLICT (document_id) DO UPDATE SET content_sha256 = excluded.content_sha256)sql",
+    R"sql(SELECT s.document_id FROM document_sources s JOIN documents d ON d.document_id = s.document_id
+          WHERE s.content_sha256 = ?1 AND d.kb_name = ?2 AND d.plugin_namespace = ?3 ORDER BY s.document_id)sql",
 };
 
 // Busy, locked, I/O and open failures are the database being unavailable; a
@@ -354,15 +366,19 @@ SqliteRegistry::SqliteRegistry(const std::string& path, bool read_only) : impl_(
     impl_->exec("PRAGMA journal_mode = WAL", "enable WAL");
     impl_->exec("PRAGMA synchronous = NORMAL", "set synchronous");
   }
-  if (!read_only) {
+  // A file at this build's version is not written at open: a refused ingest (or a
+  // reader-writer that writes nothing) leaves it byte for byte as it was.
+  if (!read_only && version < kSchemaVersion) {
     Transaction tx(*impl_);
     impl_->exec(kSchema, "create schema");
     impl_->exec(("PRAGMA user_version = " + std::to_string(kSchemaVersion)).c_str(), "set schema version");
     tx.commit();
   }
   has_brands_ = !read_only || version >= kBrandsSchemaVersion;
+  has_sources_ = !read_only || version >= kSourcesSchemaVersion;
   for (size_t i = 0; i < q_count; ++i) {
     if (!has_brands_ && (i == q_delete_brands || i == q_insert_brand || i == q_brands)) continue;
+    if (!has_sources_ && (i == q_set_source || i == q_find_source)) continue;
     rc = sqlite3_prepare_v3(impl_->db, kSql[i], -1, SQLITE_PREPARE_PERSISTENT, &impl_->stmts[i], nullptr);
     if (rc != SQLITE_OK) impl_->raise(rc, "prepare");
   }
@@ -439,6 +455,30 @@ void SqliteRegistry::do_set_brands(std::string_view document_id, const std::vect
     c.bind(1, document_id).bind(2, b.brand).bind(3, b.generic).run();
   }
   tx.commit();
+}
+
+void SqliteRegistry::do_set_source_hash(std::string_view document_id, std::string_view sha256) {
+  std::lock_guard lock(mutex_);
+  Transaction tx(*impl_);
+  {
+    Cursor c(*impl_, impl_->stmts[q_exists]);
+    if (!c.bind(1, document_id).step())
+      fail(ErrorCode::not_found, "registry: no document '" + std::string(document_id) + "' for a source hash");
+  }
+  Cursor c(*impl_, impl_->stmts[q_set_source]);
+  c.bind(1, document_id).bind(2, sha256).run();
+  tx.commit();
+}
+
+std::vector<std::string> SqliteRegistry::do_find_by_source_hash(std::string_view sha256, std::string_view kb_name,
+                                                                std::string_view plugin_namespace) const {
+  if (!has_sources_) return {};
+  std::lock_guard lock(mutex_);
+  Cursor c(*impl_, impl_->stmts[q_find_source]);
+  c.bind(1, sha256).bind(2, kb_name).bind(3, plugin_namespace);
+  std::vector<std::string> out;
+  while (c.step()) out.push_back(c.text(0));
+  return out;
 }
 
 std::vector<BrandName> SqliteRegistry::do_brands(std::string_view plugin_namespace) const {

@@ -30,6 +30,9 @@ class SqliteRegistry final : public DocumentRegistry {
                        const std::vector<std::string>& tags) override;
   void do_set_brands(std::string_view document_id, const std::vector<BrandName>& brands) override;
   std::vector<BrandName> do_brands(std::string_view plugin_namespace) const override;
+  void do_set_source_hash(std::string_view document_id, std::string_view sha256) override;
+  std::vector<std::string> do_find_by_source_hash(std::string_view sha256, std::string_view kb_name,
+                                                  std::string_view plugin_namespace) const override;
   std::vector<std::string> do_keywords(std::string_view document_id,
                                        std::string_view plugin_namespace) const override;
   std::vector<std::string> do_find_by_name_terms(const std::vector<std::string>& terms,
@@ -51,7 +54,8 @@ class SqliteRegistry final : public DocumentRegistry {
   struct Impl;
   std::unique_ptr<Impl> impl_;
   mutable std::mutex mutex_;
-  bool has_brands_ = true;  // false for a read-only file of schema version 1
+  bool has_brands_ = true;   // false for a read-only file of schema version 1
+  bool has_sources_ = true;  // false for a read-only file of schema version 1 or 2
 };
 
 }  // namespace eagle::registry

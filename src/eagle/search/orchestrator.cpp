@@ -264,6 +264,7 @@ HitList Orchestrator::run_plan(const CollectionQueryPlan& plan, const std::strin
   std::vector<store::CollectionHit> vector_hits;
   if (!exp.lexical_only) {
     auto& encoder = encoders_.encoder(plan.encoder);
+    encode::check_encoder_identity(schema, encoder);  // a changed model: refused, not 0 hits
     auto t_enc = std::chrono::steady_clock::now();
     auto vec = encoder.encode({exp.dense_query}, encode::EncodeMode::query).at(0);
     stage_ms(ctx.encode_ms, t_enc);

@@ -226,10 +226,11 @@ struct Server::Impl {
       bad("plugin_namespace", "'plugin_namespace' must be core or biomed");
     o.collection = str_field(obj, "collection", 255);
     o.format = str_field(obj, "format", 16, false, "auto");
-    static const std::set<std::string> kFormats = {"auto", "beir",   "jsonl", "folder", "spl",
-                                                   "jats", "pubmed", "pdf",   "html",   "compounds"};
+    static const std::set<std::string> kFormats = {"auto", "beir",   "jsonl", "folder", "spl",      "jats",
+                                                   "pubmed", "pdf", "html",  "markdown", "compounds"};
     if (!kFormats.count(o.format))
-      bad("format", "'format' must be one of auto, beir, jsonl, folder, spl, jats, pubmed, pdf, html, compounds");
+      bad("format",
+          "'format' must be one of auto, beir, jsonl, folder, spl, jats, pubmed, pdf, html, markdown, compounds");
     if (form) {
       auto form_bool = [&](const std::string& name, bool fallback) {
         const std::string v = str_field(obj, name, 8, false, fallback ? "true" : "false");
@@ -238,9 +239,11 @@ struct Server::Impl {
       };
       o.skip_bad = form_bool("skip_bad", false);
       o.repair_utf8 = form_bool("repair_utf8", opts.repair_utf8);
+      o.reindex = form_bool("reindex", false);
     } else {
       o.skip_bad = bool_field(obj, "skip_bad", false);
       o.repair_utf8 = bool_field(obj, "repair_utf8", opts.repair_utf8);
+      o.reindex = bool_field(obj, "reindex", false);
     }
     o.scope = c.scope;
     if (!c.scope.kb_names.empty() && !c.scope.allows(o.kb_name))
@@ -285,7 +288,7 @@ struct Server::Impl {
         if (name == "file") continue;
         form[name] = part.content;
       }
-      only_fields(form, {"kb_name", "plugin_namespace", "collection", "format", "skip_bad", "repair_utf8"});
+      only_fields(form, {"kb_name", "plugin_namespace", "collection", "format", "skip_bad", "repair_utf8", "reindex"});
       job.options = ingest_options(c, form, true);
       job.cleanup = upload_dir();
       size_t n = 0;
@@ -336,7 +339,8 @@ struct Server::Impl {
         job.inputs.push_back(file.string());
         job.options.format = "jsonl";
       } else {
-        only_fields(body, {"path", "kb_name", "plugin_namespace", "collection", "format", "skip_bad", "repair_utf8"});
+        only_fields(body,
+                    {"path", "kb_name", "plugin_namespace", "collection", "format", "skip_bad", "repair_utf8", "reindex"});
         job.options = ingest_options(c, body, false);
         const std::string rel = str_field(body, "path", 4096, true);
         if (opts.ingest_root.empty())

@@ -191,6 +191,7 @@ json task_json(const TaskStatus& t) {
     j["result"] = {{"documents", t.result->documents},
                    {"rows", t.result->rows},
                    {"skipped", t.result->skipped},
+                   {"unchanged", t.result->unchanged},
                    {"per_collection", per}};
   }
   if (t.state == TaskState::failed) j["error"] = {{"code", t.error_code}, {"message", t.error_message}};
