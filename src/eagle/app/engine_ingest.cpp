@@ -663,7 +663,8 @@ IngestReport Engine::ingest(const std::vector<std::string>& inputs, const Ingest
       }
     };
     static const CollectionSchema kChunkFields = chunk_schema("chunk_fields", 1);
-    // A text corpus (BEIR folder, JSONL, Markdown / text files) through the corpus reader.
+    // A text corpus (BEIR folder, JSONL, .txt files; Markdown only with --format folder)
+    // through the corpus reader.
     auto ingest_text = [&](const std::string& input, const std::string& text_format, uint64_t input_size) {
       ingest::ReadOptions ro;
       ro.format = ingest::parse_input_format(text_format);

@@ -86,6 +86,11 @@ int cmd_ingest(const GlobalFlags& g, const std::vector<std::string>& inputs, con
   for (const auto& s : rep.unchanged) std::fprintf(stderr, "unchanged %s\n", s.c_str());
   const std::string unchanged =
       rep.unchanged.empty() ? "" : ", " + std::to_string(rep.unchanged.size()) + " files unchanged (--reindex reads them)";
+  if (rep.rows == 0) {  // every input skipped, unchanged or empty: no collection was written
+    std::printf("nothing ingested (%zu skipped%s) in %.2f s\n", rep.skipped.size(), unchanged.c_str(),
+                seconds_since(t0));
+    return 0;
+  }
   std::printf("ingested %zu documents as %zu rows (%zu skipped%s) into collection %s (encoder %s) in %.2f s",
               rep.documents, rep.rows, rep.skipped.size(), unchanged.c_str(), rep.collection.c_str(),
               rep.encoder.c_str(), seconds_since(t0));
