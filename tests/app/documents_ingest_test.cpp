@@ -173,6 +173,23 @@ TEST(DocumentsIngest, FormatErrorsNameTheFileAndSkipBadSkipsThem) {
   IngestOptions unknown;
   unknown.format = "docx";
   EXPECT_THROW(s.engine->ingest({folder.string()}, unknown), Error);
+
+  // A file name that is not UTF-8 (Latin-1 "café") names no document: an error naming
+  // the file, skipped with --skip-bad, repaired to U+FFFD with --repair-utf8.
+  const fs::path latin = s.dir / "latin";
+  fs::create_directories(latin);
+  std::ofstream(latin / "caf\xE9.md") << "# Caf\xC3\xA9\nzqlatin text\n";
+  try {
+    s.engine->ingest({latin.string()}, {});
+    FAIL() << "a Latin-1 file name was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("the file name is not valid UTF-8"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(s.engine->ingest({latin.string()}, skip).skipped.size(), 1u);
+  IngestOptions repair;
+  repair.repair_utf8 = true;
+  EXPECT_EQ(s.engine->ingest({latin.string()}, repair).documents, 1u);
+  EXPECT_TRUE(s.engine->document("caf\xEF\xBF\xBD.md"));
 }
 
 // Issue 13, item 4: a collection records what made its vectors; a label configured

@@ -134,6 +134,9 @@ TEST(Citations, WrittenOutFormsListsAndRanges) {
             (std::vector<std::string>{"table:1", "table:3", "figure:2", "figure:3", "figure:4"}));
   EXPECT_EQ(written_citations("see table S1, figs. 5, 6 and Figure 7a"),
             (std::vector<std::string>{"table:S1", "figure:5", "figure:6", "figure:7"}));
+  // A range whose numbers no label has is no range (and must not overflow).
+  EXPECT_EQ(written_citations("Table 99999999999999999999-1"),
+            (std::vector<std::string>{"table:99999999999999999999", "table:1"}));
   // Words that only start like a citation, and a citation word without a number.
   EXPECT_TRUE(written_citations("one tablet daily; the figures were configured; Table of contents").empty());
   EXPECT_EQ(label_key("Table 3", BlockKind::table), "table:3");
@@ -423,6 +426,8 @@ TEST(Html, HeadingsParagraphsTablesFiguresAndLinks) {
 <table id="t1"><caption>Table 1. Response rates</caption><tr><th>Arm</th><th>Rate</th></tr><tr><td>A</td><td>40%</td></tr></table>
 <h3>Safety</h3><ul><li>No deaths.</li><li>Two rashes.</li></ul>
 <figure id="f1"><img src="img/flow.png"><figcaption>Figure 1. Patient flow</figcaption></figure>
+<div>Loose text in a <b>div</b> is kept.</div>
+<figure id="f2"><figcaption>Fig. 2: Tablet formulations</figcaption><img src="f2.png"></figure>
 <footer><p>Copyright</p></footer></body></html>)";
   const Article a = read_html(html, "report.html", "report.html");
   EXPECT_EQ(a.title, "Trial report");
@@ -431,14 +436,16 @@ TEST(Html, HeadingsParagraphsTablesFiguresAndLinks) {
   ASSERT_EQ(tables.size(), 1u);
   EXPECT_EQ(tables[0]["text"], "Table 1. Response rates\nArm | Rate\nA | 40%");
   const auto figures = rows_of_type(rows, "figure");
-  ASSERT_EQ(figures.size(), 1u);
+  ASSERT_EQ(figures.size(), 2u);
   EXPECT_EQ(figures[0]["metadata"]["graphic"], "flow.png");
+  EXPECT_EQ(figures[1]["text"], "Figure 2. Tablet formulations");  // "Fig." read as a label, "Tablet" not
   const auto texts = rows_of_type(rows, "text");
-  ASSERT_EQ(texts.size(), 2u);
+  ASSERT_EQ(texts.size(), 3u);
   EXPECT_EQ(texts[0]["path"], "report/Results");
   EXPECT_EQ(edges(texts[0], "cites"), (std::vector<std::string>{tables[0]["id"], figures[0]["id"]}));
   EXPECT_EQ(texts[1]["path"], "report/Results/Safety");
   EXPECT_EQ(texts[1]["text"], "Results / Safety\nNo deaths.\nTwo rashes.");
+  EXPECT_EQ(texts[2]["text"], "Results / Safety\nLoose text in a div is kept.");  // after the figure
   for (const auto& r : rows) {
     EXPECT_EQ(r["text"].get<std::string>().find("Copyright"), std::string::npos);
     EXPECT_EQ(r["text"].get<std::string>().find("Home"), std::string::npos);
@@ -599,6 +606,12 @@ TEST(Markdown, HeadingsTitleTablesFiguresCodeAndLists) {
       "# not a heading\n"
       "```\n";
   const Article a = read_markdown(md, "trial.md", "trial.md");
+  // A caption between two tables heads the second one.
+  const Article two = read_markdown("| a |\n|---|\n| 1 |\n\nTable 2: Second\n| b |\n|---|\n| 2 |\n", "t.md", "t.md");
+  ASSERT_EQ(two.blocks.size(), 2u);
+  EXPECT_EQ(two.blocks[0].label, "Table");
+  EXPECT_EQ(two.blocks[1].label, "Table 2");
+  EXPECT_EQ(two.blocks[1].caption, "Second");
   EXPECT_EQ(a.title, "A trial of drug A");
   const auto rows = chunk_article(a);
   const auto tables = rows_of_type(rows, "table");

@@ -287,8 +287,14 @@ TYPED_TEST(RegistryTest, SourceHashesFindDocumentsByBytesKbAndNamespaceAndGoWith
   EXPECT_TRUE(this->reg_->find_by_source_hash(b, "kb1", "core").empty());
   this->reg_->set_source_hash("pubmed-2", b);  // replaced: the file changed
   EXPECT_EQ(this->reg_->find_by_source_hash(a, "kb1", "core"), (V{"pubmed-1"}));
-  ASSERT_TRUE(this->reg_->remove("pubmed-1"));  // the hash goes with the document
+  // Removing one document of a file forgets the file's hash for its KB and namespace:
+  // the next ingest reads the file again (and brings the removed document back).
+  this->reg_->set_source_hash("pubmed-2", a);
+  ASSERT_TRUE(this->reg_->remove("pubmed-1"));
   EXPECT_TRUE(this->reg_->find_by_source_hash(a, "kb1", "core").empty());
+  EXPECT_TRUE(this->reg_->get("pubmed-2"));  // the other document stays, without the hash
+  EXPECT_EQ(this->reg_->find_by_source_hash(a, "kb2", "core"), (V{"other-kb"}));  // other KBs keep theirs
+  EXPECT_EQ(this->reg_->find_by_source_hash(a, "kb1", "biomed"), (V{"biomed"}));
   this->reg_->upsert(this->doc("pubmed-1", "x", "set.xml", "", "kb1", "core"));  // back, without its hash
   EXPECT_TRUE(this->reg_->find_by_source_hash(a, "kb1", "core").empty());
   EXPECT_EQ(error_code_of([&] { this->reg_->set_source_hash("absent", a); }), ErrorCode::not_found);

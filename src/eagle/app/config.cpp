@@ -519,7 +519,7 @@ std::vector<ConfigOption> make_options() {
   o.push_back({"ingest.commit_rows", "rows per slice of an ingest: read, embedded and staged together (whole documents), so memory holds one slice beside the collections; the ingest commits once, all-or-nothing; a delete waits at most one slice",
                [](Config& c, const std::string& v) { c.ingest_commit_rows = to_count("ingest.commit_rows", v, 100000); },
                [](const Config& c) { return std::to_string(c.ingest_commit_rows); }});
-  o.push_back({"ingest.chunk_chars", "structured documents (JATS, PubMed, PDF, HTML): paragraphs of a section packed into chunks of at most this many bytes; tables and figures are never split",
+  o.push_back({"ingest.chunk_chars", "structured documents (JATS, PubMed, PDF, HTML, Markdown): paragraphs of a section packed into chunks of about this many bytes (the heading line in front; a longer paragraph split at sentences); tables and figures are never split",
                [](Config& c, const std::string& v) {
                  const size_t n = to_count("ingest.chunk_chars", v, 1 << 20);
                  // Below this a chunk holds a few words and every heading line crowds it.

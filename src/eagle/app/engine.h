@@ -57,9 +57,9 @@ struct IngestOptions {
   std::string encoder;         // empty: the collection's recorded encoder, else the slot's default
   std::string kb_name;
   std::string plugin_namespace = "core";
-  std::string format = "auto";  // auto | beir | jsonl | folder | spl | jats | pubmed | pdf | html | compounds
+  std::string format = "auto";  // auto | beir | jsonl | folder | spl | jats | pubmed | pdf | html | markdown | compounds
   bool skip_bad = false;
-  // A structured file (SPL, JATS, PubMed, PDF, HTML) whose bytes were ingested before
+  // A structured file (SPL, JATS, PubMed, PDF, HTML, Markdown) whose bytes were ingested before
   // into the same KB and namespace is reported as unchanged, not read again (dedup by
   // SHA-256); reindex reads it anyway (after a change of chunking settings).
   bool reindex = false;

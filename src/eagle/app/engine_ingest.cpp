@@ -25,6 +25,7 @@
 #include "eagle/biomed/ingest/doc_profile.h"
 #include "eagle/biomed/ingest/spl.h"
 #include "eagle/core/error.h"
+#include "eagle/core/utf8.h"
 #include "eagle/encode/chem/chem.h"
 #include "eagle/encode/chem/chem_encoder.h"
 #include "eagle/ingest/article/article_chunker.h"
@@ -569,6 +570,8 @@ IngestReport Engine::ingest(const std::vector<std::string>& inputs, const Ingest
         rep.skipped.push_back(e.what());
         return;
       }
+      label.file_name = repair_utf8(label.file_name);  // shown, not matched (see ingest_articles)
+      label.source_uri = repair_utf8(label.source_uri);
       biomed::ChunkOptions co;
       co.kb_name = opts.kb_name;
       auto chunks = biomed::chunk_label(label, co);
@@ -616,6 +619,10 @@ IngestReport Engine::ingest(const std::vector<std::string>& inputs, const Ingest
         return;
       }
       for (auto& article : articles) {
+        // Names from the file system are shown, not matched: a bad byte in them (a
+        // Latin-1 folder name) becomes U+FFFD rather than failing the registry write.
+        article.file_name = repair_utf8(article.file_name);
+        article.source_uri = repair_utf8(article.source_uri);
         if (documents_seen.count(article.id)) {
           if (!opts.skip_bad)
             fail(ErrorCode::conflict, "duplicate document id '" + article.id + "' in " + file.string());
@@ -851,12 +858,24 @@ IngestReport Engine::ingest(const std::vector<std::string>& inputs, const Ingest
         current_sha256.clear();
         read_from_file.clear();
         if (w.kind != ingest::FileKind::unknown) {
-          current_sha256 = ingest::file_sha256(w.file);
+          try {
+            current_sha256 = ingest::file_sha256(w.file);
+          } catch (const Error& e) {
+            if (!opts.skip_bad) throw;
+            rep.skipped.push_back(e.what());
+            continue;
+          }
           if (!opts.reindex) {
             std::vector<std::string> same;
             if (auto it = hashes_seen.find(current_sha256); it != hashes_seen.end()) same = it->second;
-            for (const auto& id : registry().find_by_source_hash(current_sha256, opts.kb_name, opts.plugin_namespace))
-              if (has_rows(id)) same.push_back(id);
+            // Every document read from the file before must still have rows (a dropped
+            // collection loses them; a deleted document takes the file's hash with it).
+            bool whole = true;
+            for (const auto& id : registry().find_by_source_hash(current_sha256, opts.kb_name, opts.plugin_namespace)) {
+              whole = whole && has_rows(id);
+              same.push_back(id);
+            }
+            if (!whole) same.clear();
             if (!same.empty()) {
               std::string ids;
               for (size_t i = 0; i < same.size() && i < kUnchangedIdsShown; ++i) ids += (i ? ", " : "") + same[i];
@@ -865,6 +884,22 @@ IngestReport Engine::ingest(const std::vector<std::string>& inputs, const Ingest
               report_progress();
               continue;
             }
+          }
+        }
+        // The document id comes from the file's path: it must be text, as the corpus
+        // reader requires of a .txt file's name.
+        std::string document_id = w.document_id;
+        if (auto bad = first_invalid_utf8(document_id)) {
+          const std::string what = w.file.string() + ": the file name is not valid UTF-8 (byte " +
+                                   std::to_string(*bad) + "; give --repair-utf8 to replace the bad bytes with "
+                                   "U+FFFD, or --skip-bad)";
+          if (opts.repair_utf8) {
+            document_id = repair_utf8(document_id);
+          } else if (opts.skip_bad) {
+            rep.skipped.push_back(what);
+            continue;
+          } else {
+            fail(ErrorCode::invalid_argument, what);
           }
         }
         if (w.kind == ingest::FileKind::unknown) {
@@ -876,7 +911,7 @@ IngestReport Engine::ingest(const std::vector<std::string>& inputs, const Ingest
         } else if (w.kind == ingest::FileKind::spl) {
           ingest_label(w.file);
         } else {
-          ingest_articles(w.file, w.kind, w.document_id);
+          ingest_articles(w.file, w.kind, document_id);
         }
         if (!read_from_file.empty()) hashes_seen[current_sha256] = read_from_file;
         report_progress();

@@ -673,7 +673,7 @@ int main(int argc, char** argv) {
       ->required();
   ingest->add_option("--format", ingest_flags.format, "auto (by extension and XML root element, file by file), beir, jsonl, folder, spl, jats, pubmed, pdf, html, markdown or compounds")->capture_default_str();
   ingest->add_flag("--reindex", ingest_flags.reindex,
-                   "read structured files (SPL, JATS, PubMed, PDF, HTML) again even when their bytes were ingested "
+                   "read structured files (SPL, JATS, PubMed, PDF, HTML, Markdown) again even when their bytes were ingested "
                    "into this KB and namespace before (by default such a file is reported unchanged and skipped)");
   ingest->add_flag("--skip-bad", ingest_flags.skip_bad,
                    "skip malformed records (each reported with file and line) instead of stopping; "

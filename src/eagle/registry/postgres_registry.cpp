@@ -132,7 +132,16 @@ INSERT INTO document_keywords (document_id, plugin_namespace, keyword)
 SELECT $1, $2, k FROM unnest($3::text[]) AS k ON CONFLICT DO NOTHING)sql";
 constexpr const char* kKeywords =
     "SELECT keyword FROM document_keywords WHERE document_id = $1 AND plugin_namespace = $2";
-constexpr const char* kRemove = "DELETE FROM documents WHERE document_id = $1";
+// Removing a document forgets its file's hash for every document read from that file
+// into its KB and namespace (the next ingest reads the file again), then the document.
+constexpr const char* kRemove = R"sql(
+WITH forgotten AS (
+  DELETE FROM document_sources WHERE document_id IN (
+    SELECT s.document_id FROM document_sources s JOIN documents d ON d.document_id = s.document_id
+    JOIN document_sources me ON me.content_sha256 = s.content_sha256
+    JOIN documents md ON md.document_id = me.document_id
+    WHERE me.document_id = $1 AND d.kb_name = md.kb_name AND d.plugin_namespace = md.plugin_namespace))
+DELETE FROM documents WHERE document_id = $1)sql";
 constexpr const char* kDeleteBrands = "DELETE FROM drug_brands WHERE document_id = $1";
 constexpr const char* kInsertBrands = R"sql(
 INSERT INTO drug_brands (document_id, brand, generic)

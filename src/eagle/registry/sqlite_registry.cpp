@@ -83,6 +83,7 @@ enum Query : size_t {
   q_brands,
   q_set_source,
   q_find_source,
+  q_forget_source,
   q_count
 };
 
@@ -157,6 +158,13 @@ constexpr std::array<const char*, q_count> kSql = {
           ON CONFLICT (document_id) DO UPDATE SET content_sha256 = excluded.content_sha256)sql",
     R"sql(SELECT s.document_id FROM document_sources s JOIN documents d ON d.document_id = s.document_id
           WHERE s.content_sha256 = ?1 AND d.kb_name = ?2 AND d.plugin_namespace = ?3 ORDER BY s.document_id)sql",
+    // q_forget_source: removing a document forgets its file's hash for every document read
+    // from that file into its KB and namespace, so the next ingest reads the file again.
+    R"sql(DELETE FROM document_sources WHERE document_id IN (
+            SELECT s.document_id FROM document_sources s JOIN documents d ON d.document_id = s.document_id
+            JOIN document_sources me ON me.content_sha256 = s.content_sha256
+            JOIN documents md ON md.document_id = me.document_id
+            WHERE me.document_id = ?1 AND d.kb_name = md.kb_name AND d.plugin_namespace = md.plugin_namespace))sql",
 };
 
 // Busy, locked, I/O and open failures are the database being unavailable; a
@@ -378,7 +386,7 @@ SqliteRegistry::SqliteRegistry(const std::string& path, bool read_only) : impl_(
   has_sources_ = !read_only || version >= kSourcesSchemaVersion;
   for (size_t i = 0; i < q_count; ++i) {
     if (!has_brands_ && (i == q_delete_brands || i == q_insert_brand || i == q_brands)) continue;
-    if (!has_sources_ && (i == q_set_source || i == q_find_source)) continue;
+    if (!has_sources_ && (i == q_set_source || i == q_find_source || i == q_forget_source)) continue;
     rc = sqlite3_prepare_v3(impl_->db, kSql[i], -1, SQLITE_PREPARE_PERSISTENT, &impl_->stmts[i], nullptr);
     if (rc != SQLITE_OK) impl_->raise(rc, "prepare");
   }
@@ -404,9 +412,16 @@ void SqliteRegistry::do_upsert(const DocumentRecord& r) {
 
 bool SqliteRegistry::do_remove(std::string_view document_id) {
   std::lock_guard lock(mutex_);
+  Transaction tx(*impl_);
+  if (has_sources_) {
+    Cursor f(*impl_, impl_->stmts[q_forget_source]);
+    f.bind(1, document_id).run();
+  }
   Cursor c(*impl_, impl_->stmts[q_remove]);
   c.bind(1, document_id).run();
-  return sqlite3_changes(impl_->db) > 0;
+  const bool removed = sqlite3_changes(impl_->db) > 0;
+  tx.commit();
+  return removed;
 }
 
 std::optional<DocumentRecord> SqliteRegistry::do_get(std::string_view document_id) const {

@@ -154,7 +154,10 @@ std::vector<std::string> written_citations(std::string_view text) {
         std::string next;
         const size_t after = read_token(text, k, next);
         if (next.empty()) break;
-        if (range && std::all_of(token.begin(), token.end(), digit) && std::all_of(next.begin(), next.end(), digit)) {
+        // A range of plain numbers ("2-4"); a number of more digits than a label has is
+        // no range (and would not fit a long).
+        if (range && token.size() <= 4 && next.size() <= 4 && std::all_of(token.begin(), token.end(), digit) &&
+            std::all_of(next.begin(), next.end(), digit)) {
           const long from = std::stol(token), to = std::stol(next);
           for (long v = from + 1; v < to && v - from <= 20; ++v) add(kind, std::to_string(v));
         }

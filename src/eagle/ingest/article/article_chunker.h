@@ -40,7 +40,7 @@ namespace eagle::ingest {
 
 struct ArticleChunkOptions {
   std::string kb_name;
-  size_t max_chars = 1500;    // paragraphs are packed into chunks of at most this many bytes
+  size_t max_chars = 1500;    // paragraphs packed into chunks of about this many bytes (heading line in front)
   size_t summary_chars = 200;  // content_summary length
 };
 

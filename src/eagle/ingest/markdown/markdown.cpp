@@ -138,10 +138,12 @@ Article read_markdown(std::string_view content, std::string_view source, const s
       flush();
       std::string rows = table_row(line);
       for (i += 2; i < lines.size() && is_table_row(lines[i]); ++i) rows += "\n" + table_row(lines[i]);
-      // ... or on the line after it.
+      // ... or on the line after it, unless that caption heads the next table.
       size_t next = i;
       while (next < lines.size() && trim(lines[next]).empty()) ++next;
-      if (b.label.empty() && next < lines.size() &&
+      const bool heads_next_table = next + 2 < lines.size() && is_table_row(lines[next + 1]) &&
+                                    is_table_separator(lines[next + 2]);
+      if (b.label.empty() && next < lines.size() && !heads_next_table &&
           caption_of(collapse_whitespace(lines[next]), "Table", b.label, b.caption))
         i = next;
       else

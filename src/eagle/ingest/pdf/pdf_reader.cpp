@@ -317,6 +317,10 @@ void drop_headers_and_footers(std::vector<PageFragments>& pages, const PdfOption
 double find_gutter(const PageFragments& page, const PdfOptions& o) {
   const auto& fs = page.fragments;
   if (fs.size() < 2 * static_cast<size_t>(o.min_column_lines)) return -1;
+  // The search walks the page one point at a time: a page wider than any real one
+  // (200 inches; a crafted MediaBox) is read as one column.
+  constexpr double kMaxPageWidth = 14400;
+  if (!(page.width > 0 && page.width <= kMaxPageWidth)) return -1;
   const int from = static_cast<int>(page.width * o.gutter_search_from);
   const int to = static_cast<int>(page.width * o.gutter_search_to);
   std::vector<int> crossing(std::max(0, to - from + 1), 0);
@@ -550,6 +554,14 @@ Stats document_stats(const std::vector<Line>& lines, const PdfOptions& o) {
 
 // ---------------------------------------------------------------- classification
 
+// libstdc++'s regex matcher recurses once per character a ".*" consumes: a line far
+// longer than any real one (a crafted PDF) would exhaust the stack. Captions and
+// headings are short, so longer lines are never matched.
+constexpr size_t kMaxMatchedLine = 2000;
+bool matches_line(const std::string& text, std::smatch& m, const std::regex& re) {
+  return text.size() <= kMaxMatchedLine && std::regex_match(text, m, re);
+}
+
 const std::regex& figure_caption_re() {
   static const std::regex re(R"(^(Figure|FIGURE|Fig\.?|FIG\.?)\s*(\d+[A-Za-z]?)\b\s*(.*)$)");
   return re;
@@ -680,7 +692,7 @@ class Reader {
 
   bool caption_start(size_t i, const std::regex& re, std::smatch& m) const {
     const Line& l = lines_[i];
-    if (!std::regex_match(l.text, m, re)) return false;
+    if (!matches_line(l.text, m, re)) return false;
     const std::string rest = m[3].str();
     // "Figure 2 shows ..." in running text is not a caption: captions start a block,
     // follow their label with punctuation, or set the label in another font.
@@ -743,7 +755,7 @@ class Reader {
       if (b.page != lines_[i].page || !table_like(b) || b.consumed) break;
       if (b.region == a.region && b.y1 - a.y1 > o_.table_max_gap_ratio * step(a)) break;
       std::smatch m;
-      if (std::regex_match(b.text, m, table_caption_re()) || std::regex_match(b.text, m, figure_caption_re())) break;
+      if (matches_line(b.text, m, table_caption_re()) || matches_line(b.text, m, figure_caption_re())) break;
       // A heading ends the table; a bold line (a row group label) only when prose
       // follows it.
       if (const HeadingInfo h = heading(j); h.level > 0 && (h.style != HeadingInfo::bold ||
@@ -804,7 +816,7 @@ class Reader {
     }
     static const std::regex kNumbered(R"(^(\d{1,2}(?:\.\d{1,2}){0,3})\.?\s+([A-Z].*)$)");
     std::smatch m;
-    if (std::regex_match(t, m, kNumbered) && body_or_larger) {
+    if (matches_line(t, m, kNumbered) && body_or_larger) {
       const std::string number = m[1].str();
       const bool plain_ok = word_count(t) <= 8 && t.find(',') == std::string::npos && t.back() != '.';
       if ((bold || larger || plain_ok) && std::stoi(number) <= 30) {
@@ -888,9 +900,10 @@ class Reader {
 
   // The number starting a reference entry ("[12]", "12.", "12 Smith"), else 0.
   static int entry_number(const std::string& t) {
-    static const std::regex re(R"(^\[?(\d{1,3})(\]|\.|\s+[A-Z]).*)");
+    static const std::regex re(R"(^\[?(\d{1,3})(\]|\.|\s+[A-Z]))");
     std::smatch m;
-    return std::regex_match(t, m, re) ? std::stoi(m[1].str()) : 0;
+    const std::string head = t.substr(0, 16);  // the number is at the start
+    return std::regex_search(head, m, re) ? std::stoi(m[1].str()) : 0;
   }
   static bool numbered_entry(const std::string& t) { return entry_number(t) > 0; }
   // A numbered entry starts at the next number only ("36. ... 73:482-" + "5." is one
@@ -982,7 +995,8 @@ class Reader {
 void find_doi_and_year(const std::vector<Fragment>& page1, const std::string& bands, Article& a) {
   std::string text;
   for (const Fragment& f : page1) text += f.text + "\n";
-  static const std::regex kDoi(R"(10\.\d{4,9}/[^\s]+)");
+  // Bounded: libstdc++'s matcher recurses per character (see kMaxMatchedLine).
+  static const std::regex kDoi(R"(10\.\d{4,9}/[^\s]{1,200})");
   for (const std::string* where : {static_cast<const std::string*>(&text), &bands})
     if (std::smatch m; a.doi.empty() && std::regex_search(*where, m, kDoi)) {
       std::string doi = m.str();

@@ -32,8 +32,34 @@ class HtmlReader {
   explicit HtmlReader(Article& a) : a_(a) {}
 
   void walk(const xmlNode* n) {
+    // Text straight inside a container (<div>text <b>bold</b></div>) is a paragraph of
+    // its own, ended by the next block element.
+    std::string loose;
+    Block loose_cites;
+    auto flush_loose = [&]() {
+      if (std::string t = collapse_whitespace(loose); !t.empty()) {
+        Block b;
+        b.headings = headings();
+        b.text = std::move(t);
+        b.cites = std::move(loose_cites.cites);
+        a_.blocks.push_back(std::move(b));
+      }
+      loose.clear();
+      loose_cites.cites.clear();
+    };
     for (const xmlNode* c = n->children; c; c = c->next) {
+      if (c->type == XML_TEXT_NODE || c->type == XML_CDATA_SECTION_NODE) {
+        if (c->content) loose += reinterpret_cast<const char*>(c->content);
+        continue;
+      }
       if (c->type != XML_ELEMENT_NODE || skipped(c)) continue;
+      if (inline_element(c)) {
+        loose += xml::text(c);
+        if (is(c, "a")) collect_link(c, loose_cites);
+        collect_cites(c, loose_cites);
+        continue;
+      }
+      flush_loose();
       if (const int level = heading_level(c)) {
         std::string t = xml::text(c);
         if (t.empty()) continue;
@@ -56,9 +82,24 @@ class HtmlReader {
         walk(c);
       }
     }
+    flush_loose();
   }
 
  private:
+  static bool inline_element(const xmlNode* n) {
+    for (const char* name : {"a", "span", "em", "strong", "b", "i", "u", "sup", "sub", "code", "small", "abbr",
+                             "cite", "q", "mark", "time", "br", "var", "kbd", "s"})
+      if (is(n, name)) return true;
+    return false;
+  }
+
+  // A link to "#id" (a table or figure of the page) is a citation.
+  static void collect_link(const xmlNode* a, Block& b) {
+    const std::string href = attr(a, "href");
+    if (href.size() > 1 && href[0] == '#' && std::find(b.cites.begin(), b.cites.end(), href.substr(1)) == b.cites.end())
+      b.cites.push_back(href.substr(1));
+  }
+
   std::vector<std::string> headings() const {
     std::vector<std::string> out;
     for (const auto& h : levels_)
@@ -66,15 +107,10 @@ class HtmlReader {
     return out;
   }
 
-  void collect_cites(const xmlNode* n, Block& b) {
+  static void collect_cites(const xmlNode* n, Block& b) {
     for (const xmlNode* c = n->children; c; c = c->next) {
       if (c->type != XML_ELEMENT_NODE) continue;
-      if (is(c, "a")) {
-        const std::string href = attr(c, "href");
-        if (href.size() > 1 && href[0] == '#' &&
-            std::find(b.cites.begin(), b.cites.end(), href.substr(1)) == b.cites.end())
-          b.cites.push_back(href.substr(1));
-      }
+      if (is(c, "a")) collect_link(c, b);
       collect_cites(c, b);
     }
   }
@@ -137,21 +173,32 @@ class HtmlReader {
 
   // "Table 2. Baseline ..." -> "Baseline ...": the chunk puts the label back in front.
   static std::string without_label(const std::string& caption, const std::string& label) {
-    if (caption.compare(0, label.size(), label) != 0) return caption;
-    size_t i = label.size();
+    // The label as written ("Fig. 2") may differ from its normal form ("Figure 2").
+    const size_t blank = label.find(' ');
+    if (blank == std::string::npos) return caption;
+    const std::string number = label.substr(blank + 1);
+    const size_t at = caption.find(number);
+    if (at == std::string::npos || at > 12) return caption;
+    size_t i = at + number.size();
     while (i < caption.size() && (caption[i] == '.' || caption[i] == ':' || caption[i] == ' ')) ++i;
     return caption.substr(i);
   }
 
-  // "Table 2. Baseline ..." -> "Table 2"; a caption without a number keeps `kind`.
+  // "Table 2. Baseline ..." -> "Table 2" (also "Fig. 2", "Table S1"); a caption that
+  // does not start with the kind word, a blank and a number ("Tablet formulations")
+  // keeps `kind`.
   static std::string label_of(const std::string& caption, const char* kind) {
     const std::string k(kind);
-    if (caption.compare(0, k.size(), k) == 0) {
-      size_t end = k.size();
+    for (const std::string word : {k, k.substr(0, 3) + "."}) {
+      if (caption.compare(0, word.size(), word) != 0) continue;
+      size_t end = word.size();
+      if (end >= caption.size() || caption[end] != ' ') continue;
       while (end < caption.size() && caption[end] == ' ') ++end;
       const size_t num = end;
-      while (end < caption.size() && (std::isalnum(static_cast<unsigned char>(caption[end])))) ++end;
-      if (end > num) return caption.substr(0, end);
+      if (end < caption.size() && caption[end] == 'S') ++end;
+      if (end >= caption.size() || !std::isdigit(static_cast<unsigned char>(caption[end]))) continue;
+      while (end < caption.size() && std::isalnum(static_cast<unsigned char>(caption[end]))) ++end;
+      if (end > num) return k + " " + caption.substr(num, end - num);
     }
     return k;
   }
@@ -174,7 +221,8 @@ Article read_html(std::string_view bytes, std::string_view source, const std::st
   HtmlReader r(a);
   const xmlNode* body = xml::child(root, "body");
   r.walk(body ? body : root);
-  if (const std::string t = xml::text(xml::path(root, {"head", "title"})); !t.empty()) a.title = t;
+  // The page's <title> names it when no <h1> did (an <h1> title is not in any chunk).
+  if (const std::string t = xml::text(xml::path(root, {"head", "title"})); !t.empty() && a.title.empty()) a.title = t;
   return a;
 }
 

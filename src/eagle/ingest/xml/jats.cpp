@@ -242,6 +242,10 @@ class JatsReader {
       if (b.kind == BlockKind::paragraph && !id.empty() &&
           std::find(b.cites.begin(), b.cites.end(), id) != b.cites.end()) {
         at = i + 1;
+        // After the floats already placed behind this paragraph: document order kept.
+        while (at < a_.blocks.size() && a_.blocks[at].kind != BlockKind::paragraph &&
+               a_.blocks[at].kind != BlockKind::reference && a_.blocks[at].headings == b.headings)
+          ++at;
         headings = b.headings;
         break;
       }
