@@ -89,13 +89,11 @@ std::set<std::string> top_level_headings(const std::vector<json>& rows) {
   std::set<std::string> out;
   for (const auto& r : rows)
     if (r["type"] == "section_summary" && r["level"] == 1) {
-      std::string text = r["text"].get<std::string>();
-      // A top-level summary's text: title line, then the heading line.
-      std::istringstream lines(text);
-      std::string first, second;
+      // A top-level summary's text starts with its heading line.
+      std::istringstream lines(r["text"].get<std::string>());
+      std::string first;
       std::getline(lines, first);
-      std::getline(lines, second);
-      out.insert(second);
+      out.insert(first);
     }
   return out;
 }

@@ -379,8 +379,10 @@ std::vector<json> chunk_article(const Article& a, const ArticleChunkOptions& opt
     for (size_t k = 0; first.empty() && k < s.subsections.size(); ++k) first = sections[s.subsections[k]].first_text;
     json row = base(s.summary_id, s);
     const std::string summary = truncate_at_word(first, opt.summary_chars);
+    // The heading path and the section's start, as the SPL summaries: not the document's
+    // title, which would make every top-level summary match a query on the title and
+    // crowd the hits with one document's summaries.
     std::string text = joined(s.headings, " / ");
-    if (!a.title.empty() && s.headings.size() == 1) text = a.title + "\n" + text;
     if (!summary.empty()) text += "\n" + summary;
     std::vector<std::string> subs;
     for (size_t k : s.subsections)
