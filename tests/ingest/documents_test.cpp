@@ -247,10 +247,11 @@ TEST(Formats, DetectionByExtensionAndRootElement) {
   EXPECT_EQ(detect_file_kind(spl / "humira.xml"), FileKind::spl);
   // The barcode lists beside the labels are XML of another vocabulary.
   EXPECT_EQ(detect_file_kind(spl / "1_otc-bars.xml"), FileKind::unknown);
-  const auto in_spl = structured_files(spl);
+  const auto in_spl = scan_folder(spl).structured;
   EXPECT_TRUE(std::any_of(in_spl.begin(), in_spl.end(), [](const auto& f) { return f.second == FileKind::unknown; }))
       << "an unknown .xml is listed, so the ingest can report it";
-  const auto files = structured_files(d);
+  const auto files = scan_folder(d).structured;
+  EXPECT_FALSE(scan_folder(d).has_text_files);
   EXPECT_EQ(files.size(), 17u);  // 8 JATS, 8 PDF, 1 PubMed
   EXPECT_EQ(file_kind_from_name("pubmed"), FileKind::pubmed);
   EXPECT_EQ(file_kind_from_name("nonsense"), FileKind::unknown);

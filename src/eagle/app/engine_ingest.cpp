@@ -75,17 +75,6 @@ std::string detect_format(const std::vector<std::string>& inputs, const std::str
   return format;
 }
 
-// Whether a folder holds files the corpus reader reads (.txt, .jsonl; Markdown is read
-// as a structured document).
-bool has_text_files(const fs::path& dir) {
-  for (const auto& e : fs::recursive_directory_iterator(dir)) {
-    if (!e.is_regular_file()) continue;
-    const auto kind = ingest::detect_file_kind(e.path());
-    if (kind == ingest::FileKind::text || kind == ingest::FileKind::jsonl) return true;
-  }
-  return false;
-}
-
 void add_collection(registry::DocumentRecord& r, const std::string& collection) {
   if (std::find(r.collections_used.begin(), r.collections_used.end(), collection) == r.collections_used.end())
     r.collections_used.push_back(collection);
@@ -824,11 +813,11 @@ IngestReport Engine::ingest(const std::vector<std::string>& inputs, const Ingest
         if (text_only || (dir && fs::exists(p / "corpus.jsonl", ec))) {
           work.push_back({p, ingest::FileKind::unknown, true, "", ingest::input_bytes(p)});
         } else if (dir) {
-          const auto files = ingest::structured_files(p, forced);
-          for (const auto& [f, kind] : files)
+          const auto scan = ingest::scan_folder(p, forced);
+          for (const auto& [f, kind] : scan.structured)
             work.push_back({f, kind, false, fs::relative(f, p).generic_string(), file_bytes(f)});
-          // The folder's Markdown, text and JSONL files (all of it when it holds nothing else).
-          if (forced == ingest::FileKind::unknown && (files.empty() || has_text_files(p)))
+          // The folder's text and JSONL files (all of it when it holds nothing else).
+          if (forced == ingest::FileKind::unknown && (scan.structured.empty() || scan.has_text_files))
             work.push_back({p, ingest::FileKind::unknown, true, "", ingest::input_bytes(p)});
         } else {
           const auto kind = forced != ingest::FileKind::unknown ? forced : ingest::detect_file_kind(p);

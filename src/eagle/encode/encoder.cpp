@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <sstream>
 
 #include "eagle/core/error.h"
@@ -70,6 +71,16 @@ std::unique_ptr<Encoder> identified(std::unique_ptr<Encoder> inner, const std::s
 
 std::string model_fingerprint(const std::string& path) {
   namespace fs = std::filesystem;
+  // Every Engine start fingerprints its encoders, the default slots the same GloVe file
+  // five times: once per path and modification time per process is enough.
+  static std::mutex mu;
+  static std::map<std::string, std::pair<fs::file_time_type, std::string>> known;
+  std::error_code ec;
+  const auto mtime = fs::last_write_time(path, ec);
+  {
+    std::lock_guard lock(mu);
+    if (auto it = known.find(path); !ec && it != known.end() && it->second.first == mtime) return it->second.second;
+  }
   uint64_t h = 14695981039346656037ull;
   if (fs::is_directory(path)) {
     std::vector<fs::path> files;
@@ -82,6 +93,10 @@ std::string model_fingerprint(const std::string& path) {
   }
   char hex[17];
   std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+  if (!ec) {
+    std::lock_guard lock(mu);
+    known[path] = {mtime, hex};
+  }
   return hex;
 }
 

@@ -9,6 +9,8 @@
 
 #include "eagle/core/error.h"
 #include "eagle/core/utf8.h"
+#include "eagle/ingest/formats.h"
+#include "eagle/ingest/text_util.h"
 
 namespace eagle::ingest {
 namespace fs = std::filesystem;
@@ -73,21 +75,6 @@ Document parse_json_record(const std::string& line) {
   return d;
 }
 
-namespace {
-
-// A heading path as an id part: lower-case letters and digits, other runs as one '-'
-// ("Results / Efficacy (ITT)" -> "results-efficacy-itt"); "" for text before any heading.
-std::string slug(const std::string& path) {
-  std::string out;
-  for (unsigned char c : path) {
-    if (std::isalnum(c) || c >= 0x80) out += static_cast<char>(c < 0x80 ? std::tolower(c) : c);
-    else if (!out.empty() && out.back() != '-') out += '-';
-  }
-  while (!out.empty() && out.back() == '-') out.pop_back();
-  return out;
-}
-
-}  // namespace
 
 std::vector<Document> split_markdown(const std::string& doc_id, const std::string& content) {
   std::vector<Document> out;
@@ -205,11 +192,6 @@ void read_jsonl_file(const fs::path& file, const ReadOptions& opt, Sink& result,
   }
 }
 
-std::string lower_extension(const fs::path& p) {
-  auto ext = p.extension().string();
-  std::transform(ext.begin(), ext.end(), ext.begin(), ::tolower);
-  return ext;
-}
 
 bool is_text_file(const fs::path& p) {
   const auto ext = lower_extension(p);

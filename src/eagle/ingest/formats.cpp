@@ -12,6 +12,7 @@
 #include "eagle/core/utf8.h"
 #include "eagle/ingest/markdown/markdown.h"
 #include "eagle/ingest/pdf/pdf_reader.h"
+#include "eagle/ingest/text_util.h"
 #include "eagle/ingest/xml/html.h"
 #include "eagle/ingest/xml/jats.h"
 #include "eagle/ingest/xml/pubmed.h"
@@ -27,12 +28,6 @@ constexpr std::pair<FileKind, std::string_view> kNames[] = {
     {FileKind::text, "text"},      {FileKind::jsonl, "jsonl"}, {FileKind::markdown, "markdown"}, {FileKind::spl, "spl"},
     {FileKind::jats, "jats"},      {FileKind::pubmed, "pubmed"}, {FileKind::pdf, "pdf"},
     {FileKind::html, "html"},      {FileKind::compounds, "compounds"}, {FileKind::unknown, "unknown"}};
-
-std::string extension(const fs::path& p) {
-  std::string e = p.extension().string();
-  for (char& c : e) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return e;
-}
 
 std::string read_head(const fs::path& file, size_t bytes) {
   std::ifstream in(file, std::ios::binary);
@@ -52,6 +47,8 @@ std::string read_all(const fs::path& file) {
 
 }  // namespace
 
+std::string lower_extension(const fs::path& path) { return ascii_lower(path.extension().string()); }
+
 std::string_view file_kind_name(FileKind kind) {
   for (const auto& [k, name] : kNames)
     if (k == kind) return name;
@@ -65,7 +62,7 @@ FileKind file_kind_from_name(std::string_view name) {
 }
 
 FileKind detect_file_kind(const fs::path& file) {
-  const std::string ext = extension(file);
+  const std::string ext = lower_extension(file);
   if (ext == ".md" || ext == ".markdown") return FileKind::markdown;
   if (ext == ".txt") return FileKind::text;
   if (ext == ".jsonl") return FileKind::jsonl;
@@ -94,23 +91,24 @@ bool is_structured(FileKind kind) {
          kind == FileKind::html || kind == FileKind::markdown;
 }
 
-std::vector<std::pair<fs::path, FileKind>> structured_files(const fs::path& dir, FileKind as) {
-  std::vector<std::pair<fs::path, FileKind>> out;
+FolderScan scan_folder(const fs::path& dir, FileKind as) {
+  FolderScan out;
   for (const auto& e : fs::recursive_directory_iterator(dir)) {
     if (!e.is_regular_file()) continue;
     FileKind kind = detect_file_kind(e.path());
+    if (kind == FileKind::text || kind == FileKind::jsonl) out.has_text_files = true;
     if (as != FileKind::unknown) {
       // A forced kind applies to the files of its family (XML for the XML formats).
-      const std::string ext = extension(e.path());
+      const std::string ext = lower_extension(e.path());
       const bool xml_family = ext == ".xml" || ext == ".nxml";
       if ((as == FileKind::spl || as == FileKind::jats || as == FileKind::pubmed) && xml_family) kind = as;
       if (kind != as) continue;
     }
     // An .xml of an unknown vocabulary is listed too: the ingest reports it.
-    if (is_structured(kind) || (kind == FileKind::unknown && extension(e.path()) == ".xml"))
-      out.emplace_back(e.path(), kind);
+    if (is_structured(kind) || (kind == FileKind::unknown && lower_extension(e.path()) == ".xml"))
+      out.structured.emplace_back(e.path(), kind);
   }
-  std::sort(out.begin(), out.end());
+  std::sort(out.structured.begin(), out.structured.end());
   return out;
 }
 

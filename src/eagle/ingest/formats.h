@@ -15,6 +15,8 @@ namespace eagle::ingest {
 enum class FileKind { text, jsonl, markdown, spl, jats, pubmed, pdf, html, compounds, unknown };
 
 std::string_view file_kind_name(FileKind kind);
+// A path's extension, ASCII lower case (".PDF" -> ".pdf").
+std::string lower_extension(const std::filesystem::path& path);
 // "jats" -> FileKind::jats; "" or unknown names -> FileKind::unknown.
 FileKind file_kind_from_name(std::string_view name);
 // The kind of one file by extension (and root element for .xml); unknown when neither
@@ -23,12 +25,16 @@ FileKind detect_file_kind(const std::filesystem::path& file);
 bool is_structured(FileKind kind);
 // The local name of an XML file's root element, from its first bytes ("" when none).
 std::string xml_root_of(const std::filesystem::path& file);
-// The structured files under a folder (recursively, sorted by path): what auto-detection
-// reads file by file; an .xml of no known vocabulary is listed as FileKind::unknown (the
-// ingest reports it). `as` forces a kind for every file with a matching extension
-// (--format jats reads every .xml and .nxml as JATS).
-std::vector<std::pair<std::filesystem::path, FileKind>> structured_files(const std::filesystem::path& dir,
-                                                                         FileKind as = FileKind::unknown);
+// One walk of a folder for --format auto: its structured files (recursively, sorted by
+// path), read file by file, an .xml of no known vocabulary listed as FileKind::unknown
+// (the ingest reports it); and whether it holds files for the corpus reader (.txt,
+// .jsonl). `as` forces a kind for every file with a matching extension (--format jats
+// reads every .xml and .nxml as JATS).
+struct FolderScan {
+  std::vector<std::pair<std::filesystem::path, FileKind>> structured;
+  bool has_text_files = false;
+};
+FolderScan scan_folder(const std::filesystem::path& dir, FileKind as = FileKind::unknown);
 
 // SHA-256 of a file's bytes, 64 lower-case hex digits (the ingest's dedup key). Throws
 // eagle::Error (not_found) when the file cannot be read.

@@ -1,6 +1,7 @@
 #include "eagle/ingest/text_util.h"
 
 #include <algorithm>
+#include <cctype>
 
 #include "eagle/core/error.h"
 
@@ -158,6 +159,16 @@ std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' || s.back() == '\n'))
     s.remove_suffix(1);
   return s;
+}
+
+std::string slug(std::string_view s) {
+  std::string out;
+  for (unsigned char c : s) {
+    if (std::isalnum(c) || c >= 0x80) out += static_cast<char>(c < 0x80 ? std::tolower(c) : c);
+    else if (!out.empty() && out.back() != '-') out += '-';
+  }
+  while (!out.empty() && out.back() == '-') out.pop_back();
+  return out;
 }
 
 }  // namespace eagle::ingest

@@ -12,6 +12,10 @@ namespace eagle::ingest {
 // one space; leading and trailing whitespace is dropped.
 std::string collapse_whitespace(std::string_view s);
 
+// A heading as an id part: lower-case letters and digits (other bytes of UTF-8 kept),
+// other runs as one '-' ("Results / Efficacy (ITT)" -> "results-efficacy-itt").
+std::string slug(std::string_view s);
+
 // `s` without leading and trailing ASCII blanks (space, tab, CR, LF).
 std::string_view trim(std::string_view s);
 

@@ -18,23 +18,6 @@ namespace {
 bool alpha(char c) { return std::isalpha(static_cast<unsigned char>(c)) != 0; }
 bool digit(char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; }
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
-std::string slug(std::string_view s) {
-  std::string out;
-  for (unsigned char c : s) {
-    if (std::isalnum(c) || c >= 0x80) out += static_cast<char>(c < 0x80 ? std::tolower(c) : c);
-    else if (c == '/') out += '/';
-    else if (!out.empty() && out.back() != '-' && out.back() != '/') out += '-';
-  }
-  while (!out.empty() && (out.back() == '-' || out.back() == '/')) out.pop_back();
-  return out;
-}
-
 // FNV-1a, 32 bits as 8 hex digits: the content part of a chunk id.
 std::string content_hash(std::string_view s) {
   uint32_t h = 2166136261u;
@@ -83,6 +66,7 @@ std::string joined(const std::vector<std::string>& headings, const char* sep) {
 struct Chunk {
   std::string id, type, chunk_type, text;
   size_t section = 0;  // index into sections
+  size_t position = 0;  // index into its section's chunks
   int page = 0;
   const Block* source = nullptr;       // tables and figures: their block
   std::vector<std::string> anchors;    // cites by anchor (xref)
@@ -100,6 +84,25 @@ struct Section {
 };
 
 }  // namespace
+
+bool split_caption_label(std::string_view text, BlockKind kind, std::string& label, std::string& caption) {
+  if (kind != BlockKind::table && kind != BlockKind::figure) return false;
+  static const std::vector<std::string_view> kTable = {"Table"}, kFigure = {"Figure", "Fig.", "Fig"};
+  for (std::string_view word : kind == BlockKind::table ? kTable : kFigure) {
+    if (text.substr(0, word.size()) != word || word.size() >= text.size() || text[word.size()] != ' ') continue;
+    size_t i = word.size();
+    while (i < text.size() && text[i] == ' ') ++i;
+    const size_t num = i;
+    if (i + 1 < text.size() && alpha(text[i]) && digit(text[i + 1])) ++i;  // "S1", "A2"
+    if (i >= text.size() || !digit(text[i])) continue;
+    while (i < text.size() && std::isalnum(static_cast<unsigned char>(text[i]))) ++i;
+    label = std::string(kind == BlockKind::table ? "Table " : "Figure ") + std::string(text.substr(num, i - num));
+    while (i < text.size() && (text[i] == '.' || text[i] == ':' || text[i] == '-' || text[i] == ' ')) ++i;
+    caption = std::string(text.substr(i));
+    return true;
+  }
+  return false;
+}
 
 std::string label_key(std::string_view label, BlockKind kind) {
   if (kind != BlockKind::table && kind != BlockKind::figure) return "";
@@ -133,7 +136,7 @@ std::vector<std::string> written_citations(std::string_view text) {
     if ((i > 0 && alpha(text[i - 1])) || (text[i] != 'T' && text[i] != 't' && text[i] != 'F' && text[i] != 'f')) continue;
     for (const auto& [word, kind] : kWords) {
       const size_t n = std::char_traits<char>::length(word);
-      if (i + n > text.size() || lower(text.substr(i, n)) != word) continue;
+      if (i + n > text.size() || ascii_lower(text.substr(i, n)) != word) continue;
       size_t j = i + n;
       if (j < text.size() && alpha(text[j])) continue;  // "tablet", "figured"
       while (j < text.size() && (text[j] == ' ' || text[j] == '.')) ++j;
@@ -230,6 +233,7 @@ std::vector<json> chunk_article(const Article& a, const ArticleChunkOptions& opt
     c.id = unique_id(a.id + "#" + section_slug(s) + ":" + (pending.references ? "r" : "p") + content_hash(c.text));
     if (s.first_text.empty()) s.first_text = pending.text;
     if (!s.page) s.page = c.page;
+    c.position = s.chunks.size();
     s.chunks.push_back(chunks.size());
     chunks.push_back(std::move(c));
     pending = Pending{};
@@ -275,6 +279,7 @@ std::vector<json> chunk_article(const Article& a, const ArticleChunkOptions& opt
     Section& s = sections[si];
     c.id = unique_id(a.id + "#" + section_slug(s) + ":" + (table ? "t" : "f") + content_hash(c.text));
     if (!s.page) s.page = c.page;
+    c.position = s.chunks.size();
     s.chunks.push_back(chunks.size());
     chunks.push_back(std::move(c));
   }
@@ -293,7 +298,7 @@ std::vector<json> chunk_article(const Article& a, const ArticleChunkOptions& opt
 
   auto top_heading = [&](const Section& s) {
     if (s.headings.empty()) return std::string();
-    if (s.headings.size() > 1 && lower(s.headings[0]) == "abstract") return s.headings[1];
+    if (s.headings.size() > 1 && ascii_lower(s.headings[0]) == "abstract") return s.headings[1];
     return s.headings[0];
   };
   auto base = [&](const std::string& id, const Section& s) {
@@ -314,7 +319,7 @@ std::vector<json> chunk_article(const Article& a, const ArticleChunkOptions& opt
     if (!a.source_uri.empty()) row["source_uri"] = a.source_uri;
     if (!s.headings.empty()) {
       row["section"] = top_heading(s);
-      std::string ps = lower(collapse_whitespace(s.headings[0]));
+      std::string ps = ascii_lower(collapse_whitespace(s.headings[0]));
       std::replace(ps.begin(), ps.end(), ' ', '_');
       row["parent_section"] = ps;
     }
@@ -356,10 +361,9 @@ std::vector<json> chunk_article(const Article& a, const ArticleChunkOptions& opt
         if (auto it = by_label.find(key); it != by_label.end()) cite(it->second);
     }
     if (!s.summary_id.empty()) edges.push_back({{"target", s.summary_id}, {"relation", "parent"}});
-    const auto pos = std::find(s.chunks.begin(), s.chunks.end(), i) - s.chunks.begin();
-    if (pos > 0) edges.push_back({{"target", chunks[s.chunks[static_cast<size_t>(pos) - 1]].id}, {"relation", "previous"}});
-    if (static_cast<size_t>(pos) + 1 < s.chunks.size())
-      edges.push_back({{"target", chunks[s.chunks[static_cast<size_t>(pos) + 1]].id}, {"relation", "next"}});
+    if (c.position > 0) edges.push_back({{"target", chunks[s.chunks[c.position - 1]].id}, {"relation", "previous"}});
+    if (c.position + 1 < s.chunks.size())
+      edges.push_back({{"target", chunks[s.chunks[c.position + 1]].id}, {"relation", "next"}});
     if (!edges.empty()) row["connect_to"] = std::move(edges);
     out.push_back(std::move(row));
   }

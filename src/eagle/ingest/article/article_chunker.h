@@ -52,6 +52,14 @@ std::vector<nlohmann::json> chunk_article(const Article& article, const ArticleC
 // "figure:1", ... (a figure's panel letter dropped). Exposed for tests.
 std::vector<std::string> written_citations(std::string_view text);
 
+// A caption that starts with its label: "Table 2: Response by arm", "Fig. 1B. Flow",
+// "Table S1 Doses" -> label "Table 2" / "Figure 1B" / "Table S1" (the kind word normal-
+// ised, the number as written) and `caption` the rest after ". : -" and blanks. False,
+// nothing set, when `text` does not start with the kind's word ("Table", or "Figure",
+// "Fig.", "Fig"), a blank and a number (an optional letter, then digits): "Tablet
+// formulations" is no label. Shared by the Markdown and HTML readers.
+bool split_caption_label(std::string_view text, BlockKind kind, std::string& label, std::string& caption);
+
 // The key of a table's or figure's label ("Table 2" -> "table:2", "Fig. 1" ->
 // "figure:1"), "" when the label has no number.
 std::string label_key(std::string_view label, BlockKind kind);

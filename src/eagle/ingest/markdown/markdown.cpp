@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <sstream>
 
+#include "eagle/ingest/article/article_chunker.h"
 #include "eagle/ingest/text_util.h"
 
 namespace eagle::ingest {
@@ -46,20 +47,6 @@ std::string table_row(std::string_view line) {
     }
   }
   return row;
-}
-
-// "Table 2: Response by arm" -> ("Table 2", "Response by arm"); false when the line is
-// no caption of `kind`.
-bool caption_of(const std::string& text, const std::string& kind, std::string& label, std::string& caption) {
-  if (text.compare(0, kind.size() + 1, kind + " ") != 0) return false;
-  size_t i = kind.size() + 1;
-  const size_t num = i;
-  while (i < text.size() && std::isalnum(static_cast<unsigned char>(text[i]))) ++i;
-  if (i == num) return false;
-  label = text.substr(0, i);
-  while (i < text.size() && (text[i] == '.' || text[i] == ':' || text[i] == ' ')) ++i;
-  caption = text.substr(i);
-  return true;
 }
 
 }  // namespace
@@ -134,7 +121,7 @@ Article read_markdown(std::string_view content, std::string_view source, const s
       b.headings = headings();
       // A caption in the paragraph just before ("Table 2: ...") belongs to the table.
       const std::string before = collapse_whitespace(paragraph);
-      if (caption_of(before, "Table", b.label, b.caption)) paragraph.clear();
+      if (split_caption_label(before, BlockKind::table, b.label, b.caption)) paragraph.clear();
       flush();
       std::string rows = table_row(line);
       for (i += 2; i < lines.size() && is_table_row(lines[i]); ++i) rows += "\n" + table_row(lines[i]);
@@ -144,7 +131,7 @@ Article read_markdown(std::string_view content, std::string_view source, const s
       const bool heads_next_table = next + 2 < lines.size() && is_table_row(lines[next + 1]) &&
                                     is_table_separator(lines[next + 2]);
       if (b.label.empty() && next < lines.size() && !heads_next_table &&
-          caption_of(collapse_whitespace(lines[next]), "Table", b.label, b.caption))
+          split_caption_label(collapse_whitespace(lines[next]), BlockKind::table, b.label, b.caption))
         i = next;
       else
         --i;
@@ -164,7 +151,7 @@ Article read_markdown(std::string_view content, std::string_view source, const s
         b.kind = BlockKind::figure;
         b.headings = headings();
         const std::string alt = collapse_whitespace(t.substr(2, close - 2));
-        if (!caption_of(alt, "Figure", b.label, b.caption)) {
+        if (!split_caption_label(alt, BlockKind::figure, b.label, b.caption)) {
           b.label = "Figure";
           b.caption = alt;
         }

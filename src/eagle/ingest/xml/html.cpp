@@ -4,6 +4,7 @@
 #include <cctype>
 #include <filesystem>
 
+#include "eagle/ingest/article/article_chunker.h"
 #include "eagle/ingest/text_util.h"
 #include "eagle/ingest/xml/xml_tree.h"
 
@@ -134,8 +135,7 @@ class HtmlReader {
     b.kind = BlockKind::table;
     b.headings = headings();
     b.anchor = std::move(anchor);
-    b.label = label_of(caption, "Table");
-    b.caption = without_label(caption, b.label);
+    label_and_caption(caption, BlockKind::table, b);
     std::string rows;
     auto rows_of = [&](auto&& self, const xmlNode* n) -> void {
       for (const xmlNode* c = n->children; c; c = c->next) {
@@ -164,43 +164,19 @@ class HtmlReader {
     b.kind = BlockKind::figure;
     b.headings = headings();
     b.anchor = attr(f, "id");
-    b.label = label_of(caption, "Figure");
-    b.caption = without_label(caption, b.label);
+    label_and_caption(caption, BlockKind::figure, b);
     if (const xmlNode* img = xml::find(f, "img"))
       b.graphic = std::filesystem::path(attr(img, "src")).filename().string();
     a_.blocks.push_back(std::move(b));
   }
 
-  // "Table 2. Baseline ..." -> "Baseline ...": the chunk puts the label back in front.
-  static std::string without_label(const std::string& caption, const std::string& label) {
-    // The label as written ("Fig. 2") may differ from its normal form ("Figure 2").
-    const size_t blank = label.find(' ');
-    if (blank == std::string::npos) return caption;
-    const std::string number = label.substr(blank + 1);
-    const size_t at = caption.find(number);
-    if (at == std::string::npos || at > 12) return caption;
-    size_t i = at + number.size();
-    while (i < caption.size() && (caption[i] == '.' || caption[i] == ':' || caption[i] == ' ')) ++i;
-    return caption.substr(i);
-  }
-
-  // "Table 2. Baseline ..." -> "Table 2" (also "Fig. 2", "Table S1"); a caption that
-  // does not start with the kind word, a blank and a number ("Tablet formulations")
-  // keeps `kind`.
-  static std::string label_of(const std::string& caption, const char* kind) {
-    const std::string k(kind);
-    for (const std::string word : {k, k.substr(0, 3) + "."}) {
-      if (caption.compare(0, word.size(), word) != 0) continue;
-      size_t end = word.size();
-      if (end >= caption.size() || caption[end] != ' ') continue;
-      while (end < caption.size() && caption[end] == ' ') ++end;
-      const size_t num = end;
-      if (end < caption.size() && caption[end] == 'S') ++end;
-      if (end >= caption.size() || !std::isdigit(static_cast<unsigned char>(caption[end]))) continue;
-      while (end < caption.size() && std::isalnum(static_cast<unsigned char>(caption[end]))) ++end;
-      if (end > num) return k + " " + caption.substr(num, end - num);
+  // "Table 2. Baseline ..." -> label "Table 2", caption "Baseline ..." (the chunk puts
+  // the label back in front); a caption without one keeps the kind word as label.
+  static void label_and_caption(const std::string& text, BlockKind kind, Block& b) {
+    if (!split_caption_label(text, kind, b.label, b.caption)) {
+      b.label = kind == BlockKind::table ? "Table" : "Figure";
+      b.caption = text;
     }
-    return k;
   }
 
   Article& a_;
