@@ -156,3 +156,50 @@ TEST(EngineConcurrency, AReadOnlyEngineBesideTheWriterSeesCommittedDataAndWrites
   EXPECT_EQ(count_marker(reader.search(query("gammamark", 50)), "gammamark"), 5u);
   fs::remove_all(dir);
 }
+
+// `eagle reembed` while searches run (issue 13): every search answers from the old
+// vectors or the new ones -- its plan's encoder always the one that made the vectors
+// it searches, so no plan fails -- and finds every row.
+TEST(EngineConcurrency, SearchesDuringAReembedSeeTheOldOrTheNewVectorsNeverAMix) {
+  auto dir = temp_dir("reembed");
+  auto cfg = test_config(dir / "store");
+  cfg.encoders = {{"tiny", {{"type", "bert"},
+                            {"path", (fs::path(EAGLE_SOURCE_DIR) / "tests/fixtures/bert/tiny-a").string()},
+                            {"pooling", "cls"}}}};
+  Engine engine(cfg, StoreAccess::write, "test");
+  constexpr int kRows = 300;
+  engine.ingest({write_batch(dir, "rows", "reembedmarker", kRows, "row").string()}, {});
+  engine.preload("core");
+  std::atomic<bool> stop{false};
+  std::atomic<int> searches{0}, failures{0}, incomplete{0}, on_new{0};
+  auto reader = [&] {
+    while (!stop) {
+      try {
+        auto r = engine.search(query("reembedmarker", 100));
+        if (r.metadata.value("audits", nlohmann::json::array()).dump().find("plan_failed") != std::string::npos) {
+          ++failures;
+          ADD_FAILURE() << r.metadata.dump();
+        }
+        if (count_marker(r, "reembedmarker") != 100) ++incomplete;
+        if (!r.route.plans.empty() && r.route.plans.front().encoder == "tiny") ++on_new;
+        ++searches;
+      } catch (const std::exception& e) {
+        ++failures;
+        ADD_FAILURE() << e.what();
+      }
+    }
+  };
+  std::vector<std::thread> readers;
+  for (int t = 0; t < 2; ++t) readers.emplace_back(reader);
+  while (searches.load() < 2) std::this_thread::yield();  // some on the old vectors
+  const auto rep = engine.reembed("eagle_text", "tiny");
+  // A few searches on the new vectors before stopping.
+  while (on_new.load() < 4) std::this_thread::yield();
+  stop = true;
+  for (auto& t : readers) t.join();
+  EXPECT_EQ(rep.rows, static_cast<size_t>(kRows));
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_EQ(incomplete.load(), 0);
+  EXPECT_GT(searches.load(), on_new.load());
+  fs::remove_all(dir);
+}

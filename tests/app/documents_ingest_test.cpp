@@ -6,8 +6,10 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include "eagle/app/engine.h"
 #include "eagle/core/error.h"
@@ -235,5 +237,171 @@ TEST(EncoderRecords, AChangedEncoderIsRefusedNamingWhatChanged) {
   const std::string audits = resp.metadata.value("audits", json::array()).dump();
   EXPECT_NE(audits.find("plan_failed"), std::string::npos) << audits;
   EXPECT_NE(audits.find("configured differently (sif_a: 1e-05 -> 0.001)"), std::string::npos) << audits;
+  fs::remove_all(dir);
+}
+
+namespace {
+
+fs::path tiny_bert() { return fs::path(EAGLE_SOURCE_DIR) / "tests/fixtures/bert/tiny-a"; }
+
+json bert_entry() { return {{"type", "bert"}, {"path", tiny_bert().string()}, {"pooling", "cls"}}; }
+
+// A few Markdown notes in `dir`; returns the files.
+std::vector<std::string> write_notes(const fs::path& dir) {
+  std::vector<std::string> files;
+  for (int i = 0; i < 3; ++i) {
+    const fs::path f = dir / ("note" + std::to_string(i) + ".md");
+    std::ofstream(f) << "# Note " << i << "\n\n## Dosing\nzqx insulin dosing in renal impairment, note " << i
+                     << ".\n\n## Safety\nHypoglycaemia was reported in " << i * 3 + 2 << " patients.\n";
+    files.push_back(f.string());
+  }
+  return files;
+}
+
+// Every live row's (text, fields), by id.
+std::map<std::string, std::pair<std::string, std::vector<Value>>> rows_of(store::Collection& c) {
+  std::map<std::string, std::pair<std::string, std::vector<Value>>> out;
+  size_t next = 0;
+  for (auto page = c.scan(0, 1000, &next); !page.empty(); page = c.scan(next, 1000, &next))
+    for (auto& r : page) out[r.id] = {r.text, r.values};
+  return out;
+}
+
+bool has_audit(const search::RetrievalResponse& r, const std::string& what) {
+  return r.metadata.value("audits", json::array()).dump().find(what) != std::string::npos;
+}
+
+bool has_dense_leg(const search::RetrievalResponse& r, const std::string& collection) {
+  for (const auto& h : r.hits)
+    if (h.explain.legs.is_object() && h.explain.legs.contains("dense:" + collection)) return true;
+  return false;
+}
+
+}  // namespace
+
+// Issue 13, item 4: `eagle reembed` rebuilds a collection's vectors with the label as
+// configured now; the rows keep their ids, text and fields, and each vector is exactly
+// what the encoder makes of the row's text.
+TEST(EncoderRecords, ReembedRebuildsTheVectorsWithTheEncoderAsConfiguredNow) {
+  const fs::path dir = fs::temp_directory_path() / ("eagle_reembed_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const auto files = write_notes(dir);
+  auto cfg = eagle::test_support::engine_test_config(dir / "store");
+  std::map<std::string, std::pair<std::string, std::vector<Value>>> before;
+  {
+    Engine e(cfg, StoreAccess::write, "test");
+    e.ingest(files, {});
+    before = rows_of(e.catalog().get("eagle_text"));
+  }
+  ASSERT_GE(before.size(), 6u);
+
+  // The label `glove` is now a BERT model: searches are refused, pointing at reembed.
+  cfg.encoders = {{"glove", bert_entry()}};
+  search::RetrievalRequest q;
+  q.query = "insulin dosing renal";
+  q.explain = true;
+  {
+    Engine e(cfg, StoreAccess::write, "test");
+    auto refused = e.search(q);
+    EXPECT_TRUE(has_audit(refused, "eagle reembed --collection eagle_text --encoder glove")) << refused.metadata.dump();
+
+    const auto rep = e.reembed("eagle_text");
+    EXPECT_FALSE(rep.unchanged);
+    EXPECT_EQ(rep.rows, before.size());
+    EXPECT_EQ(rep.encoder_before, "glove");
+    EXPECT_EQ(rep.encoder, "glove");
+    EXPECT_EQ(rep.dim_before, 100u);
+    EXPECT_EQ(rep.dim, 32u);
+    auto& enc = e.encoders().encoder("glove");
+    EXPECT_EQ(rep.identity, enc.info().identity);
+    EXPECT_NE(rep.identity_before, rep.identity);
+
+    auto& c = e.catalog().get("eagle_text");
+    EXPECT_EQ(c.schema().vector.dim, 32u);
+    EXPECT_EQ(c.schema().vector.encoder_identity, enc.info().identity);
+    EXPECT_EQ(rows_of(c), before);  // ids, text and every field kept
+    // Each vector is the encoder's for the row's text (the oracle: the encoder itself),
+    // up to the store's half-precision copy (a relative error of 2^-11).
+    for (const auto& [id, row] : before) {
+      auto got = c.get_with_vector(id);
+      ASSERT_TRUE(got) << id;
+      auto want = enc.encode({row.first}, encode::EncodeMode::document).at(0);
+      double norm = 0;
+      for (float x : want) norm += static_cast<double>(x) * x;
+      ASSERT_EQ(got->vector.size(), want.size());
+      for (size_t i = 0; i < want.size(); ++i)
+        EXPECT_NEAR(got->vector[i], want[i] / std::sqrt(norm), 1e-3) << id << " [" << i << "]";
+    }
+    // Searches run their dense leg again, in this engine.
+    auto answered = e.search(q);
+    EXPECT_FALSE(has_audit(answered, "plan_failed")) << answered.metadata.dump();
+    EXPECT_TRUE(has_dense_leg(answered, "eagle_text"));
+    // Nothing of the rebuild is left beside the collections.
+    for (const auto& entry : fs::directory_iterator(dir / "store" / "collections"))
+      EXPECT_FALSE(entry.path().filename().string().starts_with(".")) << entry.path();
+    // Asked again: nothing to do.
+    const auto again = e.reembed("eagle_text");
+    EXPECT_TRUE(again.unchanged);
+    EXPECT_EQ(again.rows, 0u);
+  }
+  // And after a restart.
+  Engine reopened(cfg, StoreAccess::write, "test");
+  auto answered = reopened.search(q);
+  EXPECT_FALSE(has_audit(answered, "plan_failed")) << answered.metadata.dump();
+  EXPECT_TRUE(has_dense_leg(answered, "eagle_text"));
+  EXPECT_EQ(rows_of(reopened.catalog().get("eagle_text")), before);
+  fs::remove_all(dir);
+}
+
+// Re-embedding under another label moves the collection's plans to that label (in the
+// running engine and after a restart); wrong requests are refused with a reason.
+TEST(EncoderRecords, ReembedUnderAnotherLabelMovesTheCollectionsPlansToIt) {
+  const fs::path dir = fs::temp_directory_path() / ("eagle_reembed_label_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const auto files = write_notes(dir);
+  auto cfg = eagle::test_support::engine_test_config(dir / "store");
+  cfg.encoders = {{"tiny", bert_entry()}};
+  search::RetrievalRequest q;
+  q.query = "hypoglycaemia patients";
+  q.explain = true;
+  auto plan_encoder = [](const search::RetrievalResponse& r) {
+    return r.route.plans.empty() ? std::string() : r.route.plans.front().encoder;
+  };
+  {
+    Engine e(cfg, StoreAccess::write, "test");
+    e.ingest(files, {});
+    EXPECT_EQ(plan_encoder(e.search(q)), "glove");
+    EXPECT_THROW(e.reembed("no_such_collection", "tiny"), Error);
+    try {
+      e.reembed("eagle_text", "molformer");
+      FAIL() << "a molecule encoder re-embedded text";
+    } catch (const Error& err) {
+      EXPECT_EQ(err.code(), ErrorCode::invalid_argument);
+      EXPECT_NE(std::string(err.what()).find("does not embed text"), std::string::npos) << err.what();
+    }
+    EXPECT_EQ(e.catalog().get("eagle_text").schema().vector.encoder, "glove");  // refused: untouched
+
+    const auto rep = e.reembed("eagle_text", "tiny");
+    EXPECT_EQ(rep.encoder, "tiny");
+    EXPECT_EQ(e.catalog().get("eagle_text").schema().vector.encoder, "tiny");
+    auto r = e.search(q);
+    EXPECT_EQ(plan_encoder(r), "tiny");
+    EXPECT_FALSE(has_audit(r, "plan_failed")) << r.metadata.dump();
+    EXPECT_TRUE(has_dense_leg(r, "eagle_text"));
+  }
+  {
+    Engine reopened(cfg, StoreAccess::write, "test");
+    auto r = reopened.search(q);
+    EXPECT_EQ(plan_encoder(r), "tiny");
+    EXPECT_TRUE(has_dense_leg(r, "eagle_text"));
+    // An ingest without --encoder adds to it with its recorded label.
+    IngestOptions more;
+    more.reindex = true;
+    EXPECT_EQ(reopened.ingest(files, more).encoder, "tiny");
+  }
+  Engine reader(cfg, StoreAccess::read_only, "test");
+  EXPECT_THROW(reader.reembed("eagle_text", "glove"), Error);
   fs::remove_all(dir);
 }

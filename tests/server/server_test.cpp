@@ -509,6 +509,10 @@ TEST(ServerAuth, TokensAndAKbScopeThatDoesNotLeak) {
   EXPECT_EQ(as("wrong", {"GET", "/documents", "/documents"}).status, 401);
   EXPECT_EQ(as("", {"GET", "/metrics", "/metrics"}).status, 401);
   EXPECT_EQ(as("", {"GET", "/health", "/health"}).status, 200);
+  // Re-embedding rewrites every knowledge base's rows: not for a scoped token.
+  auto scoped_reembed = as("a-secret", {"POST", "/collections/eagle_text/reembed", "/collections/{name}/reembed", "{}"});
+  EXPECT_EQ(scoped_reembed.status, 403) << scoped_reembed.body;
+  EXPECT_EQ(scoped_reembed.j()["error"]["code"], "permission_denied");
   // The admin sees both tenants.
   auto all = as("admin-secret", {"POST", "/search", "/search", R"({"query": "zzshared secret", "top_k": 10})"});
   ASSERT_EQ(all.status, 200) << all.body;
@@ -691,6 +695,71 @@ TEST_F(ServerTest, IngestIntoACollectionOfAnotherKindIsAConflict) {
 }
 
 // Last: every response recorded above against the OpenAPI document (ajv 2020-12).
+// POST /collections/{name}/reembed (eagle reembed as a task): the vectors are rebuilt
+// with another encoder while the server answers, and the collection says so after.
+TEST(ServerReembed, ATaskRebuildsACollectionsVectorsAndSearchesUseThem) {
+  fs::create_directories(kWork);
+  const auto store = kWork / "reembed-store";
+  const auto rows = kWork / "reembed.jsonl";
+  {
+    std::ofstream out(rows);
+    for (int i = 0; i < 40; ++i)
+      out << json{{"_id", "r" + std::to_string(i)}, {"text", "zzreembed trial " + std::to_string(i) + " of imatinib"}}.dump()
+          << "\n";
+  }
+  ASSERT_EQ(run_eagle("--data-dir " + store.string() + " ingest " + rows.string()).rc, 0);
+  const auto config = kWork / "reembed.yaml";
+  std::ofstream(config) << "encoders:\n  tiny: {type: bert, path: " << EAGLE_SOURCE_DIR
+                        << "/tests/fixtures/bert/tiny-a, pooling: cls}\n";
+  ServerProcess s(store, {"--config", config.string()});
+  ASSERT_TRUE(s.running()) << s.log();
+  auto call = [&](const Call& c) { return http(s.port(), c); };
+  auto wait = [&](const std::string& id) {
+    Response r;
+    for (int i = 0; i < 600; ++i) {
+      r = call({"GET", "/tasks/" + id, "/tasks/{id}"});
+      const auto st = r.j().value("state", std::string());
+      if (st == "succeeded" || st == "failed") break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return r;
+  };
+  const std::string route = "/collections/{name}/reembed";
+  // Refused before a task is queued: an unknown collection, label or field.
+  EXPECT_EQ(call({"POST", "/collections/nope/reembed", route, R"({"encoder": "tiny"})"}).status, 404);
+  auto bad_label = call({"POST", "/collections/eagle_text/reembed", route, R"({"encoder": "nope"})"});
+  EXPECT_EQ(bad_label.status, 400) << bad_label.body;
+  EXPECT_EQ(bad_label.j()["error"]["field"], "encoder");
+  auto bad_field = call({"POST", "/collections/eagle_text/reembed", route, R"({"encoderr": "tiny"})"});
+  EXPECT_EQ(bad_field.status, 400) << bad_field.body;
+  EXPECT_EQ(bad_field.j()["error"]["field"], "encoderr");
+
+  auto accepted = call({"POST", "/collections/eagle_text/reembed", route, R"({"encoder": "tiny"})"});
+  ASSERT_EQ(accepted.status, 202) << accepted.body;
+  auto t = wait(accepted.j()["task_id"]);
+  ASSERT_EQ(t.j()["state"], "succeeded") << t.body;
+  EXPECT_EQ(t.j()["kind"], "reembed");
+  const json result = t.j()["result"];
+  EXPECT_EQ(result["rows"], 40);
+  EXPECT_EQ(result["already_current"], false);
+  EXPECT_EQ(result["before"]["encoder"], "glove");
+  EXPECT_EQ(result["before"]["dim"], 100);
+  EXPECT_EQ(result["after"]["encoder"], "tiny");
+  EXPECT_EQ(result["after"]["dim"], 32);
+
+  auto coll = call({"GET", "/collections/eagle_text", "/collections/{name}"});
+  EXPECT_EQ(coll.j()["dimension"], 32);
+  EXPECT_EQ(coll.j()["encoder"], "tiny");
+  auto found = call({"POST", "/search", "/search", R"({"query": "zzreembed imatinib", "top_k": 5})"});
+  ASSERT_EQ(found.status, 200) << found.body;
+  EXPECT_EQ(source_ids(found).size(), 5u);
+  EXPECT_EQ(found.j()["route"]["plans"][0]["encoder"], "tiny") << found.body;
+
+  // Asked again: nothing to rewrite.
+  auto again = wait(call({"POST", "/collections/eagle_text/reembed", route, "{}"}).j().value("task_id", std::string()));
+  EXPECT_EQ(again.j()["result"]["already_current"], true) << again.body;
+}
+
 TEST(ServerOpenApi, EveryRecordedResponseMatchesTheDocument) {
   const std::string checker = std::string(EAGLE_SOURCE_DIR) + "/tests/server/openapi_check.mjs";
   const std::string doc = std::string(EAGLE_SOURCE_DIR) + "/src/eagle/server/openapi.json";

@@ -1,6 +1,7 @@
 // The crash walk (issue 12): a sequence of store operations -- creating collections,
 // an ingest transaction over two collections, upserts, deletes, a checkpoint, a
-// single-collection transaction, a replace and a compaction -- is run once per I/O
+// single-collection transaction, a replace, a compaction and a rebuild of a collection
+// with vectors of another dimension (`eagle reembed`) -- is run once per I/O
 // call of the store, with that call faulted:
 //   crash + power loss (every unsynced byte and folder change dropped),
 //   crash + power loss keeping half of each file's unsynced bytes (torn writes),
@@ -59,6 +60,8 @@ Record record(const std::string& coll, const std::string& id, int version) {
   r.values[*schema.field_index("kb_name")] = d.kb;
   return r;
 }
+
+std::vector<float> rebuilt_vector(const std::vector<float>& v) { return {v[0], v[1], v[2], v[3], v[0] + v[1], 7.0f}; }
 
 struct Op {
   std::string name;
@@ -148,6 +151,28 @@ std::vector<Op> operations() {
                    s["c"]["c8"] = data_for("c8", 5);
                  }});
   ops.push_back({"compact c", [](Catalog& cat) { cat.get("c").compact(); }, [](State&) {}});
+  // `eagle reembed`: d rebuilt with vectors of another dimension, swapped in whole.
+  ops.push_back({"rebuild d",
+                 [](Catalog& cat) {
+                   auto& d = cat.get("d");
+                   auto built = cat.begin_rebuild(chunk_schema("d", kDim + 2, Metric::ip));
+                   try {
+                     std::vector<Record> rows;
+                     for (const auto& r : d.fetch("", {}, kMaxSearchK)) {
+                       auto full = *d.get_with_vector(r.id);
+                       full.vector = rebuilt_vector(full.vector);
+                       rows.push_back(std::move(full));
+                     }
+                     built->upsert(std::move(rows));
+                   } catch (...) {
+                     cat.abort_rebuild(std::move(built));
+                     throw;
+                   }
+                   cat.finish_rebuild(std::move(built));
+                 },
+                 [](State& s) {
+                   for (auto& [id, row] : s["d"]) row.vector = rebuilt_vector(row.vector);
+                 }});
   return ops;
 }
 

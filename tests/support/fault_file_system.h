@@ -53,10 +53,7 @@ class FaultFileSystem : public io::FileSystem {
           break;
         case DirOp::rename:
           fs::rename(op.path, op.from, ec);
-          if (auto f = files_.find(op.path); f != files_.end()) {
-            files_[op.from] = f->second;
-            files_.erase(f);
-          }
+          move_tracked(op.path, op.from);
           if (op.backup) restore(op.path, *op.backup, op.backup_synced);
           break;
         case DirOp::remove:
@@ -92,10 +89,7 @@ class FaultFileSystem : public io::FileSystem {
     op.from = from;
     backup(to, op);
     base_.rename(from, to);
-    if (auto f = files_.find(from); f != files_.end()) {
-      files_[to] = f->second;
-      files_.erase(f);
-    }
+    move_tracked(from, to);
     pending_.push_back(std::move(op));
   }
 
@@ -182,6 +176,22 @@ class FaultFileSystem : public io::FileSystem {
     FaultFileSystem& fs_;
     std::unique_ptr<io::WritableFile> base_;
   };
+
+  // What is known of the files at `from` (a file, or every file under a folder) now
+  // belongs to `to`: a folder renamed keeps its files' synced sizes.
+  void move_tracked(const std::filesystem::path& from, const std::filesystem::path& to) {
+    std::map<std::filesystem::path, FileState> moved;
+    for (auto it = files_.begin(); it != files_.end();) {
+      const auto rel = it->first.lexically_relative(from);
+      if (it->first == from || (!rel.empty() && *rel.begin() != "..")) {
+        moved[it->first == from ? to : to / rel] = it->second;
+        it = files_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    for (auto& [p, st] : moved) files_[p] = st;
+  }
 
   // Counts a call and fires the armed fault on the Nth. Returns true when the call
   // must write short (short_write on an append).

@@ -1,6 +1,6 @@
 // The store's lifecycle on the command line (the server's /documents, /collections,
 // /knowledge_bases and /tags, as commands): documents list|show|delete|tag,
-// collections, knowledge-bases, tags, checkpoint, compact. Readers open the store
+// collections, knowledge-bases, tags, checkpoint, compact, repair, reembed. Readers open the store
 // read-only; delete, tag, checkpoint and compact take the store's write lock.
 #include <cstdio>
 #include <iostream>
@@ -10,6 +10,7 @@
 #include "eagle/app/cli.h"
 #include "eagle/app/engine.h"
 #include "eagle/app/json_views.h"
+#include "eagle/app/progress.h"
 #include "eagle/core/error.h"
 #include "eagle/ingest/text_util.h"
 
@@ -171,6 +172,35 @@ void add_store_commands(CLI::App& app, const GlobalFlags& g, std::vector<Command
                                    static_cast<unsigned long long>(r.bytes_removed));
                    }
                    if (done.empty()) std::printf("no damaged log: nothing to repair\n");
+                   return 0;
+                 }});
+  auto* reembed = app.add_subcommand(
+      "reembed", "rebuild a collection's vectors with an encoder as configured now (after its model changed, or to "
+                 "move the collection to another encoder); searches see the old vectors or the new ones, never a mix");
+  auto reembed_collection = std::make_shared<std::string>();
+  auto reembed_encoder = std::make_shared<std::string>();
+  reembed->add_option("--collection", *reembed_collection, "the collection (eagle collections lists them)")->required();
+  reembed->add_option("--encoder", *reembed_encoder,
+                      "encoder label (eagle encoders lists them); default: the label the collection records");
+  out.push_back({reembed, [&g, reembed_collection, reembed_encoder] {
+                   Engine engine(resolve_config(g), StoreAccess::write, "eagle reembed");
+                   Progress progress("re-embedding");
+                   auto rep = engine.reembed(*reembed_collection, *reembed_encoder, [&](size_t done, size_t total) {
+                     progress.update(done, total, "rows");
+                   });
+                   progress.finish();
+                   if (rep.unchanged) {
+                     std::printf("%s: its vectors are already '%s' as configured now (%s); nothing to do\n",
+                                 rep.collection.c_str(), rep.encoder.c_str(), rep.identity.c_str());
+                     return 0;
+                   }
+                   std::printf("%s: %zu rows re-embedded\n  before: '%s', dim %u (%s)\n  now:    '%s', dim %u (%s)\n",
+                               rep.collection.c_str(), rep.rows, rep.encoder_before.c_str(), rep.dim_before,
+                               rep.identity_before.empty() ? "identity not recorded" : rep.identity_before.c_str(),
+                               rep.encoder.c_str(), rep.dim, rep.identity.c_str());
+                   if (is_glove_stand_in(engine.config(), rep.encoder))
+                     std::printf("note: %s runs on the embedded GloVe vectors (no model configured for it)\n",
+                                 rep.encoder.c_str());
                    return 0;
                  }});
   auto* compact = app.add_subcommand("compact", "checkpoint and drop deleted rows, rebuilding the indexes");

@@ -42,10 +42,16 @@ CompoundResult Engine::retrieve_compounds(const CompoundQuery& q, const AccessSc
     fail(ErrorCode::permission_denied, "this token may not read knowledge base '" + q.kb_name + "'");
   CompoundResult out;
   out.collection = cfg_.biomed.options.chemical.collection;
-  store::Collection* coll = catalog_->find(out.collection);
-  if (!coll)
-    fail(ErrorCode::not_found, "no compound collection '" + out.collection +
-                                   "' in this store (ingest a SMILES CSV: eagle ingest --namespace biomed FILE.csv)");
+  // The collection, looked up again under each hold of the state lock: a reembed may
+  // swap it for another object between them.
+  auto chemical = [&]() -> store::Collection& {
+    store::Collection* c = catalog_->find(out.collection);
+    if (!c)
+      fail(ErrorCode::not_found, "no compound collection '" + out.collection +
+                                     "' in this store (ingest a SMILES CSV: eagle ingest --namespace biomed FILE.csv)");
+    return *c;
+  };
+  chemical();
   // The caller's KBs (a token's scope, narrowed by kb_name) as one filter.
   std::string filter;
   store::TemplateParams params;
@@ -59,8 +65,9 @@ CompoundResult Engine::retrieve_compounds(const CompoundQuery& q, const AccessSc
     out.query_kind = "smarts";
     const auto pattern = encode::chem::Molecule::from_smarts(q.smarts);
     std::shared_lock state(state_mu_);
-    for (auto& r : coll->fetch(filter, params, store::kMaxSearchK)) {
-      auto hit = compound_hit(r, coll->schema(), 1.0);
+    auto& coll = chemical();
+    for (auto& r : coll.fetch(filter, params, store::kMaxSearchK)) {
+      auto hit = compound_hit(r, coll.schema(), 1.0);
       try {
         if (!encode::chem::Molecule::from_smiles(hit.smiles).has_substructure(pattern)) continue;
       } catch (const Error&) {
@@ -75,9 +82,10 @@ CompoundResult Engine::retrieve_compounds(const CompoundQuery& q, const AccessSc
   auto row_named = [&](const std::string& n) -> std::optional<CompoundHit> {
     auto p = params;
     p["n"] = n;
-    auto rows = coll->fetch("name == {n}" + (filter.empty() ? std::string() : " and " + filter), p, 1);
+    auto& coll = chemical();  // the caller holds the state lock
+    auto rows = coll.fetch("name == {n}" + (filter.empty() ? std::string() : " and " + filter), p, 1);
     if (rows.empty()) return std::nullopt;
-    return compound_hit(rows.front(), coll->schema(), 1.0);
+    return compound_hit(rows.front(), coll.schema(), 1.0);
   };
   std::string exclude_id;
   if (!q.name.empty()) {
@@ -113,17 +121,24 @@ CompoundResult Engine::retrieve_compounds(const CompoundQuery& q, const AccessSc
     out.query_smiles = q.smiles;
   }
   encode::chem::Molecule::from_smiles(out.query_smiles);  // invalid_argument naming it
-  const std::string& label = coll->schema().vector.encoder;
+  std::string label;
+  {
+    std::shared_lock state(state_mu_);
+    label = chemical().schema().vector.encoder;
+  }
   if (label.empty() || !encoders_.has_encoder(label))
     fail(ErrorCode::conflict, "collection '" + out.collection + "' records encoder '" + label +
                                              "', which is not configured");
   auto vec = encoders_.encoder(label).encode({out.query_smiles}, encode::EncodeMode::query).front();
   std::shared_lock state(state_mu_);
-  auto hits = coll->search_vector(vec, q.k + (exclude_id.empty() ? 0 : 1), filter, params);
-  auto rows = coll->records(hits);
+  auto& coll = chemical();
+  if (coll.schema().vector.encoder != label)
+    fail(ErrorCode::unavailable, "collection '" + out.collection + "' was re-embedded during this request: retry");
+  auto hits = coll.search_vector(vec, q.k + (exclude_id.empty() ? 0 : 1), filter, params);
+  auto rows = coll.records(hits);
   for (size_t i = 0; i < rows.size() && out.hits.size() < q.k; ++i) {
     if (rows[i].id == exclude_id) continue;  // the compound asked about is not its own neighbour
-    out.hits.push_back(compound_hit(rows[i], coll->schema(), hits[i].score));
+    out.hits.push_back(compound_hit(rows[i], coll.schema(), hits[i].score));
   }
   return out;
 }

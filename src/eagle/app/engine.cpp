@@ -196,8 +196,13 @@ void Engine::ensure_plugin_locked(const std::string& ns) {
   if (!orchestrator_) {
     // Scope tags and the scope-aware collection union read the registry.
     doc_catalog_ = std::make_unique<search::RegistryCatalog>(registry());
-    orchestrator_ = std::make_unique<search::Orchestrator>(collections(), encoders_, bus_, pipeline_config_of(cfg_),
-                                                           sink_, doc_catalog_.get());
+    auto pipeline = pipeline_config_of(cfg_);
+    // As for the biomed slots: the vectors the core text collection holds decide the
+    // encoder its plans use (`eagle reembed` may have given them another label).
+    if (auto* c = catalog_->find(pipeline.core_text_collection); c && !c->schema().vector.encoder.empty())
+      pipeline.core_text_encoder = c->schema().vector.encoder;
+    orchestrator_ = std::make_unique<search::Orchestrator>(collections(), encoders_, bus_, std::move(pipeline), sink_,
+                                                           doc_catalog_.get());
     core_ready_ = true;
   }
   if (ns == "biomed" && !biomed_) {
@@ -338,6 +343,7 @@ std::vector<registry::NameCount> Engine::tags(std::optional<std::string> plugin_
 }
 
 CollectionInfo Engine::collection_info(const std::string& name) {
+  std::shared_lock state(state_mu_);  // a reembed swaps the object under the exclusive lock
   auto* c = catalog_->find(name);
   if (!c) fail(ErrorCode::not_found, "no collection named '" + name + "'");
   auto d = c->describe();

@@ -80,6 +80,16 @@ struct IngestReport {
 
 using ProgressFn = std::function<void(size_t done, size_t total)>;
 
+// What `eagle reembed` did.
+struct ReembedReport {
+  std::string collection;
+  std::string encoder_before, encoder;    // labels
+  std::string identity_before, identity;  // encode::EncoderInfo::identity (empty: not recorded)
+  uint32_t dim_before = 0, dim = 0;
+  size_t rows = 0;         // rows re-embedded (0 when unchanged)
+  bool unchanged = false;  // the vectors were already the encoder's as configured now
+};
+
 // How a command opens the store. write: the process owns it (StoreLock on
 // DATA_DIR/LOCK; a second writer fails at once). read_only: a reader beside a
 // possible writer; nothing in the store is created, truncated, deleted or rewritten.
@@ -188,6 +198,18 @@ class Engine {
   std::vector<registry::NameCount> tags(std::optional<std::string> plugin_namespace, const AccessScope& scope = {});
   std::vector<CollectionInfo> collection_infos();
   CollectionInfo collection_info(const std::string& name);
+
+  // Rebuilds the vectors of `collection` with encoder `label` (empty: the label the
+  // collection records), from each row's text (a compound's SMILES for a molecule
+  // encoder), and records the encoder's identity: after a label was configured as
+  // another model, or to move a collection to another encoder (its plans then use
+  // that label). Atomic: searches go on against the old vectors meanwhile and see the
+  // old collection or the new one, never a mix; a crash at any point leaves one of
+  // them whole. Ingests, deletes and tag changes wait until it is done. Rows keep
+  // their ids, text and fields. Collections already made by `label` as configured now
+  // are left alone (unchanged).
+  ReembedReport reembed(const std::string& collection, const std::string& label = {},
+                        const ProgressFn& progress = {});
 
   // `eagle repair`: cuts each collection's corrupt log at its first bad frame (the
   // intact records before it are kept; the rest is kept aside in *.damaged* files).

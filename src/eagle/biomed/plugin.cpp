@@ -146,6 +146,14 @@ std::optional<json> BiomedPlugin::chunk_transform(HookContext&, const json& chun
   return out;
 }
 
+void BiomedPlugin::set_collection_encoder(const std::string& collection, const std::string& label) {
+  for (auto* slot : {&opts_.text_biomed, &opts_.text_medcpt, &opts_.core_text, &opts_.chemical, &opts_.radiology,
+                     &opts_.pathology, &opts_.visual})
+    if (slot->collection == collection) slot->encoder = label;
+  for (auto& slot : opts_.exploratory_search_collections)
+    if (slot.collection == collection) slot.encoder = label;
+}
+
 bool BiomedPlugin::exists(const std::string& collection) const {
   return collections_ && collections_(collection) != nullptr;
 }

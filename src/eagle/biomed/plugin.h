@@ -169,6 +169,9 @@ class BiomedPlugin {
   // The intent stashed by dense_expand, or detected now.
   QueryRetrievalIntent intent_of(search::HookContext& ctx, const std::string& query) const;
   const BiomedOptions& options() const { return opts_; }
+  // Every slot on `collection` plans with `label` from now on (its vectors were
+  // re-embedded: `eagle reembed`). Not thread-safe: call with searches held back.
+  void set_collection_encoder(const std::string& collection, const std::string& label);
 
  private:
   bool exists(const std::string& collection) const;

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <exception>
 #include <streambuf>
@@ -77,6 +78,12 @@ class PosixFileSystem : public FileSystem {
   }
   void rename(const fs::path& from, const fs::path& to) override {
     if (::rename(from.c_str(), to.c_str()) != 0) sys_fail("rename " + from.string() + " to", to, errno);
+  }
+  bool exchange(const fs::path& a, const fs::path& b) override {
+    if (::renameat2(AT_FDCWD, a.c_str(), AT_FDCWD, b.c_str(), RENAME_EXCHANGE) == 0) return true;
+    // Not supported by this kernel or file system: the caller's two renames.
+    if (errno == EINVAL || errno == ENOSYS || errno == ENOTSUP || errno == EOPNOTSUPP) return false;
+    sys_fail("exchange " + a.string() + " with", b, errno);
   }
   void remove(const fs::path& file) override {
     if (::unlink(file.c_str()) != 0 && errno != ENOENT) sys_fail("remove", file, errno);

@@ -35,6 +35,15 @@ class FileSystem {
   virtual ~FileSystem() = default;
   virtual std::unique_ptr<WritableFile> open_writable(const std::filesystem::path& file, OpenMode mode) = 0;
   virtual void rename(const std::filesystem::path& from, const std::filesystem::path& to) = 0;
+  // Swaps two existing entries (files or folders) in one atomic step (Linux
+  // renameat2 RENAME_EXCHANGE), so no reader ever finds either name missing. false
+  // when this file system cannot (the caller then renames twice and recovers the
+  // gap after a crash); the default cannot.
+  virtual bool exchange(const std::filesystem::path& a, const std::filesystem::path& b) {
+    (void)a;
+    (void)b;
+    return false;
+  }
   virtual void remove(const std::filesystem::path& file) = 0;  // an absent file is not an error
   virtual void remove_all(const std::filesystem::path& dir) = 0;
   virtual void create_directories(const std::filesystem::path& dir) = 0;

@@ -113,24 +113,29 @@ std::string identity_changes(const std::string& recorded, const std::string& cur
   return out;
 }
 
-void check_encoder_identity(const CollectionSchema& schema, const Encoder& encoder) {
-  const auto& recorded = schema.vector.encoder_identity;
-  const auto& info = encoder.info();
-  if (recorded.empty() || info.identity.empty() || recorded == info.identity) return;
+bool same_identity(const std::string& recorded, const std::string& current) {
+  if (recorded.empty() || current.empty() || recorded == current) return true;
   // A model file found at another path (a moved build folder) with the same
   // fingerprint makes the same vectors.
-  auto a = identity_fields(recorded), b = identity_fields(info.identity);
+  auto a = identity_fields(recorded), b = identity_fields(current);
   if (a.count("fingerprint") && b.count("fingerprint")) {
     a.erase("path");
     b.erase("path");
   }
-  if (a == b) return;
+  return a == b;
+}
+
+void check_encoder_identity(const CollectionSchema& schema, const Encoder& encoder) {
+  const auto& recorded = schema.vector.encoder_identity;
+  const auto& info = encoder.info();
+  if (same_identity(recorded, info.identity)) return;
   fail(ErrorCode::conflict,
        "collection '" + schema.name + "' holds vectors made by encoder '" + schema.vector.encoder +
            "' as it was configured then; '" + info.label + "' is now configured differently (" +
            identity_changes(recorded, info.identity) +
-           "), so its vectors would not compare with the stored ones: configure '" + info.label +
-           "' as before, or ingest again into a new collection (--collection)");
+           "), so its vectors would not compare with the stored ones: re-embed the collection (eagle reembed "
+           "--collection " + schema.name + " --encoder " + info.label + "), or configure '" + info.label +
+           "' as before");
 }
 
 void EncoderRegistry::add(std::unique_ptr<Encoder> e) {

@@ -63,6 +63,9 @@ std::string model_fingerprint(const std::string& path);
 // The fields of two identities that differ ("dim: 100 -> 768, type: static -> bert"),
 // for the message that refuses a changed encoder.
 std::string identity_changes(const std::string& recorded, const std::string& current);
+// Whether two identities make the same vectors: equal, or the same model file
+// (fingerprint) found at another path. An empty identity matches anything (not recorded).
+bool same_identity(const std::string& recorded, const std::string& current);
 
 // Refuses (conflict) a query or write through `encoder` on a collection whose vectors
 // another encoder made: the recorded identity differs from encoder's. The message

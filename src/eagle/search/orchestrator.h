@@ -86,6 +86,9 @@ class Orchestrator {
   size_t recall_depth(const RetrievalRequest& request) const { return std::max(config_.recall_top_k, request.top_k); }
   RerankPolicy resolve_rerank_policy(const std::string& ns) const;
   const PipelineConfig& config() const { return config_; }
+  // The encoder the core text collection's plans use (after `eagle reembed` gave its
+  // vectors another label). Not thread-safe: call with searches held back.
+  void set_core_text_encoder(std::string label) { config_.core_text_encoder = std::move(label); }
 
  private:
   struct Scope {

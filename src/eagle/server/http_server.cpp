@@ -366,9 +366,8 @@ struct Server::Impl {
   // never take this input: a conflict with the store, said before a task is queued.
   void check_target_collection(const app::IngestOptions& o) {
     if (o.collection.empty()) return;
-    auto* coll = engine.catalog().find(o.collection);
-    if (!coll) return;
-    const auto& label = coll->schema().vector.encoder;
+    if (!engine.catalog().exists(o.collection)) return;
+    const std::string label = engine.collection_info(o.collection).encoder;
     if (label.empty() || !engine.encoders().has_encoder(label)) return;
     const bool molecules = engine.encoders().encoder(label).info().modality == encode::Modality::molecule;
     const bool want_molecules = o.format == "compounds";
@@ -579,6 +578,27 @@ struct Server::Impl {
     });
     add("GET", "/collections/([^/]+)", "/collections/{name}", [](Impl& s, Call& c) {
       s.reply(c.res, 200, app::collection_json(s.engine.collection_info(c.match[1].str())));
+    });
+    // A collection's vectors rebuilt with an encoder as configured now (eagle reembed),
+    // as a task: searches go on, against the old vectors until the swap.
+    add("POST", "/collections/([^/]+)/reembed", "/collections/{name}/reembed", [](Impl& s, Call& c) {
+      // A collection holds every knowledge base's rows: not for a token scoped to some.
+      if (!c.scope.kb_names.empty())
+        throw HttpError{403, "permission_denied", "this token is limited to knowledge bases; re-embedding rewrites a whole collection", ""};
+      json body = c.req.body.empty() ? json::object() : parse_body(c.req);
+      only_fields(body, {"encoder"});
+      ReembedJob r;
+      r.collection = c.match[1].str();
+      r.encoder = str_field(body, "encoder", kMaxKeyBytes);
+      if (!s.engine.catalog().exists(r.collection))
+        throw HttpError{404, "not_found", "no collection named '" + r.collection + "'", ""};
+      if (!r.encoder.empty() && !s.engine.encoders().has_encoder(r.encoder))
+        bad("encoder", "no encoder labelled '" + r.encoder + "' (eagle encoders lists the configured ones)");
+      IngestJob job;
+      job.reembed = std::move(r);
+      job.owner = c.token ? c.token->name : "";
+      std::string id = s.tasks.submit(std::move(job));
+      s.reply(c.res, 202, {{"task_id", id}, {"state", "queued"}});
     });
     add("GET", "/knowledge_bases", "/knowledge_bases", [](Impl& s, Call& c) {
       json arr = json::array();

@@ -73,6 +73,7 @@ std::string TaskQueue::submit(IngestJob job) {
   st.id = id;
   st.created_at = utc_now();
   st.owner = job.owner;
+  if (job.reembed) st.kind = "reembed";
   tasks_[id] = st;
   order_.push_back(id);
   queue_.emplace_back(id, std::move(job));
@@ -129,20 +130,23 @@ void TaskQueue::worker() {
     }
     const std::string& id = item.first;
     std::optional<app::IngestReport> report;
+    std::optional<app::ReembedReport> reembedded;
     std::string code, message;
+    auto progress = [&](size_t done, size_t total) {
+      std::lock_guard lock(mu_);
+      auto& t = tasks_[id];
+      t.done = done;
+      t.total = total;
+    };
     try {
-      report = engine_.ingest(item.second.inputs, item.second.options, [&](size_t done, size_t total) {
-        std::lock_guard lock(mu_);
-        auto& t = tasks_[id];
-        t.done = done;
-        t.total = total;
-      });
+      if (const auto& r = item.second.reembed) reembedded = engine_.reembed(r->collection, r->encoder, progress);
+      else report = engine_.ingest(item.second.inputs, item.second.options, progress);
     } catch (const Error& e) {
       code = std::string(error_code_name(e.code()));
       message = e.what();
     } catch (const std::exception& e) {
       code = "internal";
-      message = "internal error while ingesting";
+      message = item.second.reembed ? "internal error while re-embedding" : "internal error while ingesting";
     }
     // Messages name the upload by the client's file name, never by the server's
     // temporary folder ("<tmp>/0-label.xml:3: ..." becomes "label.xml:3: ...").
@@ -168,6 +172,11 @@ void TaskQueue::worker() {
         t.result = std::move(report);
         if (t.total == 0) t.total = t.result->rows;
         t.done = t.total;
+      } else if (reembedded) {
+        t.state = TaskState::succeeded;
+        t.reembed_result = std::move(reembedded);
+        if (t.total == 0) t.total = t.reembed_result->rows;
+        t.done = t.total;
       } else {
         t.state = TaskState::failed;
         t.error_code = code == "invalid_argument" ? "unprocessable" : code;
@@ -180,7 +189,7 @@ void TaskQueue::worker() {
 
 json task_json(const TaskStatus& t) {
   json j = {{"id", t.id},
-            {"kind", "ingest"},
+            {"kind", t.kind},
             {"state", task_state_name(t.state)},
             {"progress", {{"done", t.done}, {"total", t.total}}},
             {"created_at", t.created_at}};
@@ -194,6 +203,12 @@ json task_json(const TaskStatus& t) {
                    {"unchanged", t.result->unchanged},
                    {"per_collection", per}};
   }
+  if (const auto& r = t.reembed_result)
+    j["result"] = {{"collection", r->collection},
+                   {"rows", r->rows},
+                   {"already_current", r->unchanged},
+                   {"before", {{"encoder", r->encoder_before}, {"dim", r->dim_before}, {"identity", r->identity_before}}},
+                   {"after", {{"encoder", r->encoder}, {"dim", r->dim}, {"identity", r->identity}}}};
   if (t.state == TaskState::failed) j["error"] = {{"code", t.error_code}, {"message", t.error_message}};
   return j;
 }

@@ -1,7 +1,8 @@
 #pragma once
-// Ingest tasks of the HTTP server: POST /ingest queues one and returns its id at
-// once; one worker thread runs them in order (the engine serialises writers anyway),
-// while searches keep being answered. GET /tasks/{id} reads state and progress.
+// Tasks of the HTTP server: POST /ingest and POST /collections/{name}/reembed queue
+// one and return its id at once; one worker thread runs them in order (the engine
+// serialises writers anyway), while searches keep being answered. GET /tasks/{id}
+// reads state and progress.
 #include <atomic>
 #include <condition_variable>
 #include <deque>
@@ -19,11 +20,19 @@
 
 namespace eagle::server {
 
+// A collection's vectors rebuilt with an encoder as configured now (Engine::reembed).
+struct ReembedJob {
+  std::string collection;
+  std::string encoder;  // empty: the label the collection records
+};
+
 struct IngestJob {
   std::vector<std::string> inputs;
   app::IngestOptions options;
   std::filesystem::path cleanup;  // a temporary upload folder removed when the task ends
   std::string owner;              // the token that submitted it ("" without auth)
+  // Set: the task re-embeds this collection instead of ingesting (kind "reembed").
+  std::optional<ReembedJob> reembed;
 };
 
 enum class TaskState { queued, running, succeeded, failed };
@@ -34,7 +43,9 @@ struct TaskStatus {
   TaskState state = TaskState::queued;
   size_t done = 0, total = 0;
   std::string created_at, finished_at;
+  std::string kind = "ingest";  // ingest | reembed
   std::optional<app::IngestReport> result;
+  std::optional<app::ReembedReport> reembed_result;
   std::string error_code, error_message;
   std::string owner;
 };

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <limits>
 #include <functional>
 #include <cmath>
 #include <fstream>
@@ -1014,6 +1015,16 @@ std::vector<Record> Collection::fetch(std::string_view expr, const TemplateParam
   return out;
 }
 
+std::vector<Record> Collection::scan(size_t from, size_t limit, size_t* next) const {
+  std::shared_lock lock(mutex_);
+  std::vector<Record> out;
+  size_t r = from;
+  for (; r < rows_.size() && out.size() < limit; ++r)
+    if (!deleted_.test(r)) out.push_back(Record{rows_[r].id, rows_[r].text, {}, rows_[r].values.unpack(schema_.fields.size())});
+  if (next) *next = r;
+  return out;
+}
+
 Bitset Collection::filter(std::string_view expr, const TemplateParams& params) const {
   std::shared_lock lock(mutex_);
   return filter_locked(expr, params);
@@ -1126,6 +1137,166 @@ Catalog::Catalog(fs::path root, CollectionOptions opts) : root_(std::move(root))
   }
   if (opts_.read_only) return;  // a reader never creates anything
   io::create_directories_durably(io::or_posix(opts_.file_system), root_);
+  recover_rebuilds();
+}
+
+// ---------------------------------------------------------------- rebuilds
+//
+// A rebuild of collection X moves through hidden folders (never collection names:
+// those cannot start with '.'):
+//   .rebuild-X   being filled; after a crash, garbage
+//   .new-X       complete, holding the file REPLACES: the swap is due
+//   X            after the swap; REPLACES is removed last
+//   .new-X       without REPLACES: the old X after an exchange, garbage
+//   .old-X       the old X after the first of two renames (no RENAME_EXCHANGE), garbage
+// so the folder named X always holds a whole collection, old or new, and an opening
+// catalog can tell every interrupted state apart.
+namespace {
+constexpr std::string_view kRebuildPrefix = ".rebuild-";
+constexpr std::string_view kReadyPrefix = ".new-";
+constexpr std::string_view kOldPrefix = ".old-";
+constexpr const char* kSwapMarker = "REPLACES";
+}  // namespace
+
+fs::path Catalog::folder_locked(const std::string& name) const {
+  const fs::path live = root_ / name;
+  if (!opts_.read_only || fs::exists(live / "schema.json")) return live;
+  const fs::path ready = root_ / (std::string(kReadyPrefix) + name);
+  return fs::exists(ready / kSwapMarker) ? ready : live;
+}
+
+void Catalog::recover_rebuilds(const std::string& only) {
+  auto& fsys = io::or_posix(opts_.file_system);
+  std::error_code ec;
+  std::vector<std::pair<std::string_view, std::string>> found;  // (prefix, collection name)
+  for (const auto& e : fs::directory_iterator(root_, ec)) {
+    const std::string entry = e.path().filename().string();
+    for (auto prefix : {kRebuildPrefix, kReadyPrefix, kOldPrefix})
+      if (entry.starts_with(prefix) && (only.empty() || entry.substr(prefix.size()) == only))
+        found.emplace_back(prefix, entry.substr(prefix.size()));
+  }
+  // Complete replacements first (they may need the live name), then the garbage.
+  std::stable_partition(found.begin(), found.end(), [](const auto& f) { return f.first == kReadyPrefix; });
+  for (const auto& [prefix, name] : found) {
+    const fs::path dir = root_ / (std::string(prefix) + name), live = root_ / name;
+    if (prefix == kReadyPrefix && fs::exists(dir / kSwapMarker)) {
+      if (fs::exists(live / "schema.json")) {
+        spdlog::warn("{}: finishing the swap of a rebuilt collection a crash interrupted", live.string());
+        if (!fsys.exchange(dir, live)) {
+          fsys.rename(live, root_ / (std::string(kOldPrefix) + name));
+          fsys.rename(dir, live);
+        }
+      } else {
+        spdlog::warn("{}: moving a rebuilt collection into place (a crash came between two renames)", live.string());
+        fsys.rename(dir, live);
+      }
+      fsys.sync_path(root_, true);
+      fsys.remove(live / kSwapMarker);
+      fsys.sync_path(live, true);
+      // What the exchange left at `dir` (the old collection) goes with the garbage.
+      if (fs::exists(dir)) fsys.remove_all(dir);
+      const fs::path old = root_ / (std::string(kOldPrefix) + name);
+      if (fs::exists(old)) fsys.remove_all(old);
+    } else if (fs::exists(dir)) {
+      fsys.remove_all(dir);
+    }
+    fsys.sync_path(root_, true);
+    // A swap done but its marker not yet removed.
+    if (fs::exists(live / kSwapMarker)) {
+      fsys.remove(live / kSwapMarker);
+      fsys.sync_path(live, true);
+    }
+  }
+}
+
+std::unique_ptr<Collection> Catalog::begin_rebuild(const CollectionSchema& schema) {
+  if (opts_.read_only) fail(ErrorCode::conflict, "the store is open read-only; cannot rebuild '" + schema.name + "'");
+  schema.validate();
+  {
+    std::lock_guard lock(mu_);
+    if (!exists_locked(schema.name)) fail(ErrorCode::not_found, "no collection named '" + schema.name + "'");
+  }
+  // What an earlier rebuild of this name left (an error mid-way) goes first.
+  recover_rebuilds(schema.name);
+  const fs::path dir = root_ / (std::string(kRebuildPrefix) + schema.name);
+  CollectionOptions o = opts_;
+  // The rows reach the disk in the checkpoint finish_rebuild writes (synced); a
+  // crash before it discards the folder whole, so its log need not be synced.
+  o.sync = WalSync::none;
+  o.checkpoint_wal_bytes = std::numeric_limits<uint64_t>::max();
+  o.committed_elsewhere = nullptr;
+  return Collection::create(dir, schema, o);
+}
+
+void Catalog::abort_rebuild(std::unique_ptr<Collection> built) {
+  if (!built) return;
+  const std::string name = built->schema().name;
+  built.reset();
+  auto& fsys = io::or_posix(opts_.file_system);
+  fsys.remove_all(root_ / (std::string(kRebuildPrefix) + name));
+  fsys.sync_path(root_, true);
+}
+
+void Catalog::finish_rebuild(std::unique_ptr<Collection> built, const ExclusiveFn& exclusive) {
+  const std::string name = built->schema().name;
+  auto& fsys = io::or_posix(opts_.file_system);
+  const fs::path building = root_ / (std::string(kRebuildPrefix) + name);
+  const fs::path ready = root_ / (std::string(kReadyPrefix) + name);
+  const fs::path live = root_ / name;
+  try {
+    // 1. Every row in a synced segment; the folder marked complete, then named so.
+    built->checkpoint();
+    built.reset();
+    fsys.open_writable(building / kSwapMarker, io::FileSystem::OpenMode::truncate)->sync();
+    fsys.sync_path(building, true);
+    fsys.rename(building, ready);
+    fsys.sync_path(root_, true);
+  } catch (...) {
+    built.reset();
+    if (fs::exists(building)) fsys.remove_all(building);
+    throw;
+  }
+  // 2. The swap: from here on the new collection is what the store holds (a crash
+  // or an error finishes the swap at the next open: recover_rebuilds).
+  // 3. In memory: the new collection opened while the old one still serves, then
+  // swapped in with readers held back. Should anything fail from here, the old
+  // object is still dropped (its files are garbage now; a write to them would be
+  // lost) and the next get() opens what the disk holds.
+  fs::path garbage = ready;  // the old collection's folder once swapped
+  std::unique_ptr<Collection> fresh;
+  std::exception_ptr failure;
+  try {
+    if (!fsys.exchange(ready, live)) {
+      garbage = root_ / (std::string(kOldPrefix) + name);
+      fsys.rename(live, garbage);
+      fsys.rename(ready, live);
+    }
+    fsys.sync_path(root_, true);
+    fsys.remove(live / kSwapMarker);
+    fsys.sync_path(live, true);
+    fresh = Collection::open(live, opts_);
+  } catch (...) {
+    failure = std::current_exception();
+    try {
+      recover_rebuilds(name);
+    } catch (...) {
+    }
+  }
+  std::unique_ptr<Collection> replaced;
+  auto swap = [&] {
+    std::lock_guard lock(mu_);
+    if (auto it = open_.find(name); it != open_.end()) {
+      replaced = std::move(it->second);
+      open_.erase(it);
+    }
+    if (fresh) open_[name] = std::move(fresh);
+  };
+  if (exclusive) exclusive(swap);
+  else swap();
+  if (failure) std::rethrow_exception(failure);
+  replaced.reset();
+  fsys.remove_all(garbage);
+  fsys.sync_path(root_, true);
 }
 
 bool Catalog::committed_here(TxnId txn) const {
@@ -1169,7 +1340,7 @@ Collection& Catalog::create(const CollectionSchema& schema) {
 
 bool Catalog::exists_locked(const std::string& name) const {
   if (open_.count(name)) return true;
-  return valid_collection_name(name) && fs::exists(root_ / name / "schema.json");
+  return valid_collection_name(name) && fs::exists(folder_locked(name) / "schema.json");
 }
 
 bool Catalog::exists(const std::string& name) const {
@@ -1181,7 +1352,7 @@ Collection& Catalog::get(const std::string& name) {
   std::lock_guard lock(mu_);
   if (auto it = open_.find(name); it != open_.end()) return *it->second;
   if (!exists_locked(name)) fail(ErrorCode::not_found, "no collection named '" + name + "'");
-  auto c = Collection::open(root_ / name, opts_);
+  auto c = Collection::open(folder_locked(name), opts_);
   auto& ref = *c;
   open_[name] = std::move(c);
   return ref;
@@ -1191,7 +1362,7 @@ Collection* Catalog::find(const std::string& name) {
   std::lock_guard lock(mu_);
   if (auto it = open_.find(name); it != open_.end()) return it->second.get();
   if (!exists_locked(name)) return nullptr;
-  auto c = Collection::open(root_ / name, opts_);
+  auto c = Collection::open(folder_locked(name), opts_);
   auto* ref = c.get();
   open_[name] = std::move(c);
   return ref;

@@ -180,6 +180,10 @@ class Collection {
   // Live records passing `filter`, in row order, at most `limit` (graph and
   // parent-document expansion fetch nodes this way).
   std::vector<Record> fetch(std::string_view filter, const TemplateParams& params, size_t limit) const;
+  // Live records (no vectors) from row number `from` on, in row order, at most
+  // `limit`; *next is where the next page starts (a walk over every row in pages;
+  // only compact() renumbers rows).
+  std::vector<Record> scan(size_t from, size_t limit, size_t* next) const;
   // Live rows passing `filter` (empty filter: every live row).
   Bitset filter(std::string_view filter, const TemplateParams& params = {}) const;
   std::vector<CollectionHit> search_vector(std::span<const float> query, size_t k,
@@ -287,6 +291,19 @@ class Catalog {
   nlohmann::json describe(const std::string& name);
   bool read_only() const { return opts_.read_only; }
 
+  // Rebuilding a collection under its name (`eagle reembed`: new vectors, maybe of
+  // another dimension). begin_rebuild makes an empty collection with `schema` (an
+  // existing collection's name) in a hidden folder, ROOT/.rebuild-<name>; the caller
+  // fills it. finish_rebuild swaps it in for the live one: on disk atomically (a
+  // crash at any point leaves the old collection or the new one, whole; the catalog
+  // finishes or discards an interrupted swap when it next opens), then in memory
+  // inside `exclusive` (an engine holds its searches back there; the replaced
+  // Collection object is destroyed after it returns). abort_rebuild discards it.
+  using ExclusiveFn = std::function<void(const std::function<void()>&)>;
+  std::unique_ptr<Collection> begin_rebuild(const CollectionSchema& schema);
+  void finish_rebuild(std::unique_ptr<Collection> built, const ExclusiveFn& exclusive = {});
+  void abort_rebuild(std::unique_ptr<Collection> built);
+
   // Commits a transaction staged in several collections as one: the catalog's
   // TRANSACTIONS log records it (the commit point) before each collection logs its
   // own commit record, so a crash between them cannot commit it in some collections
@@ -295,7 +312,12 @@ class Catalog {
 
  private:
   bool exists_locked(const std::string& name) const;
+  // Where collection `name` lives: ROOT/<name>, or -- for a reader that looks between
+  // the two renames of a swap without RENAME_EXCHANGE -- its complete replacement.
+  std::filesystem::path folder_locked(const std::string& name) const;
   bool committed_here(TxnId txn) const;
+  // Finishes (or discards) rebuilds a crash interrupted; `only`: those of one name.
+  void recover_rebuilds(const std::string& only = {});
 
   std::filesystem::path root_;
   CollectionOptions opts_;

@@ -1,0 +1,122 @@
+// `eagle reembed`: a collection's vectors rebuilt with an encoder as configured now.
+// The rows are read in pages from the live collection (which keeps serving), embedded
+// and written to a hidden replacement (Catalog::begin_rebuild); Catalog::finish_rebuild
+// swaps it in, atomically on disk and in memory.
+#include <algorithm>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+
+#include <spdlog/spdlog.h>
+
+#include "eagle/app/engine.h"
+#include "eagle/core/error.h"
+
+namespace eagle::app {
+
+namespace {
+// Rows read, embedded and written per step (and per log record of the rebuild).
+constexpr size_t kReembedPage = 256;
+}  // namespace
+
+ReembedReport Engine::reembed(const std::string& collection, const std::string& label, const ProgressFn& progress) {
+  require_writer("re-embed a collection");
+  // What the collection holds stays as read here until the swap: ingests, deletes and
+  // tag changes wait; searches go on against the old vectors.
+  std::lock_guard ingesting(ingest_mu_);
+  std::lock_guard writer(write_mu_);
+  store::Collection* old = catalog_->find(collection);
+  if (!old) {
+    std::string names;
+    for (const auto& n : catalog_->list()) names += (names.empty() ? "" : ", ") + n;
+    fail(ErrorCode::not_found,
+         "no collection named '" + collection + "' (the store has: " + (names.empty() ? "none" : names) + ")");
+  }
+  const CollectionSchema& schema = old->schema();
+  ReembedReport rep;
+  rep.collection = collection;
+  rep.encoder_before = schema.vector.encoder;
+  rep.identity_before = schema.vector.encoder_identity;
+  rep.dim_before = schema.vector.dim;
+  rep.encoder = !label.empty()                 ? label
+                : !schema.vector.encoder.empty() ? schema.vector.encoder
+                                                 : default_encoder(collection);
+  encode::Encoder& enc = encoders_.encoder(rep.encoder);
+  const auto& info = enc.info();
+  rep.identity = info.identity;
+  rep.dim = info.dim;
+
+  // A compound collection embeds each compound's SMILES; a chunk collection its text.
+  const auto smiles_field = schema.field_index("smiles");
+  const auto want = smiles_field ? encode::Modality::molecule : encode::Modality::text;
+  if (info.modality != want)
+    fail(ErrorCode::invalid_argument, "encoder '" + rep.encoder + "' does not embed " +
+                                          (smiles_field ? "molecules" : "text") + "; collection '" + collection +
+                                          "' holds " + (smiles_field ? "compounds (embedded from their SMILES)" : "text"));
+  if (rep.encoder == rep.encoder_before && !rep.identity_before.empty() &&
+      encode::same_identity(rep.identity_before, rep.identity) && rep.dim == rep.dim_before) {
+    rep.unchanged = true;
+    return rep;
+  }
+
+  CollectionSchema rebuilt = schema;
+  rebuilt.vector.dim = info.dim;
+  rebuilt.vector.metric = info.metric;
+  rebuilt.vector.encoder = rep.encoder;
+  rebuilt.vector.encoder_identity = info.identity;
+  if (info.metric == Metric::tanimoto) rebuilt.vector.index = VectorIndexKind::flat;  // exact only
+  rebuilt.validate();
+
+  const size_t total = old->count();
+  auto built = catalog_->begin_rebuild(rebuilt);
+  try {
+    size_t from = 0;
+    for (;;) {
+      auto page = old->scan(from, kReembedPage, &from);
+      if (page.empty()) break;
+      std::vector<std::string> inputs;
+      inputs.reserve(page.size());
+      for (const auto& r : page) {
+        if (!smiles_field) {
+          inputs.push_back(r.text);
+          continue;
+        }
+        const auto* smiles = std::get_if<std::string>(&r.values[*smiles_field]);
+        if (!smiles || smiles->empty())
+          fail(ErrorCode::invalid_argument, "compound '" + r.id + "' of collection '" + collection +
+                                                "' has no SMILES to embed");
+        inputs.push_back(*smiles);
+      }
+      const size_t per_call = std::max<size_t>(1, std::min<size_t>(info.max_batch, kReembedPage));
+      for (size_t start = 0; start < page.size(); start += per_call) {
+        const size_t end = std::min(page.size(), start + per_call);
+        std::vector<std::string> texts(std::make_move_iterator(inputs.begin() + static_cast<std::ptrdiff_t>(start)),
+                                       std::make_move_iterator(inputs.begin() + static_cast<std::ptrdiff_t>(end)));
+        auto vecs = enc.encode(texts, encode::EncodeMode::document);
+        if (vecs.size() != texts.size())
+          fail(ErrorCode::internal, "encoder '" + rep.encoder + "' returned " + std::to_string(vecs.size()) +
+                                        " vectors for " + std::to_string(texts.size()) + " inputs");
+        for (size_t i = start; i < end; ++i) page[i].vector = std::move(vecs[i - start]);
+      }
+      rep.rows += page.size();
+      built->upsert(std::move(page));  // validated: a vector of the wrong dimension is refused
+      if (progress) progress(rep.rows, std::max(total, rep.rows));
+    }
+  } catch (...) {
+    catalog_->abort_rebuild(std::move(built));
+    throw;
+  }
+  catalog_->finish_rebuild(std::move(built), [&](const std::function<void()>& swap) {
+    std::unique_lock state(state_mu_);
+    swap();
+    // Plans on this collection now use the label its vectors came from.
+    if (orchestrator_ && collection == orchestrator_->config().core_text_collection)
+      orchestrator_->set_core_text_encoder(rep.encoder);
+    if (biomed_) biomed_->set_collection_encoder(collection, rep.encoder);
+  });
+  spdlog::debug("re-embedded collection '{}': {} rows, encoder '{}' ({}) -> '{}' ({})", collection, rep.rows,
+               rep.encoder_before, rep.identity_before, rep.encoder, rep.identity);
+  return rep;
+}
+
+}  // namespace eagle::app
