@@ -191,15 +191,50 @@ TEST(EngineConcurrency, SearchesDuringAReembedSeeTheOldOrTheNewVectorsNeverAMix)
   };
   std::vector<std::thread> readers;
   for (int t = 0; t < 2; ++t) readers.emplace_back(reader);
-  while (searches.load() < 2) std::this_thread::yield();  // some on the old vectors
+  // Waits for `n` of `counter`, failing (not hanging) when the readers stop making
+  // progress (a deadlock). A deadline on progress, not a timing assertion.
+  auto await = [&](std::atomic<int>& counter, int n) {
+    for (int i = 0; i < 60000 && counter.load() < n; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    return counter.load() >= n;
+  };
+  const bool searched_old = await(searches, 2);  // some searches on the old vectors
   const auto rep = engine.reembed("eagle_text", "tiny");
-  // A few searches on the new vectors before stopping.
-  while (on_new.load() < 4) std::this_thread::yield();
+  const bool searched_new = await(on_new, 4);    // and some on the new ones
   stop = true;
   for (auto& t : readers) t.join();
+  EXPECT_TRUE(searched_old);
+  EXPECT_TRUE(searched_new);
   EXPECT_EQ(rep.rows, static_cast<size_t>(kRows));
   EXPECT_EQ(failures.load(), 0);
   EXPECT_EQ(incomplete.load(), 0);
-  EXPECT_GT(searches.load(), on_new.load());
+  fs::remove_all(dir);
+}
+
+// Deletes do not wait for a reembed's embedding: a document deleted while its rows
+// are being re-embedded (here: from the progress callback, between two pages) is gone
+// from the rebuilt collection too.
+TEST(EngineConcurrency, ADocumentDeletedDuringAReembedStaysDeleted) {
+  auto dir = temp_dir("reembed_delete");
+  auto cfg = test_config(dir / "store");
+  Engine engine(cfg, StoreAccess::write, "test");
+  constexpr int kRows = 600;  // three pages of the rebuild
+  engine.ingest({write_batch(dir, "rows", "deletemarker", kRows, "row").string()}, {});
+  bool deleted = false;
+  const auto rep = engine.reembed("eagle_text", "pubmedbert", [&](size_t done, size_t) {
+    // After the first page: row5 was read and embedded already, row500 not yet.
+    if (deleted || done == 0) return;
+    EXPECT_EQ(engine.delete_document("row5"), 1u);
+    EXPECT_EQ(engine.delete_document("row500"), 1u);
+    deleted = true;
+  });
+  ASSERT_TRUE(deleted);
+  EXPECT_EQ(rep.rows, static_cast<size_t>(kRows - 2));
+  auto& c = engine.catalog().get("eagle_text");
+  EXPECT_EQ(c.schema().vector.encoder, "pubmedbert");
+  EXPECT_EQ(c.count(), static_cast<size_t>(kRows - 2));
+  EXPECT_FALSE(c.get("row5"));
+  EXPECT_FALSE(c.get("row500"));
+  EXPECT_TRUE(c.get("row6"));
+  EXPECT_FALSE(engine.document("row5"));
   fs::remove_all(dir);
 }

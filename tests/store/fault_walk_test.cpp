@@ -239,31 +239,38 @@ struct WalkMode {
   double keep_unsynced;
 };
 
-uint64_t count_calls(const fs::path& root) {
+uint64_t count_calls(const fs::path& root, bool exchange) {
   fs::remove_all(root);
   FaultFileSystem ffs;
+  ffs.set_exchange_supported(exchange);
   EXPECT_EQ(run_operations(root, ffs), operations().size());
   fs::remove_all(root);
   return ffs.calls();
 }
 
-void walk(const WalkMode& mode) {
+// The rebuild swaps folders by RENAME_EXCHANGE where the file system has it, else by
+// two renames: the walk runs both ways.
+void walk(const WalkMode& mode, bool exchange) {
   const fs::path root = fs::temp_directory_path() / ("eagle_walk_" + std::to_string(::getpid()));
   const auto states = model_states();
-  const uint64_t calls = count_calls(root);
+  const uint64_t calls = count_calls(root, exchange);
   ASSERT_GT(calls, 50u);
   uint64_t faulted = 0;
   for (uint64_t n = 1; n <= calls; ++n) {
     fs::remove_all(root);
     FaultFileSystem ffs;
+    ffs.set_exchange_supported(exchange);
     ffs.arm(mode.fault, n);
     const size_t acked = run_operations(root, ffs);
     if (!ffs.fired()) continue;  // a short write armed on a call that is not an append
     ++faulted;
-    ASSERT_LT(acked, operations().size()) << "call " << n << ": a fault no operation saw";
+    // An operation may absorb a fault and still succeed (a rebuild whose swap failed
+    // once finishes it again); the store must then hold the final state.
+    const bool all_acked = acked == operations().size();
     if (mode.power_loss) ffs.lose_power(mode.keep_unsynced);
     const std::string where = std::string(mode.name) + " at I/O call " + std::to_string(n) + " of " +
-                              std::to_string(calls) + ", during '" + operations()[acked].name + "'";
+                              std::to_string(calls) + (all_acked ? ", absorbed by its operation"
+                                                                 : ", during '" + operations()[acked].name + "'");
     State got;
     try {
       got = read_state(root);
@@ -271,9 +278,10 @@ void walk(const WalkMode& mode) {
       FAIL() << where << ": the store does not open: " << e.what();
     }
     // Everything acknowledged, exactly; the operation in flight whole or not at all.
-    EXPECT_TRUE(got == states[acked] || got == states[acked + 1])
+    const State& in_flight = all_acked ? states[acked] : states[acked + 1];
+    EXPECT_TRUE(got == states[acked] || got == in_flight)
         << where << "\n  got       " << describe(got) << "\n  acked     " << describe(states[acked])
-        << "\n  in flight " << describe(states[acked + 1]);
+        << "\n  in flight " << describe(in_flight);
     // And the store takes a new write and keeps it.
     try {
       {
@@ -288,7 +296,8 @@ void walk(const WalkMode& mode) {
     }
   }
   fs::remove_all(root);
-  std::cout << "{\"fault_walk\": \"" << mode.name << "\", \"io_calls\": " << calls
+  std::cout << "{\"fault_walk\": \"" << mode.name << "\", \"swap\": \"" << (exchange ? "exchange" : "two renames")
+            << "\", \"io_calls\": " << calls
             << ", \"faults_injected\": " << faulted << "}" << std::endl;
   ::testing::Test::RecordProperty("io_calls", static_cast<int>(calls));
   ::testing::Test::RecordProperty("faults_injected", static_cast<int>(faulted));
@@ -297,15 +306,26 @@ void walk(const WalkMode& mode) {
 
 }  // namespace
 
-TEST(FaultWalk, CrashWithPowerLossAtEveryIoCall) { walk({"crash, unsynced bytes lost", FaultFileSystem::Fault::crash, true, 0.0}); }
-
-TEST(FaultWalk, CrashWithTornWritesAtEveryIoCall) {
-  walk({"crash, half of the unsynced bytes kept", FaultFileSystem::Fault::crash, true, 0.5});
+void walk_both_ways(const WalkMode& mode) {
+  for (bool exchange : {false, true}) {
+    SCOPED_TRACE(exchange ? "swap by RENAME_EXCHANGE" : "swap by two renames");
+    walk(mode, exchange);
+  }
 }
 
-TEST(FaultWalk, IoErrorAtEveryIoCall) { walk({"I/O error", FaultFileSystem::Fault::error, false, 0.0}); }
+TEST(FaultWalk, CrashWithPowerLossAtEveryIoCall) {
+  walk_both_ways({"crash, unsynced bytes lost", FaultFileSystem::Fault::crash, true, 0.0});
+}
 
-TEST(FaultWalk, ShortWriteAtEveryAppend) { walk({"short write", FaultFileSystem::Fault::short_write, false, 0.0}); }
+TEST(FaultWalk, CrashWithTornWritesAtEveryIoCall) {
+  walk_both_ways({"crash, half of the unsynced bytes kept", FaultFileSystem::Fault::crash, true, 0.5});
+}
+
+TEST(FaultWalk, IoErrorAtEveryIoCall) { walk_both_ways({"I/O error", FaultFileSystem::Fault::error, false, 0.0}); }
+
+TEST(FaultWalk, ShortWriteAtEveryAppend) {
+  walk_both_ways({"short write", FaultFileSystem::Fault::short_write, false, 0.0});
+}
 
 TEST(FaultWalk, TheModelDropsUnsyncedBytesAndUnsyncedRenames) {
   // The double itself: what it drops on power loss is what a real disk may drop.

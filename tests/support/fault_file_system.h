@@ -56,6 +56,10 @@ class FaultFileSystem : public io::FileSystem {
           move_tracked(op.path, op.from);
           if (op.backup) restore(op.path, *op.backup, op.backup_synced);
           break;
+        case DirOp::exchange:
+          base_.exchange(op.path, op.from);
+          swap_tracked(op.path, op.from);
+          break;
         case DirOp::remove:
           if (op.backup) restore(op.path, *op.backup, op.backup_synced);
           break;
@@ -91,6 +95,20 @@ class FaultFileSystem : public io::FileSystem {
     base_.rename(from, to);
     move_tracked(from, to);
     pending_.push_back(std::move(op));
+  }
+
+  // RENAME_EXCHANGE, when the test says the file system has it (the base must too).
+  // A power cut before the folder is synced swaps the two back.
+  void set_exchange_supported(bool yes) { exchange_supported_ = yes; }
+  bool exchange(const std::filesystem::path& a, const std::filesystem::path& b) override {
+    if (!exchange_supported_) return false;
+    tick();
+    if (!base_.exchange(a, b)) fail(ErrorCode::internal, "the base file system cannot exchange");
+    swap_tracked(a, b);
+    DirOp op{DirOp::exchange, a.parent_path(), a};
+    op.from = b;
+    pending_.push_back(std::move(op));
+    return true;
   }
 
   void remove(const std::filesystem::path& file) override {
@@ -141,7 +159,7 @@ class FaultFileSystem : public io::FileSystem {
     bool tracked = false;
   };
   struct DirOp {
-    enum Kind { create, mkdir, rename, remove } kind;
+    enum Kind { create, mkdir, rename, remove, exchange } kind;
     std::filesystem::path dir;   // the folder whose sync makes the change durable
     std::filesystem::path path;  // the entry created / renamed to / removed
     std::filesystem::path from = {};  // rename: the old name
@@ -193,6 +211,13 @@ class FaultFileSystem : public io::FileSystem {
     for (auto& [p, st] : moved) files_[p] = st;
   }
 
+  void swap_tracked(const std::filesystem::path& a, const std::filesystem::path& b) {
+    const auto parked = a.parent_path() / ".fault-fs-swap";
+    move_tracked(a, parked);
+    move_tracked(b, a);
+    move_tracked(parked, b);
+  }
+
   // Counts a call and fires the armed fault on the Nth. Returns true when the call
   // must write short (short_write on an append).
   bool tick(bool can_be_short = false) {
@@ -234,6 +259,7 @@ class FaultFileSystem : public io::FileSystem {
   bool fired_ = false;
   bool crashed_ = false;
   std::map<std::filesystem::path, FileState> files_;
+  bool exchange_supported_ = false;
   std::vector<DirOp> pending_;  // entry changes not yet made durable, in order
 };
 

@@ -33,6 +33,7 @@ const char* const kGloveTextSlots[] = {"pubmedbert", "medcpt-query", "medcpt-art
 search::PipelineConfig pipeline_config_of(const Config& cfg) {
   search::PipelineConfig p;
   p.core_text_encoder = cfg.pipeline.text_encoder;
+  p.default_text_encoder = cfg.pipeline.text_encoder;
   p.recall_top_k = cfg.pipeline.recall_top_k;
   p.final_top_k = cfg.pipeline.final_top_k;
   p.rrf_k = cfg.pipeline.rrf_k;
@@ -209,7 +210,7 @@ void Engine::ensure_plugin_locked(const std::string& ns) {
     auto opts = cfg_.biomed.options;
     // The vectors a collection holds decide the encoder its plans use (a slot's
     // default label would not compare with them).
-    for (auto* slot : {&opts.text_biomed, &opts.text_medcpt, &opts.core_text, &opts.chemical})
+    for (auto* slot : biomed::collection_slots(opts))
       if (auto* c = catalog_->find(slot->collection)) {
         const auto& recorded = c->schema().vector.encoder;
         if (!recorded.empty()) slot->encoder = recorded;
@@ -383,6 +384,8 @@ void Engine::checkpoint() {
 
 void Engine::compact() {
   require_writer("compact");
+  // Compaction renumbers rows: not while an ingest stages rows or a reembed reads them.
+  std::lock_guard ingesting(ingest_mu_);
   std::lock_guard writer(write_mu_);
   for (const auto& name : catalog_->list()) {
     auto& c = catalog_->get(name);

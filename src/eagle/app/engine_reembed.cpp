@@ -21,10 +21,11 @@ constexpr size_t kReembedPage = 256;
 
 ReembedReport Engine::reembed(const std::string& collection, const std::string& label, const ProgressFn& progress) {
   require_writer("re-embed a collection");
-  // What the collection holds stays as read here until the swap: ingests, deletes and
-  // tag changes wait; searches go on against the old vectors.
+  // Ingests and compactions (which renumber rows) wait for the whole rebuild; searches
+  // go on against the old vectors, and deletes go on too: the rows they removed
+  // meanwhile are removed from the rebuilt collection before the swap, which runs
+  // with the writer lock held.
   std::lock_guard ingesting(ingest_mu_);
-  std::lock_guard writer(write_mu_);
   store::Collection* old = catalog_->find(collection);
   if (!old) {
     std::string names;
@@ -106,9 +107,25 @@ ReembedReport Engine::reembed(const std::string& collection, const std::string& 
     catalog_->abort_rebuild(std::move(built));
     throw;
   }
-  catalog_->finish_rebuild(std::move(built), [&](const std::function<void()>& swap) {
+  std::lock_guard writer(write_mu_);
+  try {
+    // Rows deleted since they were read (deletes do not wait for the embedding).
+    std::vector<std::string> gone;
+    size_t from = 0;
+    for (auto page = built->scan(0, 4096, &from); !page.empty(); page = built->scan(from, 4096, &from))
+      for (const auto& r : page)
+        if (!old->get(r.id)) gone.push_back(r.id);
+    if (!gone.empty()) {
+      built->remove(gone, /*auto_checkpoint=*/false);
+      rep.rows -= gone.size();
+    }
+  } catch (...) {
+    catalog_->abort_rebuild(std::move(built));
+    throw;
+  }
+  catalog_->finish_rebuild(std::move(built), [&](const std::function<bool()>& swap) {
     std::unique_lock state(state_mu_);
-    swap();
+    if (!swap()) return;
     // Plans on this collection now use the label its vectors came from.
     if (orchestrator_ && collection == orchestrator_->config().core_text_collection)
       orchestrator_->set_core_text_encoder(rep.encoder);

@@ -146,12 +146,16 @@ std::optional<json> BiomedPlugin::chunk_transform(HookContext&, const json& chun
   return out;
 }
 
+std::vector<CollectionEncoder*> collection_slots(BiomedOptions& o) {
+  std::vector<CollectionEncoder*> out = {&o.text_biomed, &o.text_medcpt, &o.core_text, &o.chemical,
+                                         &o.radiology,   &o.pathology,   &o.visual};
+  for (auto& slot : o.exploratory_search_collections) out.push_back(&slot);
+  return out;
+}
+
 void BiomedPlugin::set_collection_encoder(const std::string& collection, const std::string& label) {
-  for (auto* slot : {&opts_.text_biomed, &opts_.text_medcpt, &opts_.core_text, &opts_.chemical, &opts_.radiology,
-                     &opts_.pathology, &opts_.visual})
+  for (auto* slot : collection_slots(opts_))
     if (slot->collection == collection) slot->encoder = label;
-  for (auto& slot : opts_.exploratory_search_collections)
-    if (slot.collection == collection) slot.encoder = label;
 }
 
 bool BiomedPlugin::exists(const std::string& collection) const {

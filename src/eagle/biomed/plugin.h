@@ -130,6 +130,10 @@ struct BiomedOptions {
   std::map<std::string, ProfileWeights> profiles = default_profile_weights();
 };
 
+// Every collection / encoder pair of the options (the seed's slots and the
+// exploratory collections): where a collection's recorded label replaces a slot's.
+std::vector<CollectionEncoder*> collection_slots(BiomedOptions& options);
+
 class BiomedPlugin {
  public:
   // `registry` may be null: the supplement and the file-name backfill then abstain.

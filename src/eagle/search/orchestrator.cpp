@@ -447,14 +447,14 @@ RetrievalResponse Orchestrator::retrieve(const RetrievalRequest& req) const {
       CollectionQueryPlan p;
       p.collection = c;
       // The encoder the collection recorded at ingest (its vectors were made by it),
-      // unless configured; the core text encoder for a collection that recorded none.
+      // unless configured; the default text encoder for a collection that recorded none.
       auto enc = config_.collection_encoders.find(c);
       if (enc != config_.collection_encoders.end()) {
         p.encoder = enc->second;
       } else if (store::Collection* coll = collections_(c); coll && !coll->schema().vector.encoder.empty()) {
         p.encoder = coll->schema().vector.encoder;
       } else {
-        p.encoder = config_.core_text_encoder;
+        p.encoder = config_.default_text_encoder;
       }
       p.top_k = recall_depth(req);
       p.hybrid = config_.hybrid_text_collections.count(c) > 0;

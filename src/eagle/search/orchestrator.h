@@ -42,7 +42,10 @@ enum class HybridMode { true_hybrid, alpha };
 
 struct PipelineConfig {
   std::string core_text_collection = "eagle_text";
-  std::string core_text_encoder = "glove";        // the embedded default text encoder
+  std::string core_text_encoder = "glove";        // what the core text collection's plans use
+  // The label for a text collection that records none (pipeline.text_encoder; not
+  // moved by a reembed of the core text collection).
+  std::string default_text_encoder = "glove";
   std::string core_visual_collection = "eagle_visual";
   std::string core_visual_encoder = "qwen3-vl";
   size_t recall_top_k = 20;

@@ -199,29 +199,47 @@ std::string manifest_text(const fs::path& dir) {
 std::unique_ptr<Collection> Collection::open(const fs::path& dir, CollectionOptions opts) {
   if (!fs::exists(dir / "schema.json"))
     fail(ErrorCode::not_found, "no collection at " + dir.string() + " (schema.json missing)");
-  json sj;
-  try {
-    sj = json::parse(read_file(dir / "schema.json"));
-  } catch (const json::exception& e) {
-    fail(ErrorCode::data_loss, (dir / "schema.json").string() + ": not valid JSON (" + e.what() + ")");
-  }
-  verify_json_checksum(sj, dir / "schema.json");
-  sj.erase("checksum");
-  const auto schema = CollectionSchema::from_json(sj);
-  // A reader races the writer's checkpoints: the manifest it read may name a segment
-  // (and logs) the writer deletes a moment later. The writer always publishes the
-  // new manifest before deleting anything, so a reader that finds the manifest
-  // unchanged after loading has a consistent view; otherwise it starts again.
-  for (int attempt = 0;; ++attempt) {
-    const std::string manifest_before = manifest_text(dir);
-    std::unique_ptr<Collection> c(new Collection(schema, opts, dir));
+  auto parse_schema = [&](const std::string& text) {
+    json sj;
     try {
+      sj = json::parse(text);
+    } catch (const json::exception& e) {
+      fail(ErrorCode::data_loss, (dir / "schema.json").string() + ": not valid JSON (" + e.what() + ")");
+    }
+    verify_json_checksum(sj, dir / "schema.json");
+    sj.erase("checksum");
+    return CollectionSchema::from_json(sj);
+  };
+  // A reader races the writer: a checkpoint may replace the segment (and logs) the
+  // manifest it read names, and a rebuild (eagle reembed) swaps the whole folder for
+  // one with another schema. The writer publishes before it deletes, so a reader that
+  // finds schema.json and MANIFEST unchanged after loading has a consistent view
+  // (a rebuilt collection always has another schema: other vectors); otherwise it
+  // starts again.
+  for (int attempt = 0;; ++attempt) {
+    const bool may_retry = opts.read_only && attempt < 20;
+    std::string schema_before, manifest_before;
+    std::unique_ptr<Collection> c;
+    try {
+      schema_before = read_file(dir / "schema.json");
+      manifest_before = manifest_text(dir);
+      c.reset(new Collection(parse_schema(schema_before), opts, dir));
       c->load_from_disk(manifest_before);
     } catch (const Error&) {
-      if (!opts.read_only || attempt >= 20 || manifest_text(dir) == manifest_before) throw;
-      continue;  // a checkpoint replaced files under us
+      if (!may_retry || (manifest_text(dir) == manifest_before && fs::exists(dir / "schema.json") &&
+                         read_file(dir / "schema.json") == schema_before))
+        throw;
+      continue;  // files replaced under us
+    } catch (const fs::filesystem_error&) {
+      if (!may_retry) throw;
+      continue;  // the folder renamed under us
     }
-    if (opts.read_only && manifest_text(dir) != manifest_before && attempt < 20) continue;
+    if (may_retry) {
+      std::error_code ec;
+      if (!fs::exists(dir / "schema.json", ec) || manifest_text(dir) != manifest_before ||
+          read_file(dir / "schema.json") != schema_before)
+        continue;
+    }
     return c;
   }
 }
@@ -842,6 +860,13 @@ void Collection::load_segment(const fs::path& file, bool checked) {
     vectors_ = index::load_vector_index(in);
     if (lexical_.size() != n || vectors_->size() != n)
       fail(ErrorCode::invalid_argument, "segment indexes disagree with the row count");
+    // Every vector read and every query is sized by the schema: a segment of another
+    // shape (damage, or another collection's) is refused, never indexed out of bounds.
+    if (vectors_->dim() != schema_.vector.dim || vectors_->metric() != schema_.vector.metric)
+      fail(ErrorCode::data_loss, "the vector index has dimension " + std::to_string(vectors_->dim()) + " (" +
+                                     std::string(metric_name(vectors_->metric())) + "), the schema " +
+                                     std::to_string(schema_.vector.dim) + " (" +
+                                     std::string(metric_name(schema_.vector.metric)) + ")");
   } catch (const Error& e) {
     fail(e.code(), file.string() + ": " + e.what());
   } catch (const json::exception& e) {
@@ -1216,7 +1241,13 @@ std::unique_ptr<Collection> Catalog::begin_rebuild(const CollectionSchema& schem
     std::lock_guard lock(mu_);
     if (!exists_locked(schema.name)) fail(ErrorCode::not_found, "no collection named '" + schema.name + "'");
   }
-  // What an earlier rebuild of this name left (an error mid-way) goes first.
+  {
+    std::lock_guard lock(mu_);
+    require_available_locked(schema.name);
+  }
+  // A complete rebuild waiting for its swap exists only after a failure that made
+  // the name unavailable (checked above) or before this catalog opened (finished
+  // then); garbage of an earlier failed rebuild of this name goes first.
   recover_rebuilds(schema.name);
   const fs::path dir = root_ / (std::string(kRebuildPrefix) + schema.name);
   CollectionOptions o = opts_;
@@ -1252,20 +1283,22 @@ void Catalog::finish_rebuild(std::unique_ptr<Collection> built, const ExclusiveF
     fsys.rename(building, ready);
     fsys.sync_path(root_, true);
   } catch (...) {
+    // Not done: the old collection stays, and nothing may swap this one in later
+    // (the old one may take writes from now on).
     built.reset();
-    if (fs::exists(building)) fsys.remove_all(building);
+    for (const auto& dir : {building, ready})
+      if (fs::exists(dir)) fsys.remove_all(dir);
+    fsys.sync_path(root_, true);
     throw;
   }
-  // 2. The swap: from here on the new collection is what the store holds (a crash
-  // or an error finishes the swap at the next open: recover_rebuilds).
-  // 3. In memory: the new collection opened while the old one still serves, then
-  // swapped in with readers held back. Should anything fail from here, the old
-  // object is still dropped (its files are garbage now; a write to them would be
-  // lost) and the next get() opens what the disk holds.
+  // 2. The swap. From here the new collection is what the store holds: a crash
+  // finishes the swap at the next open (recover_rebuilds), and so does an error here,
+  // at once. 3. In memory, the new collection opens while the old one still serves,
+  // then is swapped in with readers held back.
   fs::path garbage = ready;  // the old collection's folder once swapped
   std::unique_ptr<Collection> fresh;
   std::exception_ptr failure;
-  try {
+  auto swap_on_disk = [&] {
     if (!fsys.exchange(ready, live)) {
       garbage = root_ / (std::string(kOldPrefix) + name);
       fsys.rename(live, garbage);
@@ -1274,29 +1307,62 @@ void Catalog::finish_rebuild(std::unique_ptr<Collection> built, const ExclusiveF
     fsys.sync_path(root_, true);
     fsys.remove(live / kSwapMarker);
     fsys.sync_path(live, true);
+  };
+  try {
+    swap_on_disk();
     fresh = Collection::open(live, opts_);
-  } catch (...) {
-    failure = std::current_exception();
+  } catch (const std::exception& first) {
+    spdlog::warn("{}: the swap of the rebuilt collection failed ({}); finishing it again", live.string(), first.what());
     try {
       recover_rebuilds(name);
+      garbage.clear();  // recover_rebuilds removed it
+      fresh = Collection::open(live, opts_);
     } catch (...) {
+      failure = std::current_exception();
     }
   }
   std::unique_ptr<Collection> replaced;
-  auto swap = [&] {
+  auto swap = [&]() -> bool {
     std::lock_guard lock(mu_);
     if (auto it = open_.find(name); it != open_.end()) {
       replaced = std::move(it->second);
       open_.erase(it);
     }
-    if (fresh) open_[name] = std::move(fresh);
+    if (!fresh) {
+      // What the disk holds is unknown: the old object must take no more writes (they
+      // could be lost at the next open), and nothing may open the folder until then.
+      std::string why = "unknown error";
+      try {
+        std::rethrow_exception(failure);
+      } catch (const std::exception& e) {
+        why = e.what();
+      } catch (...) {
+      }
+      unavailable_[name] = why;
+      return false;
+    }
+    open_[name] = std::move(fresh);
+    return true;
   };
   if (exclusive) exclusive(swap);
   else swap();
-  if (failure) std::rethrow_exception(failure);
   replaced.reset();
-  fsys.remove_all(garbage);
-  fsys.sync_path(root_, true);
+  if (failure) std::rethrow_exception(failure);
+  if (!garbage.empty()) {
+    try {
+      fsys.remove_all(garbage);
+      fsys.sync_path(root_, true);
+    } catch (const Error& e) {
+      // The swap is done; the next open removes what is left.
+      spdlog::warn("{}: the replaced collection's folder was not removed ({})", garbage.string(), e.what());
+    }
+  }
+}
+
+void Catalog::require_available_locked(const std::string& name) const {
+  if (auto it = unavailable_.find(name); it != unavailable_.end())
+    fail(ErrorCode::unavailable, "collection '" + name + "' is unavailable until the store is opened again: a rebuild "
+                                 "could not be finished (" + it->second + "); opening finishes it");
 }
 
 bool Catalog::committed_here(TxnId txn) const {
@@ -1329,6 +1395,7 @@ Collection& Catalog::create(const CollectionSchema& schema) {
   if (opts_.read_only) fail(ErrorCode::conflict, "the store is open read-only; cannot create '" + schema.name + "'");
   schema.validate();
   std::lock_guard lock(mu_);
+  require_available_locked(schema.name);
   if (exists_locked(schema.name)) fail(ErrorCode::conflict, "collection '" + schema.name + "' already exists");
   auto c = Collection::create(root_ / schema.name, schema, opts_);
   // The new folder's entry in the catalog folder must survive a crash too.
@@ -1350,6 +1417,7 @@ bool Catalog::exists(const std::string& name) const {
 
 Collection& Catalog::get(const std::string& name) {
   std::lock_guard lock(mu_);
+  require_available_locked(name);
   if (auto it = open_.find(name); it != open_.end()) return *it->second;
   if (!exists_locked(name)) fail(ErrorCode::not_found, "no collection named '" + name + "'");
   auto c = Collection::open(folder_locked(name), opts_);
@@ -1360,6 +1428,7 @@ Collection& Catalog::get(const std::string& name) {
 
 Collection* Catalog::find(const std::string& name) {
   std::lock_guard lock(mu_);
+  require_available_locked(name);
   if (auto it = open_.find(name); it != open_.end()) return it->second.get();
   if (!exists_locked(name)) return nullptr;
   auto c = Collection::open(folder_locked(name), opts_);
@@ -1388,6 +1457,9 @@ std::vector<std::string> Catalog::list() const {
   std::lock_guard lock(mu_);
   for (const auto& e : fs::directory_iterator(root_))
     if (e.is_directory() && exists_locked(e.path().filename().string())) out.push_back(e.path().filename().string());
+  // An open collection whose folder is being swapped (two renames) is still there.
+  for (const auto& [name, c] : open_)
+    if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
   std::sort(out.begin(), out.end());
   return out;
 }

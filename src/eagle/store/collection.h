@@ -299,7 +299,11 @@ class Catalog {
   // finishes or discards an interrupted swap when it next opens), then in memory
   // inside `exclusive` (an engine holds its searches back there; the replaced
   // Collection object is destroyed after it returns). abort_rebuild discards it.
-  using ExclusiveFn = std::function<void(const std::function<void()>&)>;
+  // `exclusive` is given the in-memory swap, which returns whether the new collection
+  // was installed (false: the swap failed; finish_rebuild then throws). Should the
+  // swap fail and finishing it again fail too, the name is unavailable (find, get and
+  // create fail) until the store is opened again, which finishes it.
+  using ExclusiveFn = std::function<void(const std::function<bool()>&)>;
   std::unique_ptr<Collection> begin_rebuild(const CollectionSchema& schema);
   void finish_rebuild(std::unique_ptr<Collection> built, const ExclusiveFn& exclusive = {});
   void abort_rebuild(std::unique_ptr<Collection> built);
@@ -316,6 +320,8 @@ class Catalog {
   // the two renames of a swap without RENAME_EXCHANGE -- its complete replacement.
   std::filesystem::path folder_locked(const std::string& name) const;
   bool committed_here(TxnId txn) const;
+  // unavailable when a rebuild of `name` failed half-way in this process.
+  void require_available_locked(const std::string& name) const;
   // Finishes (or discards) rebuilds a crash interrupted; `only`: those of one name.
   void recover_rebuilds(const std::string& only = {});
 
@@ -323,6 +329,7 @@ class Catalog {
   CollectionOptions opts_;
   mutable std::mutex mu_;
   std::map<std::string, std::unique_ptr<Collection>> open_;
+  std::map<std::string, std::string> unavailable_;  // name -> why (a rebuild failed half-way)
   // The TRANSACTIONS log (ROOT/TRANSACTIONS): ids of committed multi-collection
   // transactions. It only grows, by one small record per such transaction.
   mutable std::mutex txn_mu_;
