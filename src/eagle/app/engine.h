@@ -205,9 +205,11 @@ class Engine {
   // another model, or to move a collection to another encoder (its plans then use
   // that label). Atomic: searches go on against the old vectors meanwhile and see the
   // old collection or the new one, never a mix; a crash at any point leaves one of
-  // them whole. Ingests, deletes and tag changes wait until it is done. Rows keep
-  // their ids, text and fields. Collections already made by `label` as configured now
-  // are left alone (unchanged).
+  // them whole. Ingests and compactions wait until it is done; deletes and tag
+  // changes do not (rows deleted meanwhile are dropped from the rebuilt collection
+  // before the swap). Rows keep their ids, text and fields. Collections already made
+  // by `label` as configured now are left alone (unchanged). `progress` is called
+  // between pages with no engine lock held (it may call back into the engine).
   ReembedReport reembed(const std::string& collection, const std::string& label = {},
                         const ProgressFn& progress = {});
 

@@ -1245,6 +1245,9 @@ std::unique_ptr<Collection> Catalog::begin_rebuild(const CollectionSchema& schem
     std::lock_guard lock(mu_);
     require_available_locked(schema.name);
   }
+  if (fs::exists(root_ / (std::string(kReadyPrefix) + schema.name) / kSwapMarker))
+    fail(ErrorCode::unavailable, "a rebuilt '" + schema.name + "' is waiting to be swapped in: open the store again "
+                                 "to finish it");
   // A complete rebuild waiting for its swap exists only after a failure that made
   // the name unavailable (checked above) or before this catalog opened (finished
   // then); garbage of an earlier failed rebuild of this name goes first.
@@ -1286,9 +1289,18 @@ void Catalog::finish_rebuild(std::unique_ptr<Collection> built, const ExclusiveF
     // Not done: the old collection stays, and nothing may swap this one in later
     // (the old one may take writes from now on).
     built.reset();
-    for (const auto& dir : {building, ready})
-      if (fs::exists(dir)) fsys.remove_all(dir);
-    fsys.sync_path(root_, true);
+    try {
+      for (const auto& dir : {building, ready})
+        if (fs::exists(dir)) fsys.remove_all(dir);
+      fsys.sync_path(root_, true);
+    } catch (const std::exception& e) {
+      // A complete rebuild left behind would be swapped in at the next open, over
+      // whatever the old collection took meanwhile: no more writes until then.
+      if (fs::exists(ready / kSwapMarker)) {
+        std::lock_guard lock(mu_);
+        unavailable_[name] = std::string("its unfinished rebuild could not be removed: ") + e.what();
+      }
+    }
     throw;
   }
   // 2. The swap. From here the new collection is what the store holds: a crash
