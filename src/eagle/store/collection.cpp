@@ -1208,7 +1208,9 @@ void Catalog::recover_rebuilds(const std::string& only) {
       if (fs::exists(live / "schema.json")) {
         spdlog::warn("{}: finishing the swap of a rebuilt collection a crash interrupted", live.string());
         if (!fsys.exchange(dir, live)) {
-          fsys.rename(live, root_ / (std::string(kOldPrefix) + name));
+          const fs::path old = root_ / (std::string(kOldPrefix) + name);
+          if (fs::exists(old)) fsys.remove_all(old);  // an earlier swap's leftover: rename needs the name
+          fsys.rename(live, old);
           fsys.rename(dir, live);
         }
       } else {
@@ -1313,6 +1315,7 @@ void Catalog::finish_rebuild(std::unique_ptr<Collection> built, const ExclusiveF
   auto swap_on_disk = [&] {
     if (!fsys.exchange(ready, live)) {
       garbage = root_ / (std::string(kOldPrefix) + name);
+      if (fs::exists(garbage)) fsys.remove_all(garbage);  // an earlier swap's leftover
       fsys.rename(live, garbage);
       fsys.rename(ready, live);
     }
