@@ -13,7 +13,7 @@ PACKAGES=(
   clang libclang-rt-14-dev
   librdkit-dev libboost-dev
   libcpp-httplib-dev libssl-dev
-  libxml2-dev libpoppler-cpp-dev
+  libxml2-dev libpoppler-cpp-dev libpng-dev libjpeg62-turbo-dev
   curl wrk
   chromium fonts-liberation
 )

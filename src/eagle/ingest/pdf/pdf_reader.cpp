@@ -1,5 +1,7 @@
 #include "eagle/ingest/pdf/pdf_reader.h"
 
+#include "eagle/ingest/pdf/pdf_document.h"
+
 #include <poppler-document.h>
 #include <poppler-global.h>
 #include <poppler-page.h>
@@ -1023,17 +1025,21 @@ void silence_poppler(const std::string&, void*) {}
 
 }  // namespace
 
-Article read_pdf_bytes(std::string_view bytes, const std::string& source_name, const std::string& document_id,
-                       const PdfOptions& options) {
+std::unique_ptr<poppler::document> open_pdf_document(std::string_view bytes, const std::string& source_name) {
   static std::once_flag quiet;
   std::call_once(quiet, [] { poppler::set_debug_error_function(silence_poppler, nullptr); });
-
   if (bytes.size() < 5 || bytes.substr(0, 1024).find("%PDF-") == std::string_view::npos)
     fail(ErrorCode::invalid_argument, "not a PDF file: " + source_name);
   std::unique_ptr<poppler::document> doc(
       poppler::document::load_from_raw_data(bytes.data(), static_cast<int>(bytes.size())));
   if (!doc) fail(ErrorCode::invalid_argument, "unreadable PDF file: " + source_name);
   if (doc->is_locked()) fail(ErrorCode::invalid_argument, "encrypted PDF file (password needed): " + source_name);
+  return doc;
+}
+
+Article read_pdf_bytes(std::string_view bytes, const std::string& source_name, const std::string& document_id,
+                       const PdfOptions& options) {
+  const std::unique_ptr<poppler::document> doc = open_pdf_document(bytes, source_name);
 
   Article a;
   a.id = document_id;
