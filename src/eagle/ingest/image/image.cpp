@@ -103,10 +103,17 @@ RgbImage decode_jpeg(std::string_view bytes, const std::string& name, const Imag
     const uint32_t y = d->ci.output_scanline;
     if (jpeg_read_scanlines(&d->ci, &row, 1) != 1) break;
     if (cmyk) {
-      // Adobe writes CMYK inverted (255 = no ink): R = C * K / 255.
+      // Adobe writes CMYK inverted (255 = no ink): R = C * K / 255; other writers
+      // store ink amounts (255 = full ink): R = (255 - C) * (255 - K) / 255.
+      const bool inverted = d->ci.saw_Adobe_marker;
       uint8_t* dst = d->out.pixels.data() + static_cast<size_t>(y) * w * 3;
-      for (uint32_t x = 0; x < w; ++x)
-        for (int c = 0; c < 3; ++c) dst[x * 3 + c] = static_cast<uint8_t>(row[x * channels + c] * row[x * channels + 3] / 255);
+      for (uint32_t x = 0; x < w; ++x) {
+        const int k = inverted ? row[x * channels + 3] : 255 - row[x * channels + 3];
+        for (int c = 0; c < 3; ++c) {
+          const int v = inverted ? row[x * channels + c] : 255 - row[x * channels + c];
+          dst[x * 3 + c] = static_cast<uint8_t>(v * k / 255);
+        }
+      }
     }
   }
   jpeg_finish_decompress(&d->ci);
@@ -172,7 +179,12 @@ std::string encode_jpeg(const RgbImage& image, int quality) {
   e->ci.err = jpeg_std_error(&e->error.mgr);
   e->error.mgr.error_exit = on_jpeg_error;
   e->error.mgr.output_message = on_jpeg_message;
-  if (setjmp(e->error.jump)) fail(ErrorCode::internal, std::string("encode_jpeg: ") + e->error.message);
+  if (setjmp(e->error.jump)) {
+    // jpeg_mem_dest may have replaced (and freed) the buffer it last told us of: leak
+    // what it holds now rather than free a stale pointer (an allocation failure only).
+    e->buffer = nullptr;
+    fail(ErrorCode::internal, std::string("encode_jpeg: ") + e->error.message);
+  }
   jpeg_create_compress(&e->ci);
   e->created = true;
   jpeg_mem_dest(&e->ci, &e->buffer, &e->size);
@@ -219,6 +231,8 @@ Taps area_taps(uint32_t in, uint32_t out) {
 }  // namespace
 
 RgbImage resize_area(const RgbImage& image, uint32_t width, uint32_t height) {
+  if (image.pixels.size() != static_cast<size_t>(image.width) * image.height * 3)
+    fail(ErrorCode::invalid_argument, "resize_area: the image's pixels do not match its size");
   if (width == 0 || height == 0 || image.width == 0 || image.height == 0)
     fail(ErrorCode::invalid_argument, "resize_area: " + std::to_string(image.width) + " x " +
                                           std::to_string(image.height) + " to " + std::to_string(width) + " x " +

@@ -43,7 +43,7 @@ std::string encode_jpeg(const RgbImage& image, int quality);
 
 // Box-filter resampling: each output pixel is the mean of the input area it covers,
 // fractional edges weighted (what a descriptor needs to be stable under rescaling);
-// upscaling repeats pixels.
+// upscaling repeats pixels, blending two where an output pixel straddles an input edge.
 RgbImage resize_area(const RgbImage& image, uint32_t width, uint32_t height);
 
 }  // namespace eagle::ingest
