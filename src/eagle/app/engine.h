@@ -239,7 +239,7 @@ class Engine {
   RwMutex state_mu_;
   std::mutex ingest_mu_;
   std::mutex write_mu_;
-  std::atomic<uint64_t> deletes_{0};  // documents deleted so far (ingest's registry step)
+  std::atomic<uint64_t> deletes_{0};  // documents deleted so far (ingest's registry step, reembed's check)
   std::recursive_mutex init_mu_;
   std::atomic<bool> core_ready_{false}, biomed_ready_{false};
   std::once_flag registry_once_;

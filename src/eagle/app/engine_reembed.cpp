@@ -69,6 +69,7 @@ ReembedReport Engine::reembed(const std::string& collection, const std::string& 
   rebuilt.validate();
 
   const size_t total = old->count();
+  const uint64_t deletes_at_start = deletes_.load();  // as Engine::ingest: did a delete come meanwhile?
   auto built = catalog_->begin_rebuild(rebuilt);
   try {
     size_t from = 0;
@@ -109,12 +110,14 @@ ReembedReport Engine::reembed(const std::string& collection, const std::string& 
   }
   std::lock_guard writer(write_mu_);
   try {
-    // Rows deleted since they were read (deletes do not wait for the embedding).
+    // Rows deleted since they were read (deletes do not wait for the embedding); the
+    // walk over every row only when a delete came.
     std::vector<std::string> gone;
     size_t from = 0;
-    for (auto page = built->scan(0, 4096, &from); !page.empty(); page = built->scan(from, 4096, &from))
-      for (const auto& r : page)
-        if (!old->get(r.id)) gone.push_back(r.id);
+    if (deletes_.load() != deletes_at_start)
+      for (auto page = built->scan(0, 4096, &from); !page.empty(); page = built->scan(from, 4096, &from))
+        for (const auto& r : page)
+          if (!old->get(r.id)) gone.push_back(r.id);
     if (!gone.empty()) {
       built->remove(gone, /*auto_checkpoint=*/false);
       rep.rows -= gone.size();

@@ -1205,21 +1205,8 @@ void Catalog::recover_rebuilds(const std::string& only) {
   for (const auto& [prefix, name] : found) {
     const fs::path dir = root_ / (std::string(prefix) + name), live = root_ / name;
     if (prefix == kReadyPrefix && fs::exists(dir / kSwapMarker)) {
-      if (fs::exists(live / "schema.json")) {
-        spdlog::warn("{}: finishing the swap of a rebuilt collection a crash interrupted", live.string());
-        if (!fsys.exchange(dir, live)) {
-          const fs::path old = root_ / (std::string(kOldPrefix) + name);
-          if (fs::exists(old)) fsys.remove_all(old);  // an earlier swap's leftover: rename needs the name
-          fsys.rename(live, old);
-          fsys.rename(dir, live);
-        }
-      } else {
-        spdlog::warn("{}: moving a rebuilt collection into place (a crash came between two renames)", live.string());
-        fsys.rename(dir, live);
-      }
-      fsys.sync_path(root_, true);
-      fsys.remove(live / kSwapMarker);
-      fsys.sync_path(live, true);
+      spdlog::warn("{}: finishing the swap of a rebuilt collection a crash interrupted", live.string());
+      swap_in_rebuilt(name);
       // What the exchange left at `dir` (the old collection) goes with the garbage.
       if (fs::exists(dir)) fsys.remove_all(dir);
       const fs::path old = root_ / (std::string(kOldPrefix) + name);
@@ -1234,6 +1221,27 @@ void Catalog::recover_rebuilds(const std::string& only) {
       fsys.sync_path(live, true);
     }
   }
+}
+
+fs::path Catalog::swap_in_rebuilt(const std::string& name) {
+  auto& fsys = io::or_posix(opts_.file_system);
+  const fs::path ready = root_ / (std::string(kReadyPrefix) + name), live = root_ / name;
+  const fs::path old = root_ / (std::string(kOldPrefix) + name);
+  fs::path garbage;
+  if (!fs::exists(live / "schema.json")) {
+    fsys.rename(ready, live);  // a crash came between the two renames: the old one is at .old-
+  } else if (fsys.exchange(ready, live)) {
+    garbage = ready;
+  } else {
+    if (fs::exists(old)) fsys.remove_all(old);  // an earlier swap's leftover: rename needs the name
+    fsys.rename(live, old);
+    fsys.rename(ready, live);
+    garbage = old;
+  }
+  fsys.sync_path(root_, true);
+  fsys.remove(live / kSwapMarker);
+  fsys.sync_path(live, true);
+  return garbage;
 }
 
 std::unique_ptr<Collection> Catalog::begin_rebuild(const CollectionSchema& schema) {
@@ -1309,22 +1317,11 @@ void Catalog::finish_rebuild(std::unique_ptr<Collection> built, const ExclusiveF
   // finishes the swap at the next open (recover_rebuilds), and so does an error here,
   // at once. 3. In memory, the new collection opens while the old one still serves,
   // then is swapped in with readers held back.
-  fs::path garbage = ready;  // the old collection's folder once swapped
+  fs::path garbage;  // the old collection's folder once swapped
   std::unique_ptr<Collection> fresh;
   std::exception_ptr failure;
-  auto swap_on_disk = [&] {
-    if (!fsys.exchange(ready, live)) {
-      garbage = root_ / (std::string(kOldPrefix) + name);
-      if (fs::exists(garbage)) fsys.remove_all(garbage);  // an earlier swap's leftover
-      fsys.rename(live, garbage);
-      fsys.rename(ready, live);
-    }
-    fsys.sync_path(root_, true);
-    fsys.remove(live / kSwapMarker);
-    fsys.sync_path(live, true);
-  };
   try {
-    swap_on_disk();
+    garbage = swap_in_rebuilt(name);
     fresh = Collection::open(live, opts_);
   } catch (const std::exception& first) {
     spdlog::warn("{}: the swap of the rebuilt collection failed ({}); finishing it again", live.string(), first.what());

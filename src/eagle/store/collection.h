@@ -322,6 +322,10 @@ class Catalog {
   bool committed_here(TxnId txn) const;
   // unavailable when a rebuild of `name` failed half-way in this process.
   void require_available_locked(const std::string& name) const;
+  // Puts the complete .new-<name> in place of <name> (RENAME_EXCHANGE; else two renames
+  // through .old-<name>; one rename when <name> is already gone), synced, marker
+  // removed. Returns the folder now holding the old collection (empty: none).
+  std::filesystem::path swap_in_rebuilt(const std::string& name);
   // Finishes (or discards) rebuilds a crash interrupted; `only`: those of one name.
   void recover_rebuilds(const std::string& only = {});
 
