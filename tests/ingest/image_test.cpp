@@ -3,6 +3,7 @@
 // sum, and the dct-lowfreq-v1 descriptor on real pages: every page of
 // ../shared/data/docs/pdf, rescaled and recompressed, finds itself first.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -17,7 +18,9 @@
 #include "eagle/core/error.h"
 #include "eagle/ingest/image/descriptor.h"
 #include "eagle/ingest/image/image.h"
+#include "eagle/ingest/formats.h"
 #include "eagle/ingest/pdf/pdf_render.h"
+#include "eagle/ingest/tiles/image_store.h"
 #include "shared_data.h"
 
 namespace fs = std::filesystem;
@@ -232,4 +235,64 @@ TEST(PdfRender, PagesAtTheAskedDpiAndErrorsNameTheFile) {
   small.max_pixels = 1000;
   EXPECT_NE(message_of([&] { render_pdf_pages(read_file(pdf), "jtmo.pdf", 72, small); }).find("jtmo.pdf: page 1 is"),
             std::string::npos);
+}
+
+TEST(Image, CropKeepsTheAskedSharesPixelForPixel) {
+  const RgbImage im = gradient(40, 20);
+  const RgbImage part = crop(im, 0.25, 0.5, 0.75, 1.0);
+  ASSERT_EQ(part.width, 20u);
+  ASSERT_EQ(part.height, 10u);
+  for (uint32_t y = 0; y < part.height; ++y)
+    for (uint32_t x = 0; x < part.width; ++x)
+      for (int c = 0; c < 3; ++c) ASSERT_EQ(part.pixel(x, y)[c], im.pixel(x + 10, y + 10)[c]);
+  // Out-of-range and empty shares still give a pixel inside the image.
+  const RgbImage corner = crop(im, 1.5, 2.0, -1.0, 0.0);
+  EXPECT_EQ(corner.width, 1u);
+  EXPECT_EQ(corner.height, 1u);
+  EXPECT_EQ(corner.pixel(0, 0)[0], im.pixel(39, 19)[0]);
+}
+
+// The image store: content names, one copy of the same bytes, and a damaged file
+// reported (data_loss naming it), never served.
+TEST(ImageStore, KeepsBytesUnderTheirHashAndReportsADamagedFile) {
+  const fs::path root = fs::temp_directory_path() / ("eagle_image_store_" + std::to_string(::getpid()));
+  fs::remove_all(root);
+  const ImageStore store(root / "images");
+  const std::string png = encode_png(gradient(8, 8));
+  const std::string name = store.put(png, "png");
+  EXPECT_TRUE(ImageStore::valid_name(name)) << name;
+  EXPECT_EQ(name, bytes_sha256(png) + ".png");
+  EXPECT_EQ(store.put(png, "png"), name);  // kept once
+  EXPECT_EQ(store.get(name), png);
+  EXPECT_EQ(ImageStore::media_type(name), "image/png");
+  EXPECT_EQ(ImageStore::media_type(store.put(encode_jpeg(gradient(8, 8), 80), "jpg")), "image/jpeg");
+  EXPECT_THROW(store.put(png, "gif"), eagle::Error);
+  for (const char* bad : {"../../etc/passwd", "abc.png", "", "0000000000000000000000000000000000000000000000000000000000000000.gif"})
+    EXPECT_FALSE(ImageStore::valid_name(bad)) << bad;
+  try {
+    store.get("../x");
+    ADD_FAILURE() << "a bad name was read";
+  } catch (const eagle::Error& e) {
+    EXPECT_EQ(e.code(), eagle::ErrorCode::invalid_argument);
+  }
+  try {
+    store.get(std::string(64, 'a') + ".png");
+    ADD_FAILURE() << "a missing image was read";
+  } catch (const eagle::Error& e) {
+    EXPECT_EQ(e.code(), eagle::ErrorCode::not_found);
+  }
+  // A flipped byte.
+  {
+    std::fstream f(store.path_of(name), std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(20);
+    f.put('\x5a');
+  }
+  try {
+    store.get(name);
+    ADD_FAILURE() << "a damaged image was served";
+  } catch (const eagle::Error& e) {
+    EXPECT_EQ(e.code(), eagle::ErrorCode::data_loss);
+    EXPECT_NE(std::string(e.what()).find(store.path_of(name).string()), std::string::npos) << e.what();
+  }
+  fs::remove_all(root);
 }

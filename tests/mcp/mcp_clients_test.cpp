@@ -60,6 +60,10 @@ class McpClientsTest : public ::testing::Test {
     r = run_shell(eagle_bin() + " --data-dir " + store_.string() + " ingest --kb chem --namespace biomed " +
                   std::string(EAGLE_SOURCE_DIR) + "/tests/fixtures/compounds.csv");
     ASSERT_EQ(r.rc, 0) << r.out;
+    // A paper whose pages and figures are image tiles (core_retrieve_visual).
+    r = run_shell(eagle_bin() + " --data-dir " + store_.string() + " ingest --kb papers " +
+                  std::string(EAGLE_SHARED_DATA) + "/docs/pdf/vespa-peerj.pdf");
+    ASSERT_EQ(r.rc, 0) << r.out;
     server_ = new ServerProcess(store_, {"--set", "biomed.vocab_dir=" + std::string(EAGLE_SHARED_DATA) + "/vocab"},
                                 {}, true, {"--namespace", "biomed"});
     ASSERT_TRUE(server_->running()) << server_->log();

@@ -8,12 +8,16 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <sstream>
 
 #include "support/engine_config.h"
+#include "support/images.h"
 #include "eagle/app/engine.h"
+#include "eagle/core/base64.h"
 #include "eagle/core/error.h"
+#include "eagle/ingest/image/image.h"
 #include "eagle/mcp/http_transport.h"
 #include "eagle/mcp/json_schema.h"
 #include "eagle/mcp/protocol.h"
@@ -136,12 +140,14 @@ McpServer* McpEngineTest::server_ = nullptr;
 TEST_F(McpEngineTest, ExposureRuleG3ListsCorePlusTheDefaultNamespace) {
   std::vector<std::string> names;
   for (const auto& t : tools_->tools()) names.push_back(t.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"core_retrieve_text", "core_search", "core_list_documents",
-                                             "biomed_query_entities", "biomed_retrieve_compounds"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"core_retrieve_text", "core_search", "core_retrieve_visual",
+                                             "core_list_documents", "biomed_query_entities",
+                                             "biomed_retrieve_compounds"}));
   ToolSet core(*engine_, "core");
   names.clear();
   for (const auto& t : core.tools()) names.push_back(t.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"core_retrieve_text", "core_search", "core_list_documents"}));
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"core_retrieve_text", "core_search", "core_retrieve_visual", "core_list_documents"}));
   for (const auto& t : tools_->list_json()) {
     EXPECT_EQ(t["inputSchema"]["$schema"], "https://json-schema.org/draft/2020-12/schema");
     EXPECT_EQ(t["inputSchema"]["type"], "object");
@@ -166,7 +172,7 @@ TEST_F(McpEngineTest, StatefulHandshakeThenTools) {
   EXPECT_FALSE(r.message);
   EXPECT_TRUE(session.initialized);
   EXPECT_EQ((*server_->handle(request(2, "ping"), &session, {}).message)["result"], json::object());
-  EXPECT_EQ((*server_->handle(request(3, "tools/list"), &session, {}).message)["result"]["tools"].size(), 5u);
+  EXPECT_EQ((*server_->handle(request(3, "tools/list"), &session, {}).message)["result"]["tools"].size(), 6u);
   EXPECT_EQ((*server_->handle(request(4, "no/such"), &session, {}).message)["error"]["code"], kMethodNotFound);
   auto hit = (*server_->handle(request(5, "tools/call", {{"name", "core_retrieve_text"},
                                                            {"arguments", {{"query", "PD-1 blockade"}, {"top_k", 2}}}}),
@@ -207,7 +213,7 @@ TEST_F(McpEngineTest, StatelessResultsCarryTypeServerInfoAndCachingHints) {
   EXPECT_EQ(d["cacheScope"], "private");
   EXPECT_EQ(d["_meta"][kMetaServerInfo]["name"], "eagle");
   auto l = (*server_->handle(request(2, "tools/list", {{"_meta", stateless_meta()}}), nullptr, {}).message)["result"];
-  EXPECT_EQ(l["tools"].size(), 5u);
+  EXPECT_EQ(l["tools"].size(), 6u);
   EXPECT_EQ(l["ttlMs"], 60000);
   EXPECT_EQ(l["resultType"], "complete");
   auto p = (*server_->handle(request(3, "prompts/list", {{"_meta", stateless_meta()}}), nullptr, {}).message)["result"];
@@ -229,6 +235,44 @@ TEST_F(McpEngineTest, RetrieveTextFindsThePassage) {
   EXPECT_NE(r["content"][0]["text"].get<std::string>().find(sources[0]["id"].get<std::string>()), std::string::npos);
   // The output matches the declared output schema.
   EXPECT_FALSE(validate(tools_->find("core_retrieve_text")->output_schema, r["structuredContent"]));
+}
+
+// seed §12: core_retrieve_visual {query, scope, top_k, kb_name} -> {image_id,
+// document_id, page, position, score}; an image asks by pixels; a caller's scope holds.
+TEST_F(McpEngineTest, RetrieveVisualFindsATileByWordsAndByPixelsInScope) {
+  const fs::path dir = kWork / "figures";
+  fs::create_directories(dir);
+  const auto img = eagle::test_support::patterned_image(96, 64);
+  std::ofstream(dir / "zzvisual-survival-curve.png", std::ios::binary) << ingest::encode_png(img);
+  app::IngestOptions o;
+  o.kb_name = "figures";
+  engine_->ingest({dir.string()}, o);
+  const auto* tool = tools_->find("core_retrieve_visual");
+  ASSERT_TRUE(tool);
+
+  auto by_words = call("core_retrieve_visual", {{"query", "zzvisual survival curve"}, {"top_k", 3}});
+  ASSERT_FALSE(by_words["isError"].get<bool>()) << by_words.dump();
+  const json images = by_words["structuredContent"]["images"];
+  ASSERT_EQ(images.size(), 1u) << by_words.dump();
+  EXPECT_EQ(images[0]["image_id"], "zzvisual-survival-curve.png");
+  EXPECT_EQ(images[0]["document_id"], "zzvisual-survival-curve.png");
+  EXPECT_TRUE(images[0]["page"].is_null());
+  EXPECT_EQ(images[0]["position"], "0,0,1,1");
+  EXPECT_FALSE(validate(tool->output_schema, by_words["structuredContent"]));
+
+  auto by_pixels = call("core_retrieve_visual", {{"image", base64_encode(ingest::encode_jpeg(img, 70))}});
+  ASSERT_FALSE(by_pixels["isError"].get<bool>()) << by_pixels.dump();
+  ASSERT_FALSE(by_pixels["structuredContent"]["images"].empty());
+  EXPECT_EQ(by_pixels["structuredContent"]["images"][0]["image_id"], "zzvisual-survival-curve.png");
+  EXPECT_GT(by_pixels["structuredContent"]["images"][0]["score"].get<double>(), 0.99);
+
+  ToolContext other;
+  other.scope.kb_names = {"sample"};
+  EXPECT_TRUE(call("core_retrieve_visual", {{"query", "zzvisual survival curve"}}, other)["structuredContent"]["images"]
+                  .empty());
+  EXPECT_NE(error_text(call("core_retrieve_visual", {{"top_k", 3}})).find("query"), std::string::npos);
+  EXPECT_NE(error_text(call("core_retrieve_visual", {{"image", "bm90IGFuIGltYWdl"}})).find("not a PNG or JPEG"),
+            std::string::npos);
 }
 
 TEST_F(McpEngineTest, SearchExplainsAndMatchesItsOutputSchema) {
@@ -451,7 +495,7 @@ TEST_F(McpEngineTest, StdioAnswersEachRequestOnOneLine) {
   EXPECT_EQ(lines[0]["result"]["protocolVersion"], "2025-11-25");
   EXPECT_EQ(lines[1]["error"]["code"], kParseError);
   EXPECT_EQ(lines[2]["error"]["code"], kInvalidRequest);
-  EXPECT_EQ(lines[3]["result"]["tools"].size(), 5u);
+  EXPECT_EQ(lines[3]["result"]["tools"].size(), 6u);
 }
 
 }  // namespace

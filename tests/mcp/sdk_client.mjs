@@ -28,7 +28,7 @@ const STATELESS = '2026-07-28';
 const META_VERSION = 'io.modelcontextprotocol/protocolVersion';
 const META_CAPABILITIES = 'io.modelcontextprotocol/clientCapabilities';
 const SCHEMA_2020_12 = 'https://json-schema.org/draft/2020-12/schema';
-const TOOLS = ['core_retrieve_text', 'core_search', 'core_list_documents', 'biomed_query_entities',
+const TOOLS = ['core_retrieve_text', 'core_search', 'core_retrieve_visual', 'core_list_documents', 'biomed_query_entities',
   'biomed_retrieve_compounds'];
 
 const usage = 'usage: node tests/mcp/sdk_client.mjs --sdk v1|v2 --transport stdio|http --eagle <binary> ' +
@@ -318,6 +318,16 @@ async function main() {
     check(res?.result?.resultType === 'complete', what, `raw result lacks resultType complete: ${show(res, 300)}`);
   }
   ok(`core_retrieve_text: ${retrieved.length} hits, first ${retrieved[0].id} (${show(retrieved[0].text.slice(0, 50))}) mentions PD-1`);
+
+  what = 'core_retrieve_visual';
+  r = await call('core_retrieve_visual', { query: 'overview of the phases of the VESPA package', top_k: 3 });
+  sc = succeeded(r, what);
+  const images = sc.images;
+  check(Array.isArray(images) && images.length >= 1 && images.length <= 3, what, `images ${show(images, 300)}`);
+  check(images.every((i) => typeof i.image_id === 'string' && i.document_id === 'vespa-peerj.pdf' &&
+    Number.isInteger(i.page) && ['page', 'figure'].includes(i.chunk_type) && typeof i.position === 'string' &&
+    typeof i.score === 'number'), what, `an image lacks its ImageNode fields: ${show(images, 400)}`);
+  ok(`core_retrieve_visual: ${images.length} tiles, first ${images[0].image_id} (${images[0].chunk_type}, page ${images[0].page})`);
 
   what = 'core_search';
   r = await call('core_search', { query: 'savolitinib plus osimertinib in MET-amplified NSCLC', explain: true, top_k: 3 });

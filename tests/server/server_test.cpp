@@ -18,6 +18,7 @@
 #include <sstream>
 #include <thread>
 
+#include "shared_data.h"
 #include "support/temp_cleanup.h"
 #include "support/server_process.h"
 #include "support/subprocess.h"
@@ -92,7 +93,11 @@ Response http(int port, const Call& c) {
   if (!c.route.empty()) {
     json rec = {{"method", c.method}, {"path", c.route}, {"status", resp.status}, {"content_type", resp.content_type}};
     auto parsed = json::parse(resp.body, nullptr, false);
-    rec["body"] = parsed.is_discarded() ? json(resp.body) : parsed;
+    // An image is bytes, not text: the check sees a string standing for it.
+    if (resp.content_type.rfind("image/", 0) == 0)
+      rec["body"] = std::to_string(resp.body.size()) + " bytes of " + resp.content_type;
+    else
+      rec["body"] = parsed.is_discarded() ? json(resp.body) : parsed;
     // The JSON request body too, checked against the operation's requestBody on a 2xx
     // (multipart calls send no c.body and record none).
     if (!c.body.empty()) {
@@ -440,7 +445,7 @@ TEST_F(ServerTest, ConsoleFilesAndMcpRoutes) {
                 .status,
             202);
   auto list = call({"POST", "/mcp", "/mcp", R"({"jsonrpc":"2.0","id":2,"method":"tools/list"})", {mcp_headers[0], session}});
-  EXPECT_EQ(list.j()["result"]["tools"].size(), 3u) << list.body;  // core namespace: core_* only
+  EXPECT_EQ(list.j()["result"]["tools"].size(), 4u) << list.body;  // core namespace: core_* only
   EXPECT_EQ(call({"GET", "/mcp", ""}).status, 405);
   EXPECT_EQ(call({"DELETE", "/mcp", "/mcp", "", {session}}).status, 200);
   EXPECT_EQ(call({"POST", "/mcp", "", R"({"jsonrpc":"2.0","id":3,"method":"tools/list"})", {mcp_headers[0], session}}).status,
@@ -759,6 +764,74 @@ TEST(ServerReembed, ATaskRebuildsACollectionsVectorsAndSearchesUseThem) {
   ASSERT_EQ(second.status, 202) << second.body;
   auto again = wait(second.j()["task_id"]);
   EXPECT_EQ(again.j()["result"]["already_current"], true) << again.body;
+}
+
+// Issue 14 over HTTP: POST /search with a Base64 image (or a data: URI) finds the page
+// it was made from, with the ImageNode fields in its source; GET /images/{image_id}
+// serves the tile's kept image; a token scoped to another knowledge base sees neither.
+TEST(ServerVisual, AnImageQueryFindsItsPageAndTheTileImageIsServedInScope) {
+  fs::create_directories(kWork);
+  const auto store = kWork / "visual-store";
+  const auto pdfs = kWork / "visual-pdfs";
+  fs::create_directories(pdfs);
+  const auto sample = eagle::testing::shared_data() / "docs" / "pdf" / "vespa-peerj.pdf";
+  ASSERT_TRUE(fs::exists(sample)) << sample;
+  fs::copy_file(sample, pdfs / "vespa-peerj.pdf", fs::copy_options::overwrite_existing);
+  auto ingested = run_eagle("--data-dir " + store.string() + " ingest --kb papers " + pdfs.string());
+  ASSERT_EQ(ingested.rc, 0) << ingested.out;
+  // The kept image of page 3, written by `eagle image`, is the query.
+  const auto page3 = kWork / "page3.jpg";
+  auto written = run_eagle("--data-dir " + store.string() + " image vespa-peerj.pdf#page-3 -o " + page3.string());
+  ASSERT_EQ(written.rc, 0) << written.out;
+  const std::string jpeg = read_file(page3);
+  ASSERT_GT(jpeg.size(), 1000u);
+  auto b64 = run_shell("base64 -w0 " + shell_quote(page3.string()));
+  ASSERT_EQ(b64.rc, 0);
+  const std::string image = b64.out;
+
+  const std::string tokens =
+      R"([{"name": "admin", "token_env": "EAGLE_TEST_ADMIN"}, {"name": "other", "token_env": "EAGLE_TEST_OTHER", "kb_names": ["other"]}])";
+  ServerProcess s(store, {"--set", "auth.tokens=" + tokens}, {"EAGLE_TEST_ADMIN=admin-secret", "EAGLE_TEST_OTHER=other-secret"});
+  ASSERT_TRUE(s.running()) << s.log();
+  auto as = [&](const std::string& token, Call c) {
+    c.headers.push_back("Authorization: Bearer " + token);
+    return http(s.port(), c);
+  };
+  auto found = as("admin-secret", {"POST", "/search", "/search", json{{"image", image}, {"top_k", 3}}.dump()});
+  ASSERT_EQ(found.status, 200) << found.body.substr(0, 400);
+  json j = found.j();
+  ASSERT_FALSE(j["sources"].empty());
+  EXPECT_EQ(j["sources"][0]["id"], "vespa-peerj.pdf#page-3");
+  EXPECT_EQ(j["sources"][0]["image"]["image_id"], "vespa-peerj.pdf#page-3");
+  EXPECT_EQ(j["sources"][0]["image"]["page"], 3);
+  EXPECT_EQ(j["sources"][0]["image"]["position"], "0,0,1,1");
+  EXPECT_EQ(j["sources"][0]["image"]["chunk_type"], "page");
+  EXPECT_EQ(j["route"]["plans"].size(), 1u);  // no words: the visual collection only
+  // A data: URI and words: both plans.
+  auto both = as("admin-secret", {"POST", "/search", "/search",
+                                  json{{"image", "data:image/jpeg;base64," + image}, {"query", "positive selection"}}.dump()});
+  ASSERT_EQ(both.status, 200) << both.body.substr(0, 400);
+  EXPECT_EQ(both.j()["route"]["plans"].size(), 2u);
+  // Bad images: not Base64 is 400 naming the field; bytes that are no image, 422
+  // saying what is wrong with them (as a filter that does not parse).
+  auto not_b64 = as("admin-secret", {"POST", "/search", "/search", R"({"image": "%%%"})"});
+  EXPECT_EQ(not_b64.status, 400);
+  EXPECT_EQ(not_b64.j()["error"]["field"], "image");
+  auto not_image = as("admin-secret", {"POST", "/search", "/search", json{{"image", "aGVsbG8gd29ybGQ="}}.dump()});
+  EXPECT_EQ(not_image.status, 422) << not_image.body;
+  EXPECT_NE(not_image.j()["error"]["message"].get<std::string>().find("not a PNG or JPEG"), std::string::npos);
+
+  // The tile's image, as kept.
+  auto tile = as("admin-secret", {"GET", "/images/vespa-peerj.pdf%23page-3", "/images/{image_id}"});
+  ASSERT_EQ(tile.status, 200);
+  EXPECT_EQ(tile.content_type, "image/jpeg");
+  EXPECT_EQ(tile.body, jpeg);
+  EXPECT_EQ(as("admin-secret", {"GET", "/images/vespa-peerj.pdf%23page-999", "/images/{image_id}"}).status, 404);
+  // Another knowledge base's token: no hits, no image, no sign they exist.
+  auto other = as("other-secret", {"POST", "/search", "/search", json{{"image", image}}.dump()});
+  ASSERT_EQ(other.status, 200) << other.body.substr(0, 400);
+  EXPECT_TRUE(other.j()["sources"].empty()) << other.body.substr(0, 400);
+  EXPECT_EQ(as("other-secret", {"GET", "/images/vespa-peerj.pdf%23page-3", "/images/{image_id}"}).status, 404);
 }
 
 // Last: every response recorded above against the OpenAPI document (ajv 2020-12).

@@ -1,6 +1,7 @@
 // The store's lifecycle on the command line (the server's /documents, /collections,
 // /knowledge_bases and /tags, as commands): documents list|show|delete|tag,
-// collections, knowledge-bases, tags, checkpoint, compact, repair, reembed. Readers open the store
+// collections, knowledge-bases, tags, checkpoint, compact, repair, reembed, image (a tile's kept
+// image). Readers open the store
 // read-only; delete, tag, checkpoint and compact take the store's write lock.
 #include <cstdio>
 #include <iostream>
@@ -198,9 +199,33 @@ void add_store_commands(CLI::App& app, const GlobalFlags& g, std::vector<Command
                                rep.collection.c_str(), rep.rows, rep.encoder_before.c_str(), rep.dim_before,
                                rep.identity_before.empty() ? "identity not recorded" : rep.identity_before.c_str(),
                                rep.encoder.c_str(), rep.dim, rep.identity.c_str());
-                   if (is_glove_stand_in(engine.config(), rep.encoder))
-                     std::printf("note: %s runs on the embedded GloVe vectors (no model configured for it)\n",
-                                 rep.encoder.c_str());
+                   if (const auto by = stand_in_of(engine.config(), rep.encoder); !by.empty())
+                     std::printf("note: %s runs on %s (no model configured for it)\n", rep.encoder.c_str(),
+                                 by.c_str());
+                   return 0;
+                 }});
+  auto* image = app.add_subcommand("image", "write the kept image of a tile of the visual collection (a hit's image_id)");
+  auto image_id = std::make_shared<std::string>();
+  auto image_out = std::make_shared<std::string>();
+  image->add_option("image_id", *image_id, "the tile's image_id (eagle search prints it)")->required();
+  image->add_option("-o,--output", *image_out, "file to write (default: <image_id>.jpg|png in the current folder)");
+  out.push_back({image, [&g, image_id, image_out] {
+                   Engine engine(resolve_config(g), StoreAccess::read_only);
+                   auto tile = engine.tile_image(*image_id);
+                   if (!tile) fail(ErrorCode::not_found, "no tile '" + *image_id + "' in the visual collection");
+                   std::string file = *image_out;
+                   if (file.empty()) {
+                     // The id names a document path ("a/b.pdf#page-3"): only its last part.
+                     file = *image_id;
+                     for (char& c : file)
+                       if (c == '/' || c == '#' || c == '\\') c = '_';
+                     file += tile->media_type == "image/png" ? ".png" : ".jpg";
+                   }
+                   std::FILE* f = std::fopen(file.c_str(), "wb");
+                   if (!f) fail(ErrorCode::unavailable, "cannot write " + file);
+                   const bool ok = std::fwrite(tile->bytes.data(), 1, tile->bytes.size(), f) == tile->bytes.size();
+                   if (std::fclose(f) != 0 || !ok) fail(ErrorCode::unavailable, "cannot write " + file);
+                   std::printf("%s: %zu bytes (%s)\n", file.c_str(), tile->bytes.size(), tile->media_type.c_str());
                    return 0;
                  }});
   auto* compact = app.add_subcommand("compact", "checkpoint and drop deleted rows, rebuilding the indexes");

@@ -510,6 +510,52 @@ std::vector<ConfigOption> make_options() {
            &HnswParams::ef_construction);
   hnsw_opt("store.hnsw_ef_search", "HNSW search beam of a collection an ingest creates (seed ef=64)",
            &HnswParams::ef_search);
+  o.push_back({"visual.encoder", "encoder label of the visual collection (the seed's Qwen3-VL slot; unconfigured, the embedded dct-lowfreq-v1 image descriptor stands in)",
+               [](Config& c, const std::string& v) { c.visual.encoder = v; },
+               [](const Config& c) { return c.visual.encoder; }});
+  o.push_back({"visual.index_type", "vector index of a visual collection an ingest creates: hnsw or flat (exact)",
+               [](Config& c, const std::string& v) {
+                 if (v != "hnsw" && v != "flat")
+                   fail(ErrorCode::invalid_argument, "visual.index_type: expected hnsw or flat (diskann is not built), got '" + v + "'");
+                 c.visual.index_type = v;
+               },
+               [](const Config& c) { return c.visual.index_type; }});
+  auto visual_hnsw = [&](const std::string& key, const char* doc, uint32_t HnswParams::*field) {
+    o.push_back({key, doc,
+                 [=](Config& c, const std::string& v) { c.visual.hnsw.*field = static_cast<uint32_t>(to_count(key, v, 4096)); },
+                 [=](const Config& c) { return std::to_string(c.visual.hnsw.*field); }});
+  };
+  visual_hnsw("visual.hnsw_m", "HNSW links per node of the visual collection (seed M=16)", &HnswParams::m);
+  visual_hnsw("visual.hnsw_ef_construction", "HNSW build beam of the visual collection (seed efConstruction=256)",
+              &HnswParams::ef_construction);
+  visual_hnsw("visual.hnsw_ef_search", "HNSW search beam of the visual collection (seed ef=64)", &HnswParams::ef_search);
+  o.push_back({"visual.bm25_b", "BM25 length normalisation of a new visual collection's tile text, 0..1 (1: a caption holding the question's words beats a page that mentions them among much else)",
+               [](Config& c, const std::string& v) {
+                 const double d = to_double("visual.bm25_b", v);
+                 if (!(d >= 0 && d <= 1)) fail(ErrorCode::invalid_argument, "visual.bm25_b: expected 0..1, got '" + v + "'");
+                 c.visual.bm25_b = d;
+               },
+               [](const Config& c) { return fmt(c.visual.bm25_b); }});
+  o.push_back({"visual.page_images", "an ingest of a PDF also renders its pages as page tiles of the visual collection",
+               [](Config& c, const std::string& v) { c.visual.page_images = to_bool("visual.page_images", v); },
+               [](const Config& c) { return std::string(c.visual.page_images ? "true" : "false"); }});
+  o.push_back({"visual.page_dpi", "resolution a page tile is rendered at (1..600 DPI)",
+               [](Config& c, const std::string& v) {
+                 const double d = to_double("visual.page_dpi", v);
+                 if (!(d >= 1 && d <= 600)) fail(ErrorCode::invalid_argument, "visual.page_dpi: expected 1..600, got '" + v + "'");
+                 c.visual.page_dpi = d;
+               },
+               [](const Config& c) { return fmt(c.visual.page_dpi); }});
+  o.push_back({"visual.jpeg_quality", "JPEG quality a page tile is kept at (1..100)",
+               [](Config& c, const std::string& v) {
+                 c.visual.jpeg_quality = static_cast<int>(to_count("visual.jpeg_quality", v, 100));
+               },
+               [](const Config& c) { return std::to_string(c.visual.jpeg_quality); }});
+  o.push_back({"visual.tile_text_chars", "a page tile's indexed text (what a text query finds it by) is cut at a word beyond this many bytes",
+               [](Config& c, const std::string& v) {
+                 c.visual.tile_text_chars = to_count("visual.tile_text_chars", v, size_t{1} << 20);
+               },
+               [](const Config& c) { return std::to_string(c.visual.tile_text_chars); }});
   o.push_back({"pipeline.telemetry_file", "append per-query JSONL telemetry events here (empty: off)",
                [](Config& c, const std::string& v) { c.pipeline.telemetry_file = v; },
                [](const Config& c) { return c.pipeline.telemetry_file; }});

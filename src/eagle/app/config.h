@@ -93,6 +93,19 @@ struct Config {
   // HNSW settings of the collections an ingest creates (seed: M=16, efConstruction=256,
   // ef=64); a collection keeps the settings it was created with.
   HnswParams hnsw;
+  // The visual collection (seed retrieval.txt §6.2, §10.3; issue 14): its encoder (the
+  // seed's Qwen3-VL slot; without a model, the embedded dct-lowfreq-v1 descriptor stands
+  // in), its index, and the page tiles an ingest of a PDF makes.
+  struct Visual {
+    std::string encoder = "qwen3-vl";
+    std::string index_type = "hnsw";  // hnsw | flat (the seed's diskann is not built)
+    HnswParams hnsw;                  // seed: M=16, efConstruction=256, ef=64
+    double bm25_b = 1.0;              // length normalisation of the tiles' text (see visual_schema)
+    bool page_images = true;          // a PDF's pages become page tiles
+    double page_dpi = 72;             // rendering resolution of a page tile
+    int jpeg_quality = 85;            // a page tile is kept as JPEG at this quality
+    size_t tile_text_chars = 8000;    // a page tile's indexed text is cut at a word beyond this
+  } visual;
   // The document registry: empty = SQLite at <data_dir>/registry.db; else a URL
   // (sqlite:PATH, postgresql://...; see registry/registry.h).
   std::string registry_url;

@@ -8,6 +8,7 @@
 
 #include "eagle/core/error.h"
 #include "eagle/encode/chem/chem_encoder.h"
+#include "eagle/encode/image/descriptor_encoder.h"
 #include "eagle/encode/registry_config.h"
 #include "eagle/encode/static/word_vectors.h"
 #include "eagle/biomed/ingest/chunker.h"
@@ -29,10 +30,22 @@ namespace {
 // The seed's text slots that fall back to the embedded GloVe vectors when the
 // configuration does not map them to a model.
 const char* const kGloveTextSlots[] = {"pubmedbert", "medcpt-query", "medcpt-article", "text-embedding-v4"};
+// The seed's general visual slot (Qwen3-VL-Embedding), which falls back to the
+// embedded image descriptor. The medical-imaging slots (BiomedCLIP, UNI2) never fall
+// back to anything (seed: biomed-retrieval.txt, cross-modal): they stay unconfigured.
+const char* const kDescriptorVisualSlots[] = {"qwen3-vl"};
+// The embedded image descriptor's own label.
+constexpr const char* kDescriptorLabel = "dct-lowfreq";
+
+bool listed(const char* const* begin, const char* const* end, const std::string& label) {
+  return std::find_if(begin, end, [&](const char* s) { return label == s; }) != end;
+}
 
 search::PipelineConfig pipeline_config_of(const Config& cfg) {
   search::PipelineConfig p;
   p.core_text_encoder = cfg.pipeline.text_encoder;
+  p.core_visual_collection = cfg.biomed.options.visual.collection;
+  p.core_visual_encoder = cfg.visual.encoder;
   p.default_text_encoder = cfg.pipeline.text_encoder;
   p.recall_top_k = cfg.pipeline.recall_top_k;
   p.final_top_k = cfg.pipeline.final_top_k;
@@ -63,10 +76,12 @@ search::PipelineConfig pipeline_config_of(const Config& cfg) {
 
 search::PipelineConfig pipeline_config(const Config& cfg) { return pipeline_config_of(cfg); }
 
-bool is_glove_stand_in(const Config& cfg, const std::string& label) {
-  const bool slot = std::find_if(std::begin(kGloveTextSlots), std::end(kGloveTextSlots),
-                                 [&](const char* s) { return label == s; }) != std::end(kGloveTextSlots);
-  return slot && !(cfg.encoders.is_object() && cfg.encoders.contains(label));
+std::string stand_in_of(const Config& cfg, const std::string& label) {
+  if (cfg.encoders.is_object() && cfg.encoders.contains(label)) return {};
+  if (listed(std::begin(kGloveTextSlots), std::end(kGloveTextSlots), label)) return "the embedded GloVe vectors";
+  if (listed(std::begin(kDescriptorVisualSlots), std::end(kDescriptorVisualSlots), label))
+    return "the embedded dct-lowfreq-v1 image descriptor";
+  return {};
 }
 
 encode::EncoderRegistry build_encoder_registry(const Config& cfg) {
@@ -87,8 +102,13 @@ encode::EncoderRegistry build_encoder_registry(const Config& cfg) {
   for (const char* slot : kGloveTextSlots)
     if (!reg.has_encoder(slot) && !reg.has_reranker(slot)) reg.add(encode::make_identified_static(slot, glove_file()));
   if (!reg.has_encoder("molformer")) reg.add(encode::make_identified_chem("molformer"));
+  if (!reg.has_encoder(kDescriptorLabel)) reg.add(encode::make_descriptor_encoder(kDescriptorLabel));
+  for (const char* slot : kDescriptorVisualSlots)
+    if (!reg.has_encoder(slot) && !reg.has_reranker(slot)) reg.add(encode::make_descriptor_encoder(slot));
   return reg;
 }
+
+ingest::ImageStore Engine::image_store() const { return ingest::ImageStore(fs::path(cfg_.data_dir) / "images"); }
 
 std::string resolve_vocab_dir(const Config& cfg) {
   if (!cfg.biomed.vocab_dir.empty()) {
@@ -202,6 +222,8 @@ void Engine::ensure_plugin_locked(const std::string& ns) {
     // encoder its plans use (`eagle reembed` may have given them another label).
     if (auto* c = catalog_->find(pipeline.core_text_collection); c && !c->schema().vector.encoder.empty())
       pipeline.core_text_encoder = c->schema().vector.encoder;
+    if (auto* c = catalog_->find(pipeline.core_visual_collection); c && !c->schema().vector.encoder.empty())
+      pipeline.core_visual_encoder = c->schema().vector.encoder;
     orchestrator_ = std::make_unique<search::Orchestrator>(collections(), encoders_, bus_, std::move(pipeline), sink_,
                                                            doc_catalog_.get());
     core_ready_ = true;
@@ -287,6 +309,28 @@ std::optional<DocumentView> Engine::document(const std::string& document_id, con
     }
   }
   return v;
+}
+
+std::optional<TileImage> Engine::tile_image(const std::string& image_id, const AccessScope& scope) {
+  std::string name;
+  {
+    std::shared_lock state(state_mu_);
+    auto* c = catalog_->find(cfg_.biomed.options.visual.collection);
+    if (!c) return std::nullopt;
+    const auto& schema = c->schema();
+    const auto image = schema.field_index("image");
+    const auto kb = schema.field_index("kb_name");
+    if (!image) return std::nullopt;
+    auto row = c->get(image_id);
+    if (!row) return std::nullopt;
+    const auto* kb_value = kb ? std::get_if<std::string>(&row->values[*kb]) : nullptr;
+    if (!scope.allows(kb_value ? *kb_value : std::string())) return std::nullopt;
+    const auto* n = std::get_if<std::string>(&row->values[*image]);
+    if (!n) return std::nullopt;
+    name = *n;
+  }
+  const auto store = image_store();
+  return TileImage{image_id, ingest::ImageStore::media_type(name), store.get(name)};
 }
 
 size_t Engine::delete_document(const std::string& document_id, const AccessScope& scope) {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "eagle/app/config.h"
+#include "eagle/ingest/tiles/image_store.h"
 #include "eagle/biomed/brand_knowledge.h"
 #include "eagle/biomed/knowledge.h"
 #include "eagle/biomed/plugin.h"
@@ -30,10 +31,12 @@ namespace eagle::app {
 // on the same GloVe vectors unless `encoders:` configures them, and `molformer` on
 // RDKit Morgan fingerprints unless configured. Configured labels always win.
 encode::EncoderRegistry build_encoder_registry(const Config& cfg);
-// Whether `label` is one of the seed's text slots (pubmedbert, medcpt-*, text-embedding-v4)
-// left to the embedded GloVe vectors because the configuration maps it to no model:
-// `eagle encoders` and the ingest report say so.
-bool is_glove_stand_in(const Config& cfg, const std::string& label);
+// What stands in for `label` when it is one of the seed's slots the configuration maps
+// to no model: "the embedded GloVe vectors" for the text slots (pubmedbert, medcpt-*,
+// text-embedding-v4), "the embedded dct-lowfreq-v1 image descriptor" for the general
+// visual slot (qwen3-vl); empty for any other label. `eagle encoders` and the ingest
+// report say so.
+std::string stand_in_of(const Config& cfg, const std::string& label);
 
 // biomed.vocab_dir, else ../shared/data/vocab (from the working folder, then from the
 // source tree) when it exists; not_found otherwise.
@@ -126,6 +129,13 @@ struct CompoundQuery {
   std::string kb_name;
 };
 
+// A tile's kept image (Engine::tile_image).
+struct TileImage {
+  std::string image_id;
+  std::string media_type;  // image/jpeg | image/png
+  std::string bytes;
+};
+
 struct CompoundHit {
   std::string id, name, smiles, document_id, kb_name;
   double score = 0;  // Tanimoto on Morgan fingerprints; 1.0 for a substructure match
@@ -198,6 +208,13 @@ class Engine {
   std::vector<registry::NameCount> tags(std::optional<std::string> plugin_namespace, const AccessScope& scope = {});
   std::vector<CollectionInfo> collection_infos();
   CollectionInfo collection_info(const std::string& name);
+  // Where the visual collection's tiles keep their images (DATA_DIR/images).
+  ingest::ImageStore image_store() const;
+  // The kept image of a tile of the visual collection, by its image_id (the row id):
+  // what a client shows for a hit. nullopt when there is no such tile or it lies
+  // outside `scope` (its existence is not revealed); data_loss when the kept file no
+  // longer matches its name.
+  std::optional<TileImage> tile_image(const std::string& image_id, const AccessScope& scope = {});
 
   // Rebuilds the vectors of `collection` with encoder `label` (empty: the label the
   // collection records), from each row's text (a compound's SMILES for a molecule

@@ -31,6 +31,8 @@
 #include "eagle/ingest/article/article_chunker.h"
 #include "eagle/ingest/corpus_reader.h"
 #include "eagle/ingest/formats.h"
+#include "eagle/ingest/tiles/image_store.h"
+#include "eagle/ingest/tiles/tiles.h"
 
 namespace eagle::app {
 namespace fs = std::filesystem;
@@ -63,6 +65,10 @@ constexpr size_t kUnchangedIdsShown = 5;
 // TDR reads this much of a structured document's text to decide its profile.
 constexpr size_t kProfileSampleBytes = 20000;
 
+// A slice is staged once its image tiles hold this many encoded bytes, whatever its
+// row count (a folder of long PDFs would otherwise hold every page image at once).
+constexpr size_t kSliceImageBytes = 64u << 20;
+
 bool has_ext(const fs::path& p, const char* ext) { return p.extension() == ext; }
 
 // auto: a .csv makes the ingest a compound table; anything else is read file by
@@ -73,6 +79,19 @@ std::string detect_format(const std::vector<std::string>& inputs, const std::str
   for (const auto& in : inputs)
     if (has_ext(fs::path(in), ".csv")) return "compounds";
   return format;
+}
+
+std::string read_file_bytes(const fs::path& file) {
+  std::FILE* f = std::fopen(file.c_str(), "rb");
+  if (!f) fail(ErrorCode::not_found, "cannot read " + file.string() + ": " + std::strerror(errno));
+  std::string bytes;
+  char buf[1 << 16];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) bytes.append(buf, n);
+  const bool bad = std::ferror(f);
+  std::fclose(f);
+  if (bad) fail(ErrorCode::unavailable, "cannot read " + file.string());
+  return bytes;
 }
 
 void add_collection(registry::DocumentRecord& r, const std::string& collection) {
@@ -183,6 +202,10 @@ struct Slice {
   std::vector<std::optional<biomed::DocumentProfile>> profile;
   // Rows of a drug label: they go to the biomedical text slot whatever TDR says.
   std::vector<bool> label_row;
+  // Image tiles (rows of the visual collection): the encoded image and its extension;
+  // empty for a text row.
+  std::vector<std::string> image, image_ext;
+  size_t image_bytes = 0;
 
   void add(json row, std::string embed_text, std::optional<biomed::DocumentProfile> input_profile = std::nullopt,
            bool label = false) {
@@ -191,7 +214,17 @@ struct Slice {
     document_of.push_back(documents.size() - 1);  // the document added last
     profile.push_back(input_profile);
     label_row.push_back(label);
+    image.emplace_back();
+    image_ext.emplace_back();
   }
+  // An image tile of the document added last: its row, its image to embed and keep.
+  void add_tile(json row, ingest::ImageTile&& tile) {
+    add(std::move(row), std::string());
+    image_bytes += tile.encoded.size();
+    image.back() = std::move(tile.encoded);
+    image_ext.back() = std::move(tile.extension);
+  }
+  bool is_tile(size_t i) const { return !image[i].empty(); }
 };
 
 // A collection the ingest writes, with its encoder, prepared at its first rows.
@@ -201,6 +234,7 @@ struct Target {
   CollectionSchema schema;
   encode::Encoder* enc = nullptr;
   size_t rows = 0;
+  bool visual = false;  // the visual collection: rows are image tiles
 };
 
 }  // namespace
@@ -238,12 +272,18 @@ IngestReport Engine::ingest(const std::vector<std::string>& inputs, const Ingest
   // Each target's collection and encoder (the recorded one wins; a different one is
   // refused), checked at its first rows, before anything of them is written.
   std::vector<Target> targets;
-  auto target_index = [&](const std::string& collection, const std::string& fallback) -> size_t {
+  auto target_index = [&](const std::string& collection, const std::string& fallback, bool visual = false) -> size_t {
     for (size_t i = 0; i < targets.size(); ++i)
-      if (targets[i].collection == collection) return i;
+      if (targets[i].collection == collection) {
+        if (targets[i].visual != visual)
+          fail(ErrorCode::invalid_argument, "collection '" + collection + "' cannot hold both text and image tiles");
+        return i;
+      }
     Target t;
     t.collection = collection;
-    t.encoder = opts.encoder;  // an explicit --encoder; else the recorded one, else the slot's
+    t.visual = visual;
+    // An explicit --encoder (for text); else the recorded one, else the slot's.
+    t.encoder = visual ? std::string() : opts.encoder;
     if (catalog_->exists(collection)) {
       const auto& recorded = catalog_->get(collection).schema().vector.encoder;
       if (t.encoder.empty()) t.encoder = recorded.empty() ? fallback : recorded;
@@ -256,13 +296,26 @@ IngestReport Engine::ingest(const std::vector<std::string>& inputs, const Ingest
     t.enc = &encoders_.encoder(t.encoder);
     if (catalog_->exists(collection))
       check_encoder_identity(catalog_->get(collection).schema(), *t.enc);
-    const auto want = compounds ? encode::Modality::molecule : encode::Modality::text;
+    const auto want = visual      ? encode::Modality::image
+                      : compounds ? encode::Modality::molecule
+                                  : encode::Modality::text;
     if (t.enc->info().modality != want)
-      fail(ErrorCode::invalid_argument,
-           "encoder '" + t.encoder + "' does not embed " + (compounds ? "molecules" : "text"));
+      fail(ErrorCode::invalid_argument, "encoder '" + t.encoder + "' does not embed " +
+                                            (visual ? "images" : compounds ? "molecules" : "text") + " (collection '" +
+                                            collection + "')");
     if (catalog_->exists(collection)) {
       t.coll = &catalog_->get(collection);
       t.schema = t.coll->schema();
+      if (visual && !t.schema.field_index("image"))
+        fail(ErrorCode::invalid_argument, "collection '" + collection + "' is not a visual collection (no image field)");
+    } else if (visual) {
+      // seed retrieval.txt §6.2: IP, HNSW M=16, efConstruction=256, ef=64, its own settings.
+      t.schema = visual_schema(collection, t.enc->info().dim, t.enc->info().metric);
+      t.schema.vector.encoder = t.encoder;
+      t.schema.vector.encoder_identity = t.enc->info().identity;
+      t.schema.vector.hnsw = cfg_.visual.hnsw;
+      t.schema.vector.index = cfg_.visual.index_type == "flat" ? VectorIndexKind::flat : VectorIndexKind::hnsw;
+      t.schema.text_length_norm = cfg_.visual.bm25_b;
     } else {
       t.schema = compounds ? encode::compound_schema(collection)
                            : chunk_schema(collection, t.enc->info().dim, t.enc->info().metric);
@@ -329,9 +382,21 @@ IngestReport Engine::ingest(const std::vector<std::string>& inputs, const Ingest
     // ({"collection": name, "encoder": label (optional)}); the others are routed below.
     std::vector<std::pair<size_t, std::vector<size_t>>> routes;  // target, rows
     std::vector<bool> selected(s.rows.size(), false);
+    // Image tiles go to the visual collection with the visual encoder (G4's
+    // eagle_visual), whatever --collection names for the text.
+    {
+      std::vector<size_t> tiles;
+      for (size_t i = 0; i < s.rows.size(); ++i)
+        if (s.is_tile(i)) {
+          tiles.push_back(i);
+          selected[i] = true;
+        }
+      if (!tiles.empty()) routes.emplace_back(target_index(bo.visual.collection, cfg_.visual.encoder, true), std::move(tiles));
+    }
     if (bus_.has_subscribers(search::HookPoint::INGEST_ROUTE_SELECTORS, ns)) {
       std::map<size_t, std::vector<size_t>> by_target;
       for (size_t i = 0; i < s.rows.size(); ++i) {
+        if (selected[i]) continue;
         auto sel = bus_.first<search::HookPoint::INGEST_ROUTE_SELECTORS>(hctx, s.rows[i]);
         if (!sel) continue;
         if (!sel->is_object() || !sel->contains("collection") || !(*sel)["collection"].is_string() ||
@@ -397,10 +462,21 @@ IngestReport Engine::ingest(const std::vector<std::string>& inputs, const Ingest
       for (size_t start = 0; start < idx.size(); start += per_call) {
         const size_t end = std::min(idx.size(), start + per_call);
         std::vector<std::string> texts;
-        for (size_t i = start; i < end; ++i) texts.push_back(std::move(s.embed[idx[i]]));
+        if (!t.visual)
+          for (size_t i = start; i < end; ++i) texts.push_back(std::move(s.embed[idx[i]]));
         // EMBED_TEXT (FIRST): a subscriber may embed the texts itself; else the encoder.
         std::optional<std::vector<encode::Embedding>> given;
-        if (bus_.has_subscribers(search::HookPoint::EMBED_TEXT, ns)) {
+        if (t.visual) {
+          // Image tiles: the encoder sees the kept bytes, which the image store keeps
+          // (durable before the commit that names them) and the row names.
+          std::vector<std::string_view> images;
+          for (size_t i = start; i < end; ++i) images.push_back(s.image[idx[i]]);
+          given = t.enc->encode_images(images);
+          for (size_t i = start; i < end; ++i) {
+            s.rows[idx[i]]["image"] = image_store().put(s.image[idx[i]], s.image_ext[idx[i]]);
+            std::string().swap(s.image[idx[i]]);
+          }
+        } else if (bus_.has_subscribers(search::HookPoint::EMBED_TEXT, ns)) {
           given = bus_.first<search::HookPoint::EMBED_TEXT>(hctx, texts, t.encoder);
           if (given && (given->size() != texts.size() ||
                         std::any_of(given->begin(), given->end(), [&](const auto& v) { return v.size() != t.schema.vector.dim; })))
@@ -544,7 +620,7 @@ IngestReport Engine::ingest(const std::vector<std::string>& inputs, const Ingest
   try {
     Slice slice;
     auto slice_full = [&]() {
-      if (slice.rows.size() >= commit_rows) stage_slice(slice);
+      if (slice.rows.size() >= commit_rows || slice.image_bytes >= kSliceImageBytes) stage_slice(slice);
     };
     // The file being read (its SHA-256) and the documents read from it so far.
     std::string current_sha256;
@@ -591,6 +667,49 @@ IngestReport Engine::ingest(const std::vector<std::string>& inputs, const Ingest
         slice.add(std::move(c), std::move(text), std::nullopt, /*label=*/true);
       }
       slice_full();
+    };
+    // Image tiles (issue 14): a PDF's pages, an image file.
+    ingest::TileOptions tile_options;
+    tile_options.page_dpi = cfg_.visual.page_dpi;
+    tile_options.jpeg_quality = cfg_.visual.jpeg_quality;
+    tile_options.max_text_chars = cfg_.visual.tile_text_chars;
+    auto add_tiles_of = [&](const fs::path& file, const ingest::Article& article, const std::vector<json>& rows) {
+      std::string bytes;
+      try {
+        bytes = read_file_bytes(file);
+        ingest::pdf_page_tiles(bytes, article, rows, tile_options, [&](ingest::ImageTile&& tile) {
+          auto row = ingest::tile_row(tile, opts.kb_name, article.source_type, article.year, article.file_name,
+                                      article.title.empty() ? article.id : article.title, article.source_uri);
+          slice.add_tile(std::move(row), std::move(tile));
+        });
+      } catch (const Error& e) {
+        // The text is read; the page images are not: reported, the text kept.
+        if (!opts.skip_bad) throw;
+        rep.skipped.push_back(file.string() + ": page images: " + e.what());
+      }
+    };
+    auto ingest_image = [&](const fs::path& file, const std::string& document_id) {
+      ingest::ImageTile tile;
+      try {
+        tile = ingest::image_file_tile(file, document_id, tile_options);
+      } catch (const Error& e) {
+        if (!opts.skip_bad) throw;
+        rep.skipped.push_back(e.what());
+        return;
+      }
+      slice_full();
+      auto r = record_for(document_id);
+      r.file_name = repair_utf8(file.filename().string());
+      r.source_uri = repair_utf8(file.string());
+      r.name = r.file_name;
+      r.document_name = r.file_name;
+      r.source_type = "image";
+      slice.documents.push_back(std::move(r));
+      if (!current_sha256.empty()) slice.source_sha256[document_id] = current_sha256;
+      read_from_file.push_back(document_id);
+      auto row = ingest::tile_row(tile, opts.kb_name, "image", std::nullopt, slice.documents.back().file_name,
+                                  slice.documents.back().file_name, slice.documents.back().source_uri);
+      slice.add_tile(std::move(row), std::move(tile));
     };
     // The documents of one JATS, PubMed, PDF or HTML file, chunked by their structure.
     std::unordered_set<std::string> documents_seen;  // ids of the structured documents read so far
@@ -652,6 +771,8 @@ IngestReport Engine::ingest(const std::vector<std::string>& inputs, const Ingest
         if (!article.tags.empty()) slice.tags[article.id] = article.tags;
         if (!current_sha256.empty()) slice.source_sha256[article.id] = current_sha256;
         read_from_file.push_back(article.id);
+        // A PDF's pages as image tiles of the visual collection, beside its text.
+        if (article.format == "pdf" && cfg_.visual.page_images) add_tiles_of(file, article, rows);
         for (auto& row : rows) {
           std::string text = row["text"].get<std::string>();
           slice.add(std::move(row), std::move(text), profile);
@@ -899,6 +1020,8 @@ IngestReport Engine::ingest(const std::vector<std::string>& inputs, const Ingest
           rep.skipped.push_back(what);
         } else if (w.kind == ingest::FileKind::spl) {
           ingest_label(w.file);
+        } else if (w.kind == ingest::FileKind::image) {
+          ingest_image(w.file, document_id);
         } else {
           ingest_articles(w.file, w.kind, document_id);
         }

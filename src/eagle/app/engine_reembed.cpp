@@ -47,13 +47,19 @@ ReembedReport Engine::reembed(const std::string& collection, const std::string& 
   rep.identity = info.identity;
   rep.dim = info.dim;
 
-  // A compound collection embeds each compound's SMILES; a chunk collection its text.
+  // A compound collection embeds each compound's SMILES; a visual collection each
+  // tile's kept image; a chunk collection its text.
   const auto smiles_field = schema.field_index("smiles");
-  const auto want = smiles_field ? encode::Modality::molecule : encode::Modality::text;
+  const auto image_field = schema.field_index("image");
+  const auto want = smiles_field  ? encode::Modality::molecule
+                    : image_field ? encode::Modality::image
+                                  : encode::Modality::text;
   if (info.modality != want)
-    fail(ErrorCode::invalid_argument, "encoder '" + rep.encoder + "' does not embed " +
-                                          (smiles_field ? "molecules" : "text") + "; collection '" + collection +
-                                          "' holds " + (smiles_field ? "compounds (embedded from their SMILES)" : "text"));
+    fail(ErrorCode::invalid_argument,
+         "encoder '" + rep.encoder + "' does not embed " +
+             (smiles_field ? "molecules" : image_field ? "images" : "text") + "; collection '" + collection + "' holds " +
+             (smiles_field ? "compounds (embedded from their SMILES)" : image_field ? "image tiles" : "text"));
+  const auto images = image_store();
   if (rep.encoder == rep.encoder_before && !rep.identity_before.empty() &&
       encode::same_identity(rep.identity_before, rep.identity) && rep.dim == rep.dim_before) {
     rep.unchanged = true;
@@ -79,6 +85,13 @@ ReembedReport Engine::reembed(const std::string& collection, const std::string& 
       std::vector<std::string> inputs;
       inputs.reserve(page.size());
       for (const auto& r : page) {
+        if (image_field) {
+          const auto* name = std::get_if<std::string>(&r.values[*image_field]);
+          if (!name || name->empty())
+            fail(ErrorCode::invalid_argument, "tile '" + r.id + "' of collection '" + collection + "' keeps no image");
+          inputs.push_back(images.get(*name));
+          continue;
+        }
         if (!smiles_field) {
           inputs.push_back(r.text);
           continue;
@@ -94,7 +107,13 @@ ReembedReport Engine::reembed(const std::string& collection, const std::string& 
         const size_t end = std::min(page.size(), start + per_call);
         std::vector<std::string> texts(std::make_move_iterator(inputs.begin() + static_cast<std::ptrdiff_t>(start)),
                                        std::make_move_iterator(inputs.begin() + static_cast<std::ptrdiff_t>(end)));
-        auto vecs = enc.encode(texts, encode::EncodeMode::document);
+        std::vector<encode::Embedding> vecs;
+        if (image_field) {
+          const std::vector<std::string_view> views(texts.begin(), texts.end());
+          vecs = enc.encode_images(views);
+        } else {
+          vecs = enc.encode(texts, encode::EncodeMode::document);
+        }
         if (vecs.size() != texts.size())
           fail(ErrorCode::internal, "encoder '" + rep.encoder + "' returned " + std::to_string(vecs.size()) +
                                         " vectors for " + std::to_string(texts.size()) + " inputs");
@@ -132,6 +151,8 @@ ReembedReport Engine::reembed(const std::string& collection, const std::string& 
     // Plans on this collection now use the label its vectors came from.
     if (orchestrator_ && collection == orchestrator_->config().core_text_collection)
       orchestrator_->set_core_text_encoder(rep.encoder);
+    if (orchestrator_ && collection == orchestrator_->config().core_visual_collection)
+      orchestrator_->set_core_visual_encoder(rep.encoder);
     if (biomed_) biomed_->set_collection_encoder(collection, rep.encoder);
   });
   spdlog::debug("re-embedded collection '{}': {} rows, encoder '{}' ({}) -> '{}' ({})", collection, rep.rows,

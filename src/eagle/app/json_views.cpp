@@ -72,6 +72,16 @@ json sources_json(const search::RetrievalResponse& resp, bool explain) {
               {"metadata", h.metadata.is_object() ? h.metadata : json::object()}};
     if (explain) s["explain"] = h.explain.legs.is_object() ? h.explain.legs : json::object();
     if (h.duplicates.is_array()) s["duplicates"] = h.duplicates;
+    if (h.is_image) {
+      // The seed's ImageNode (retrieval.txt §5.2): where the tile lies, and the name of
+      // its kept image.
+      const auto& m = h.metadata;
+      s["image"] = {{"image_id", h.id},
+                    {"page", m.contains("page") ? m["page"] : json(nullptr)},
+                    {"position", h.field("position")},
+                    {"chunk_type", h.field("chunk_type")},
+                    {"stored", h.field("image").empty() ? json(nullptr) : json(h.field("image"))}};
+    }
     arr.push_back(std::move(s));
   }
   return arr;

@@ -94,13 +94,11 @@ int cmd_ingest(const GlobalFlags& g, const std::vector<std::string>& inputs, con
   std::printf("ingested %zu documents as %zu rows (%zu skipped%s) into collection %s (encoder %s) in %.2f s",
               rep.documents, rep.rows, rep.skipped.size(), unchanged.c_str(), rep.collection.c_str(),
               rep.encoder.c_str(), seconds_since(t0));
-  // A slot left to GloVe says so: its vectors are not the model the slot is named after.
-  std::string stand_ins;
+  // A slot left to a stand-in says so: its vectors are not the model the slot is named after.
   for (const auto& [collection, label] : rep.encoders_used)
-    if (eagle::app::is_glove_stand_in(cfg, label)) stand_ins += (stand_ins.empty() ? "" : ", ") + label;
-  if (!stand_ins.empty())
-    std::fprintf(stderr, "note: %s ran on the embedded GloVe vectors (a stand-in: set encoders.<label> to the real "
-                         "model)\n", stand_ins.c_str());
+    if (const auto by = eagle::app::stand_in_of(cfg, label); !by.empty())
+      std::fprintf(stderr, "note: %s ran on %s (a stand-in: set encoders.%s to the real model)\n", label.c_str(),
+                   by.c_str(), label.c_str());
   std::string holds;
   for (const auto& [name, n] : rep.per_collection)
     holds += (holds.empty() ? "" : ", ") + name + " +" + std::to_string(n) + " = " +
@@ -119,6 +117,7 @@ struct SearchFlags {
   std::string route_mode = "text";
   std::string filter;
   std::optional<double> min_score;
+  std::string image_file;  // --image: a PNG or JPEG to search the visual collection with
 };
 
 // KEY=VALUE facets: integers for year, a comma list becomes an `in` list.
@@ -176,6 +175,20 @@ int cmd_search(const GlobalFlags& g, const std::vector<std::string>& words, cons
   req.explain = f.explain;
   req.filter = f.filter;
   req.min_score = f.min_score;
+  if (!f.image_file.empty()) {
+    std::error_code ec;
+    const auto size = fs::file_size(f.image_file, ec);
+    if (ec) eagle::fail(ErrorCode::not_found, "--image: cannot read " + f.image_file + ": " + ec.message());
+    if (size > eagle::search::kMaxQueryImageBytes)
+      eagle::fail(ErrorCode::too_large, "--image: " + f.image_file + " is " + std::to_string(size) +
+                                            " bytes, more than " + std::to_string(eagle::search::kMaxQueryImageBytes));
+    std::ifstream in(f.image_file, std::ios::binary);
+    req.image.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    if (!in.good() && !in.eof()) eagle::fail(ErrorCode::unavailable, "--image: cannot read " + f.image_file);
+    req.has_image = true;
+  } else if (req.query.empty()) {
+    eagle::fail(ErrorCode::invalid_argument, "give a query, an --image, or both");
+  }
   // A reader: never modifies the store, so it runs beside a server or an ingest.
   eagle::app::Engine engine(cfg, eagle::app::StoreAccess::read_only);
   if (engine.catalog().list().empty())
@@ -191,13 +204,24 @@ int cmd_search(const GlobalFlags& g, const std::vector<std::string>& words, cons
   }
   std::string plans;
   for (const auto& p : resp.route.plans) plans += (plans.empty() ? "" : ", ") + p.collection + "/" + p.encoder;
-  std::printf("query: %s  (%zu hits, %.2f ms, route %s: %s)\n", req.query.c_str(), resp.hits.size(),
+  const std::string asked = req.query + (f.image_file.empty() ? "" : (req.query.empty() ? "" : " + ") +
+                                                                       std::string("image ") + f.image_file);
+  std::printf("query: %s  (%zu hits, %.2f ms, route %s: %s)\n", asked.c_str(), resp.hits.size(),
               resp.metadata.value("took_ms", 0.0), resp.route.source.c_str(), plans.c_str());
   int rank = 0;
+  const auto images = engine.image_store();
   for (const auto& h : resp.hits) {
     std::printf("%3d. %8.4f  %s  [%s]", ++rank, h.score, h.id.c_str(), h.collection.c_str());
     const std::string section = h.field("biomed_section");
     if (!section.empty()) std::printf("  {%s}", section.c_str());
+    if (h.is_image) {
+      // An image tile: where it lies and where its image is kept (to open it).
+      const std::string image = h.field("image");
+      std::printf("  %s tile", h.field("chunk_type").c_str());
+      if (h.metadata.contains("page")) std::printf(", p. %lld", h.metadata["page"].get<long long>());
+      std::printf(", box %s", h.field("position").c_str());
+      if (eagle::ingest::ImageStore::valid_name(image)) std::printf("\n      image: %s", images.path_of(image).c_str());
+    }
     std::printf("\n      %s\n", snippet(h.text, 160).c_str());
     if (h.duplicates.is_array())
       for (const auto& d : h.duplicates)
@@ -625,9 +649,10 @@ int cmd_encoders(const GlobalFlags& g, const std::string& label, const std::vect
         const auto& i = reg.encoder(l).info();
         std::printf("  %-20s encoder  %-10s dim %-5u %s%s%s\n", l.c_str(), i.implementation.c_str(), i.dim,
                     std::string(eagle::metric_name(i.metric)).c_str(), i.asymmetric ? " asymmetric" : "",
-                    eagle::app::is_glove_stand_in(cfg, l)
-                        ? ("  GloVe stand-in: set encoders." + l + " to the real model").c_str()
-                        : "");
+                    eagle::app::stand_in_of(cfg, l).empty()
+                        ? ""
+                        : ("  stand-in (" + eagle::app::stand_in_of(cfg, l) + "): set encoders." + l +
+                           " to the real model").c_str());
         // What a collection records of it, and refuses once it changes.
         std::printf("  %-20s          %s\n", "", i.identity.c_str());
       } else {
@@ -694,7 +719,9 @@ int main(int argc, char** argv) {
   auto* search = app.add_subcommand("search", "run a query through the retrieval pipeline and print the top hits");
   std::vector<std::string> words;
   SearchFlags sf;
-  search->add_option("query", words, "query text")->required();
+  search->add_option("query", words, "query text (optional with --image)");
+  search->add_option("--image", sf.image_file,
+                     "a PNG or JPEG: search the visual collection with it (image -> image; with words, both)");
   search->add_option("-k,--top-k", sf.k, "number of hits (default: search.top_k)");
   search->add_flag("--json", sf.as_json, "print one JSON object instead of a table");
   search->add_option("--min-score", sf.min_score,
@@ -711,6 +738,10 @@ int main(int argc, char** argv) {
   search->add_option("--route-mode", sf.route_mode, "text, visual or hybrid")->capture_default_str();
   search->add_option("--filter", sf.filter,
                      "Milvus filter expression AND-ed with the scope, e.g. 'year >= 2020 and source_type == \"label\"'");
+  // One value per occurrence (repeat the option for more): the query words after a
+  // repeatable option are the query, not more values of it.
+  for (const char* name : {"--scope-kb", "--scope-doc", "--tag", "--doc", "--facet"})
+    search->get_option(name)->allow_extra_args(false);
 
   auto* entities = app.add_subcommand("entities", "match biomedical entities in a text with the configured vocabularies");
   std::vector<std::string> entity_words;

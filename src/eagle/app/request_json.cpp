@@ -1,5 +1,7 @@
 #include "eagle/app/request_json.h"
 
+#include "eagle/core/base64.h"
+
 namespace eagle::app {
 using nlohmann::json;
 
@@ -74,10 +76,28 @@ void check_kbs(const AccessScope& scope, const std::vector<std::string>& kbs, co
 search::RetrievalRequest search_request_from_json(const json& body, const std::string& default_namespace,
                                                   const AccessScope& scope, size_t default_top_k) {
   only_fields(body, {"query", "top_k", "kb_name", "scope", "scope_filter", "facets", "filter", "route_mode",
-                     "plugin_namespace", "explain", "min_score"});
+                     "plugin_namespace", "explain", "min_score", "image"});
   search::RetrievalRequest r;
-  r.query = str_field(body, "query", search::kMaxQueryBytes, true);
-  if (r.query.empty()) bad_request("query", "'query' must not be empty");
+  // "image": a PNG or JPEG, Base64 or a data: URI (issue 14). With it the query may be
+  // empty (image -> image); the orchestrator decodes it and says so when it is not an image.
+  if (const json* img = json_field(body, "image")) {
+    if (!img->is_string()) bad_request("image", "'image' must be a Base64 string or a data: URI");
+    std::string_view text = img->get_ref<const std::string&>();
+    if (text.rfind("data:", 0) == 0) {
+      const auto comma = text.find(',');
+      if (comma == std::string_view::npos || text.substr(0, comma).find(";base64") == std::string_view::npos)
+        bad_request("image", "'image' as a data: URI must be data:<type>;base64,<data>");
+      text.remove_prefix(comma + 1);
+    }
+    if (text.size() > (search::kMaxQueryImageBytes + 2) / 3 * 4)
+      throw RequestError{413, "too_large", "'image' is larger than " + std::to_string(search::kMaxQueryImageBytes) + " bytes", "image"};
+    auto bytes = base64_decode(text);
+    if (!bytes || bytes->empty()) bad_request("image", "'image' is not valid Base64 (RFC 4648, padded)");
+    r.image = std::move(*bytes);
+    r.has_image = true;
+  }
+  r.query = str_field(body, "query", search::kMaxQueryBytes, !r.has_image);
+  if (r.query.empty() && !r.has_image) bad_request("query", "'query' must not be empty");
   r.top_k = static_cast<size_t>(int_field(body, "top_k", 1, static_cast<int64_t>(search::kMaxFinalTopK),
                                           static_cast<int64_t>(default_top_k)));
   if (const json* m = json_field(body, "min_score")) {
@@ -114,7 +134,8 @@ search::RetrievalRequest search_request_from_json(const json& body, const std::s
   }
   r.filter = str_field(body, "filter", kMaxFilterBytes);
   const std::string mode = str_field(body, "route_mode", 16, false, "auto");
-  if (mode == "auto") r.route_mode = search::RouteMode::text;  // no image in a text request
+  // auto: text, plus the visual collection when an image comes (G4).
+  if (mode == "auto") r.route_mode = search::RouteMode::text;
   else if (mode == "text" || mode == "visual" || mode == "hybrid") r.route_mode = search::parse_route_mode(mode);
   else bad_request("route_mode", "'route_mode' must be auto, text, visual or hybrid");
   r.plugin_namespace = str_field(body, "plugin_namespace", 64, false, default_namespace);

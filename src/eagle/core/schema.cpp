@@ -47,6 +47,8 @@ void CollectionSchema::validate() const {
          "collection name '" + name + "' must be 1-64 characters of letters, digits, '_' or '-'");
   if (vector.dim == 0 || vector.dim > 65536)
     fail(ErrorCode::invalid_argument, "vector dimension must be in [1, 65536]");
+  if (text_length_norm && !(*text_length_norm >= 0 && *text_length_norm <= 1))
+    fail(ErrorCode::invalid_argument, "text_length_norm must be in [0, 1]");
   if (vector.metric == Metric::tanimoto && vector.index != VectorIndexKind::flat)
     fail(ErrorCode::invalid_argument, "the TANIMOTO metric needs a flat (exact) index");
   if (vector.hnsw.m < 2 || vector.hnsw.m > 256) fail(ErrorCode::invalid_argument, "hnsw.m must be in [2, 256]");
@@ -71,7 +73,7 @@ nlohmann::json CollectionSchema::to_json() const {
   nlohmann::json fs = nlohmann::json::array();
   for (const auto& f : fields)
     fs.push_back({{"name", f.name}, {"type", field_type_name(f.type)}, {"indexed", f.indexed}});
-  return {{"name", name},
+  nlohmann::json j = {{"name", name},
           {"text_field", text_field},
           {"vector",
            {{"name", vector.name},
@@ -83,6 +85,8 @@ nlohmann::json CollectionSchema::to_json() const {
             {"encoder", vector.encoder},
             {"encoder_identity", vector.encoder_identity}}},
           {"fields", fs}};
+  if (text_length_norm) j["text_length_norm"] = *text_length_norm;
+  return j;
 }
 
 CollectionSchema CollectionSchema::from_json(const nlohmann::json& j) {
@@ -90,6 +94,7 @@ CollectionSchema CollectionSchema::from_json(const nlohmann::json& j) {
   try {
     s.name = j.at("name").get<std::string>();
     s.text_field = j.value("text_field", std::string("text"));
+    if (j.contains("text_length_norm")) s.text_length_norm = j["text_length_norm"].get<double>();
     const auto& v = j.at("vector");
     s.vector.name = v.value("name", std::string("vector"));
     s.vector.dim = v.at("dim").get<uint32_t>();
@@ -137,6 +142,18 @@ CollectionSchema chunk_schema(std::string name, uint32_t dim, Metric metric) {
       // The source's other metadata (journal, authors, DOI, nested maps), kept whole.
       {"metadata", T::json, false},
   };
+  s.validate();
+  return s;
+}
+
+CollectionSchema visual_schema(std::string name, uint32_t dim, Metric metric) {
+  CollectionSchema s = chunk_schema(std::move(name), dim, metric);
+  using T = FieldType;
+  s.fields.push_back({"position", T::string, false});  // "x0,y0,x1,y1", normalised
+  s.fields.push_back({"image", T::string, false});     // the kept image's name in the image store
+  s.fields.push_back({"width", T::int64, false});
+  s.fields.push_back({"height", T::int64, false});
+  s.text_length_norm = 1.0;
   s.validate();
   return s;
 }

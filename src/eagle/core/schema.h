@@ -50,6 +50,9 @@ struct CollectionSchema {
   std::string name;
   VectorFieldSchema vector;
   std::string text_field = "text";  // indexed by the lexical engine
+  // BM25's length normalisation b for this collection's text (0..1); unset: the
+  // store's bm25.b. The visual collection sets it (visual.bm25_b, issue 14).
+  std::optional<double> text_length_norm;
   std::vector<FieldSchema> fields;  // scalar fields; the id field is implicit ("id", string)
 
   // Index of a scalar field by name, or nullopt.
@@ -64,6 +67,15 @@ struct CollectionSchema {
 // The chunk schema of SPEC.md: every chunk field, with inverted indexes on
 // kb_name, document_id, source_type, year, chunk_type, parent_section, type.
 CollectionSchema chunk_schema(std::string name, uint32_t dim, Metric metric = Metric::cosine);
+
+// The visual collection's schema (eagle_visual, seed retrieval.txt §6.2): the chunk
+// fields (so one scope or filter applies to both kinds of rows) plus an image tile's
+// `position` ("x0,y0,x1,y1" normalised), `image` (its name in the image store),
+// `width` and `height` in pixels. The row id is the ImageNode's image_id. Its text
+// is fully length-normalised (text_length_norm = 1): tiles mix whole pages (hundreds
+// of words) with captions (a dozen), and a caption holding every word of a question
+// must beat a page that mentions them among much else (the caller may override it).
+CollectionSchema visual_schema(std::string name, uint32_t dim, Metric metric = Metric::ip);
 
 // Collection names are used as folder names: [A-Za-z0-9_-], 1..64 characters.
 bool valid_collection_name(std::string_view name);

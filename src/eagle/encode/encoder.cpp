@@ -23,6 +23,9 @@ class IdentifiedEncoder final : public Encoder {
   std::vector<Embedding> encode(const std::vector<std::string>& inputs, EncodeMode mode) override {
     return inner_->encode(inputs, mode);
   }
+  std::vector<Embedding> encode_images(const std::vector<std::string_view>& images) override {
+    return inner_->encode_images(images);
+  }
 
  private:
   std::unique_ptr<Encoder> inner_;
@@ -62,6 +65,10 @@ std::map<std::string, std::string> identity_fields(const std::string& identity) 
 }
 
 }  // namespace
+
+std::vector<Embedding> Encoder::encode_images(const std::vector<std::string_view>&) {
+  fail(ErrorCode::invalid_argument, "encoder '" + info().label + "' does not embed images");
+}
 
 std::unique_ptr<Encoder> identified(std::unique_ptr<Encoder> inner, const std::string& fields) {
   const auto& info = inner->info();

@@ -25,6 +25,10 @@ struct EncoderInfo {
   Modality modality = Modality::text;
   bool asymmetric = false;
   size_t max_batch = 64;
+  // An image encoder that also embeds text into its space (CLIP-style, Qwen3-VL):
+  // a text query then reaches image rows by its vector. The embedded descriptor does
+  // not (a text query reaches its rows through their captions, the lexical leg).
+  bool embeds_text = true;
   // What makes this encoder's vectors, recorded by a collection it fills: "key=value"
   // fields (type, model path or remote model, a fingerprint of local weights or
   // vocabulary, pooling, dim, metric; see identified()). Two encoders whose vectors
@@ -40,6 +44,9 @@ class Encoder {
   virtual const EncoderInfo& info() const = 0;
   // One embedding per input, each of info().dim floats. Throws eagle::Error.
   virtual std::vector<Embedding> encode(const std::vector<std::string>& inputs, EncodeMode mode) = 0;
+  // One embedding per image (PNG or JPEG bytes) for an encoder of Modality::image;
+  // every other encoder refuses (invalid_argument naming its label).
+  virtual std::vector<Embedding> encode_images(const std::vector<std::string_view>& images);
 };
 
 class Reranker {

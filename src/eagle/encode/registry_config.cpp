@@ -3,6 +3,7 @@
 #include "eagle/core/error.h"
 #include "eagle/encode/bert/bert.h"
 #include "eagle/encode/chem/chem_encoder.h"
+#include "eagle/encode/image/descriptor_encoder.h"
 #include "eagle/encode/remote/remote.h"
 #include "eagle/encode/static/word_vectors.h"
 
@@ -136,6 +137,10 @@ void add_from_config(EncoderRegistry& registry, const json& encoders) {
         const std::string id = "type=" + type + field("url", ro.base_url) + field("model", ro.model) +
                                field("input_types", spec.value("input_types", std::string("none")));
         registry.add(identified(type == "openai" ? make_openai_encoder(info, ro) : make_tei_encoder(info, ro), id));
+      } else if (type == "descriptor") {
+        ingest::ImageLimits limits;
+        limits.max_pixels = spec.value("max_pixels", limits.max_pixels);
+        registry.add(make_descriptor_encoder(label, limits));
       } else if (type == "cohere-rerank") {
         registry.add(make_cohere_reranker(label, remote_options(spec, label)));
       } else if (type == "tei-rerank") {
@@ -143,7 +148,8 @@ void add_from_config(EncoderRegistry& registry, const json& encoders) {
       } else {
         fail(ErrorCode::invalid_argument,
              "unknown type '" + type +
-                 "' (expected static, model2vec, bert, bert-cross, openai, tei, cohere-rerank, tei-rerank or chem)");
+                 "' (expected static, model2vec, bert, bert-cross, openai, tei, cohere-rerank, tei-rerank, chem or "
+                 "descriptor)");
       }
     } catch (const Error& e) {
       const std::string msg = e.what();

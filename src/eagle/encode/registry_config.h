@@ -14,6 +14,7 @@
 //     tei-rerank:        {type: tei-rerank, base_url: http://127.0.0.1:8081}
 //     m2v:               {type: model2vec, path: /models/potion-base-8M}
 //     molformer:         {type: chem, radius: 2, bits: 2048}   (RDKit Morgan, TANIMOTO)
+//     dct-lowfreq:       {type: descriptor, max_pixels: 50000000} (images: dct-lowfreq-v1, IP)
 //
 // Every entry is built (files opened, models loaded) at start, so a bad path or a
 // missing field is an error naming the label before the first query. Each encoder's

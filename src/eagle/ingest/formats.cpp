@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <memory>
 #include <fstream>
+#include <functional>
 #include <sstream>
 
 #include "eagle/core/error.h"
@@ -27,7 +28,8 @@ namespace {
 constexpr std::pair<FileKind, std::string_view> kNames[] = {
     {FileKind::text, "text"},      {FileKind::jsonl, "jsonl"}, {FileKind::markdown, "markdown"}, {FileKind::spl, "spl"},
     {FileKind::jats, "jats"},      {FileKind::pubmed, "pubmed"}, {FileKind::pdf, "pdf"},
-    {FileKind::html, "html"},      {FileKind::compounds, "compounds"}, {FileKind::unknown, "unknown"}};
+    {FileKind::html, "html"},      {FileKind::compounds, "compounds"}, {FileKind::image, "image"},
+    {FileKind::unknown, "unknown"}};
 
 std::string read_head(const fs::path& file, size_t bytes) {
   std::ifstream in(file, std::ios::binary);
@@ -70,6 +72,7 @@ FileKind detect_file_kind(const fs::path& file) {
   if (ext == ".pdf") return FileKind::pdf;
   if (ext == ".html" || ext == ".htm" || ext == ".xhtml") return FileKind::html;
   if (ext == ".nxml") return FileKind::jats;
+  if (ext == ".png" || ext == ".jpg" || ext == ".jpeg") return FileKind::image;
   if (ext == ".xml") {
     // The root element decides.
     const std::string root = xml_root_of(file);
@@ -88,7 +91,7 @@ std::string xml_root_of(const fs::path& file) {
 
 bool is_structured(FileKind kind) {
   return kind == FileKind::spl || kind == FileKind::jats || kind == FileKind::pubmed || kind == FileKind::pdf ||
-         kind == FileKind::html || kind == FileKind::markdown;
+         kind == FileKind::html || kind == FileKind::markdown || kind == FileKind::image;
 }
 
 FolderScan scan_folder(const fs::path& dir, FileKind as) {
@@ -112,18 +115,14 @@ FolderScan scan_folder(const fs::path& dir, FileKind as) {
   return out;
 }
 
-std::string file_sha256(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) fail(ErrorCode::not_found, "cannot read " + file.string());
+namespace {
+
+// SHA-256 of what `feed` passes to its callback, as 64 lower-case hex digits.
+std::string sha256_hex(const std::function<void(const std::function<void(const void*, size_t)>&)>& feed) {
   std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
   if (!ctx || EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr) != 1)
     fail(ErrorCode::internal, "cannot start a SHA-256 digest");
-  std::vector<char> buf(1 << 16);
-  while (in) {
-    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
-    if (in.gcount() > 0) EVP_DigestUpdate(ctx.get(), buf.data(), static_cast<size_t>(in.gcount()));
-  }
-  if (in.bad()) fail(ErrorCode::unavailable, "cannot read " + file.string());
+  feed([&](const void* data, size_t n) { EVP_DigestUpdate(ctx.get(), data, n); });
   unsigned char md[EVP_MAX_MD_SIZE];
   unsigned int n = 0;
   EVP_DigestFinal_ex(ctx.get(), md, &n);
@@ -134,6 +133,26 @@ std::string file_sha256(const fs::path& file) {
     hex += two;
   }
   return hex;
+}
+
+}  // namespace
+
+std::string file_sha256(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) fail(ErrorCode::not_found, "cannot read " + file.string());
+  auto hex = sha256_hex([&](const auto& update) {
+    std::vector<char> buf(1 << 16);
+    while (in) {
+      in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
+      if (in.gcount() > 0) update(buf.data(), static_cast<size_t>(in.gcount()));
+    }
+  });
+  if (in.bad()) fail(ErrorCode::unavailable, "cannot read " + file.string());
+  return hex;
+}
+
+std::string bytes_sha256(std::string_view bytes) {
+  return sha256_hex([&](const auto& update) { update(bytes.data(), bytes.size()); });
 }
 
 std::vector<Article> read_documents(const fs::path& file, FileKind kind, const std::string& document_id,

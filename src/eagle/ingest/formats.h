@@ -12,7 +12,8 @@
 
 namespace eagle::ingest {
 
-enum class FileKind { text, jsonl, markdown, spl, jats, pubmed, pdf, html, compounds, unknown };
+// image: a PNG or JPEG file (.png, .jpg, .jpeg), one row of the visual collection.
+enum class FileKind { text, jsonl, markdown, spl, jats, pubmed, pdf, html, compounds, image, unknown };
 
 std::string_view file_kind_name(FileKind kind);
 // A path's extension, ASCII lower case (".PDF" -> ".pdf").
@@ -39,6 +40,8 @@ FolderScan scan_folder(const std::filesystem::path& dir, FileKind as = FileKind:
 // SHA-256 of a file's bytes, 64 lower-case hex digits (the ingest's dedup key). Throws
 // eagle::Error (not_found) when the file cannot be read.
 std::string file_sha256(const std::filesystem::path& file);
+// SHA-256 of bytes in memory, the same form (an image tile's name in the image store).
+std::string bytes_sha256(std::string_view bytes);
 
 // Reads a JATS, PubMed, PDF, HTML or Markdown file into its documents (PubMed: one per
 // article). `document_id` names the file's document (PubMed articles use their PMIDs).

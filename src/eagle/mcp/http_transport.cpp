@@ -7,6 +7,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "eagle/core/base64.h"
 #include "eagle/core/error.h"
 
 namespace eagle::mcp {
@@ -52,34 +53,7 @@ std::optional<std::string> decode_param_header(const std::string& v) {
   if (v.size() < prefix.size() + suffix.size() || v.compare(0, prefix.size(), prefix) != 0 ||
       v.compare(v.size() - suffix.size(), suffix.size(), suffix) != 0)
     return v;
-  const std::string b64 = v.substr(prefix.size(), v.size() - prefix.size() - suffix.size());
-  if (b64.size() % 4 != 0) return std::nullopt;
-  auto value_of = [](char c) -> int {
-    if (c >= 'A' && c <= 'Z') return c - 'A';
-    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-    if (c >= '0' && c <= '9') return c - '0' + 52;
-    if (c == '+') return 62;
-    if (c == '/') return 63;
-    return -1;
-  };
-  std::string out;
-  for (size_t i = 0; i < b64.size(); i += 4) {
-    int v4[4];
-    for (int k = 0; k < 4; ++k) {
-      const char c = b64[i + k];
-      const bool last_quad = i + 4 == b64.size();
-      if (c == '=' && last_quad && k >= 2 && (k == 3 || b64[i + 3] == '=')) {
-        v4[k] = -2;
-        continue;
-      }
-      v4[k] = value_of(c);
-      if (v4[k] < 0) return std::nullopt;
-    }
-    out.push_back(static_cast<char>((v4[0] << 2) | (v4[1] >> 4)));
-    if (v4[2] >= 0) out.push_back(static_cast<char>(((v4[1] & 15) << 4) | (v4[2] >> 2)));
-    if (v4[3] >= 0) out.push_back(static_cast<char>(((v4[2] & 3) << 6) | v4[3]));
-  }
-  return out;
+  return base64_decode(std::string_view(v).substr(prefix.size(), v.size() - prefix.size() - suffix.size()));
 }
 
 // An argument as its header carries it: strings as they are, other scalars as JSON.

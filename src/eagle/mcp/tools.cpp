@@ -204,6 +204,58 @@ ToolSet::ToolSet(app::Engine& engine, const std::string& default_namespace) {
   };
   tools_.push_back(std::move(whole));
 
+  // seed retrieval.txt §12: core_retrieve_visual {query, scope, top_k, kb_name} ->
+  // {image_id, document_id, page, position, score} (PixelRAGVisualRetriever); an
+  // image (Base64) asks by pixels instead of, or beside, words (issue 14).
+  json visual_props = retrieval_properties(top_k_default);
+  visual_props["query"] = string_schema("words to find tiles by (their page text and captions)", kQueryChars, 1);
+  visual_props["image"] = {{"type", "string"},
+                           {"description", "a PNG or JPEG, Base64 or a data: URI: tiles that look like it"},
+                           {"maxLength", (search::kMaxQueryImageBytes + 2) / 3 * 4 + 64}};
+  json image_item = result_schema({{"image_id", typed("string")},
+                                   {"document_id", {{"type", {"string", "null"}}}},
+                                   {"page", {{"type", {"integer", "null"}}}},
+                                   {"position", typed("string")},
+                                   {"chunk_type", typed("string")},
+                                   {"score", typed("number")},
+                                   {"text", typed("string")}},
+                                  {"image_id", "document_id", "page", "position", "chunk_type", "score"});
+  Tool visual = make_tool(
+      "core_retrieve_visual", "Retrieve page and figure images",
+      "Visual retrieval over the image tiles (PDF pages and figures, image files): by words (the tiles' page text and "
+      "captions) and/or by an image (near-duplicate pages and figures). Give query, image or both. Each hit's image "
+      "is GET /images/{image_id} on the HTTP server.",
+      "core", object_schema(visual_props),
+      result_schema({{"images", array_of(image_item)}, {"took_ms", typed("number")}}, {"images", "took_ms"}));
+  visual.run = [e, top_k_default](const json& args, const ToolContext& ctx) {
+    if (!args.contains("query") && !args.contains("image"))
+      app::bad_request("query", "give 'query', 'image' or both");
+    json body = args;
+    body["plugin_namespace"] = "core";
+    body["route_mode"] = "visual";
+    auto req = app::search_request_from_json(body, "core", ctx.scope, top_k_default);
+    auto resp = e->search(req);
+    json images = json::array();
+    std::ostringstream t;
+    t << resp.hits.size() << (resp.hits.size() == 1 ? " image" : " images");
+    for (const auto& h : resp.hits) {
+      if (!h.is_image) continue;
+      const std::string doc = h.document_id();
+      json page = h.metadata.contains("page") ? h.metadata["page"] : json(nullptr);
+      images.push_back({{"image_id", h.id},
+                        {"document_id", doc.empty() ? json(nullptr) : json(doc)},
+                        {"page", page},
+                        {"position", h.field("position")},
+                        {"chunk_type", h.field("chunk_type")},
+                        {"score", h.score},
+                        {"text", excerpt(h.text, 300)}});
+      t << "\n- " << h.id << " · " << h.field("chunk_type") << (page.is_number() ? " p. " + page.dump() : "")
+        << " · score " << h.score << "\n  " << excerpt(h.text, 200);
+    }
+    return ToolOutput{{{"images", images}, {"took_ms", resp.metadata.value("took_ms", 0.0)}}, t.str()};
+  };
+  tools_.push_back(std::move(visual));
+
   Tool list = make_tool(
       "core_list_documents", "List documents",
       "The documents in the store, newest first, with their knowledge base, namespace, source type and tags.", "core",

@@ -4,8 +4,7 @@
 // a bound on every number, string and list, an output schema, and answers with
 // structuredContent plus a readable text block. Exposure (rule G3 of the MCP issue):
 // every core_* tool, plus the tools of the configured default namespace (biomed_*
-// when it is biomed). core_retrieve_visual is not listed: there is no visual
-// retrieval yet.
+// when it is biomed).
 #include <nlohmann/json.hpp>
 
 #include <functional>

@@ -10,6 +10,7 @@
 
 #include "eagle/core/error.h"
 #include "eagle/filter/parser.h"
+#include "eagle/ingest/image/image.h"
 #include "eagle/text/analyzer.h"
 
 namespace eagle::search {
@@ -64,7 +65,8 @@ ScoredHit hit_from_row(const std::string& id, const std::string& text, ValuesVie
     const auto& name = schema.fields[i].name;
     // Image rows are recognised from the typed value, not by re-reading the JSON.
     if (name == "type")
-      if (const auto* t = std::get_if<std::string>(&values[i])) h.is_image = *t == "tile" || *t == "image";
+      if (const auto* t = std::get_if<std::string>(&values[i]))
+        h.is_image = *t == "tile" || *t == "image";  // an image tile's row has type "image"
     h.metadata[name] = value_to_json(values[i]);
   }
   return h;
@@ -115,6 +117,9 @@ RouteDecision Orchestrator::default_route(const RetrievalRequest& req) const {
     p.collection = config_.core_visual_collection;
     p.encoder = config_.core_visual_encoder;
     p.top_k = recall_depth(req);
+    // Tiles are found by their text too (page text, captions): the lexical leg joins
+    // the dense one (issue 14).
+    p.hybrid = true;
     d.plans.push_back(p);
   }
   return d;
@@ -262,11 +267,30 @@ HitList Orchestrator::run_plan(const CollectionQueryPlan& plan, const std::strin
   HitList dense;
   int rank = 0;
   std::vector<store::CollectionHit> vector_hits;
-  if (!exp.lexical_only) {
-    auto& encoder = encoders_.encoder(plan.encoder);
-    encode::check_encoder_identity(schema, encoder);  // a changed model: refused, not 0 hits
+  // Which legs run. The lexical leg needs words; the dense leg a query its encoder
+  // embeds: the query's image for an image encoder (else its text when the encoder
+  // maps text into the image space, CLIP-style; else the lexical leg alone finds the
+  // tiles by their page text and captions, issue 14), the text for any other.
+  const bool has_text = !query.empty();
+  bool dense_on = !exp.lexical_only;
+  bool image_query = false;
+  encode::Encoder* encoder = nullptr;
+  if (dense_on) {
+    encoder = &encoders_.encoder(plan.encoder);
+    if (encoder->info().modality == encode::Modality::image) {
+      image_query = !req.image.empty();
+      dense_on = image_query || (has_text && encoder->info().embeds_text);
+    } else if (!has_text) {
+      fail(ErrorCode::invalid_argument, "an image query without text reaches image collections only; '" +
+                                            plan.collection + "' holds " +
+                                            (encoder->info().modality == encode::Modality::molecule ? "molecules" : "text"));
+    }
+  }
+  if (dense_on) {
+    encode::check_encoder_identity(schema, *encoder);  // a changed model: refused, not 0 hits
     auto t_enc = std::chrono::steady_clock::now();
-    auto vec = encoder.encode({exp.dense_query}, encode::EncodeMode::query).at(0);
+    auto vec = image_query ? encoder->encode_images({std::string_view(req.image)}).at(0)
+                           : encoder->encode({exp.dense_query}, encode::EncodeMode::query).at(0);
     stage_ms(ctx.encode_ms, t_enc);
     auto t_search = std::chrono::steady_clock::now();
     vector_hits = coll->search_vector(vec, plan.top_k, filter, params);
@@ -314,12 +338,21 @@ HitList Orchestrator::run_plan(const CollectionQueryPlan& plan, const std::strin
   };
   const bool hybrid = plan.hybrid || config_.hybrid_text_collections.count(plan.collection);
   HitList hits;
-  if (exp.lexical_only) {
-    // No dense query for this encoder: the lexical leg alone (issue 15, defect 4).
-    if (ctx.telemetry) ctx.telemetry->audit("lexical_only", {{"collection", plan.collection}, {"encoder", plan.encoder}});
-    hits = lexical_leg();
-  } else if (!hybrid) {
+  if (!dense_on) {
+    // No dense query for this encoder: the lexical leg alone (issue 15, defect 4; an
+    // image collection asked in words by an encoder that embeds images only).
+    if (exp.lexical_only && ctx.telemetry)
+      ctx.telemetry->audit("lexical_only", {{"collection", plan.collection}, {"encoder", plan.encoder}});
+    if (has_text) hits = lexical_leg();
+  } else if (!hybrid || !has_text) {
     hits = std::move(dense);
+  } else if (image_query) {
+    // An image and words: two different questions, neither a refinement of the other,
+    // so both count alike (RRF), not the text-tuned weights below.
+    HybridOptions rrf = config_.hybrid;
+    rrf.fusion = HybridFusion::rrf;
+    rrf.adaptive = false;
+    hits = fuse_hybrid(std::move(dense), lexical_leg(), rrf, req.explain);
   } else if (config_.hybrid_mode == HybridMode::alpha) {
     materialize(dense);  // the overlap score reads the text
     hits = alpha_hybrid(std::move(dense), query, exp.sparse_terms, config_.hybrid_alpha);
@@ -400,10 +433,18 @@ HitList Orchestrator::expand(HitList hits, const RouteDecision& route, const Ret
 }
 
 RetrievalResponse Orchestrator::retrieve(const RetrievalRequest& req) const {
-  if (req.query.empty() || req.query.size() > kMaxQueryBytes)
+  // An image query (issue 14) may come without words; its bytes are bounded.
+  const bool image_only = !req.image.empty() && req.query.empty();
+  if (req.image.size() > kMaxQueryImageBytes)
+    fail(ErrorCode::too_large, "the query image is " + std::to_string(req.image.size()) + " bytes, more than " +
+                                   std::to_string(kMaxQueryImageBytes));
+  // A file that is not an image is the caller's mistake, said as such, not a visual
+  // plan that fails quietly into zero hits (the decoder bounds its pixels).
+  if (!req.image.empty()) ingest::decode_image(req.image, "the query image");
+  if (!image_only && (req.query.empty() || req.query.size() > kMaxQueryBytes))
     fail(ErrorCode::invalid_argument, "query must be 1.." + std::to_string(kMaxQueryBytes) + " bytes");
   // A query of blanks asks nothing: every hit would score 0 (issue 15, defect 6).
-  if (req.query.find_first_not_of(" \t\r\n\f\v") == std::string::npos)
+  if (!image_only && req.query.find_first_not_of(" \t\r\n\f\v") == std::string::npos)
     fail(ErrorCode::invalid_argument, "the query is empty (only white space)");
   // A query of stop words only ("the of and") asks nothing either: the lexical leg
   // finds no term and the dense leg returns whatever lies nearest to "the", at
@@ -412,7 +453,7 @@ RetrievalResponse Orchestrator::retrieve(const RetrievalRequest& req) const {
     static const text::Analyzer kQueryWords{text::AnalyzerOptions{text::Stemmer::none, true, false}};
     bool any_word = false;
     kQueryWords.analyze(req.query, [&](std::string_view) { any_word = true; });
-    if (!any_word)
+    if (!any_word && !image_only)
       fail(ErrorCode::invalid_argument, "the query has no searchable words (only stop words or punctuation)");
   }
   if (req.min_score && !std::isfinite(*req.min_score)) fail(ErrorCode::invalid_argument, "min_score must be a finite number");
@@ -433,14 +474,26 @@ RetrievalResponse Orchestrator::retrieve(const RetrievalRequest& req) const {
   for (auto& s : bus_.all<HookPoint::QUERY_ASSEMBLE>(ctx, query))
     if (!s.empty()) ctx.query_suffixes.push_back(std::move(s));
 
-  // CLASSIFY_QUERY (FIRST), else the core default (G4).
-  auto classified = bus_.first<HookPoint::CLASSIFY_QUERY>(ctx, req);
-  RouteDecision route = classified ? *classified : default_route(req);
+  // CLASSIFY_QUERY (FIRST), else the core default (G4). An image without words goes
+  // to the visual collection only: there is nothing for a classifier to read.
+  std::optional<RouteDecision> classified;
+  if (!image_only) classified = bus_.first<HookPoint::CLASSIFY_QUERY>(ctx, req);
+  RouteDecision route;
+  if (classified) {
+    route = *classified;
+  } else if (image_only) {
+    RetrievalRequest visual = req;
+    visual.route_mode = RouteMode::visual;
+    route = default_route(visual);
+  } else {
+    route = default_route(req);
+  }
   Scope scope = build_scope(req, ctx, tel);
   ctx.scope_filter = scope.expr;
   for (const auto& [k, v] : scope.params) ctx.scope_params[k] = v;
   // Scope-aware catalog union: collections the scoped documents used at ingest.
-  if (documents_ && (!req.scope_filter.empty())) {
+  // (An image without words asks the visual collection only.)
+  if (documents_ && !req.scope_filter.empty() && !image_only) {
     for (const auto& c : documents_->collections_used(req.scope_filter.kb_names, scope.document_ids, ctx.plugin_namespace)) {
       bool have = std::any_of(route.plans.begin(), route.plans.end(), [&](auto& p) { return p.collection == c; });
       if (have) continue;

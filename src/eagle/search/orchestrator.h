@@ -92,6 +92,7 @@ class Orchestrator {
   // The encoder the core text collection's plans use (after `eagle reembed` gave its
   // vectors another label). Not thread-safe: call with searches held back.
   void set_core_text_encoder(std::string label) { config_.core_text_encoder = std::move(label); }
+  void set_core_visual_encoder(std::string label) { config_.core_visual_encoder = std::move(label); }
 
  private:
   struct Scope {
@@ -125,5 +126,8 @@ ScoredHit hit_from_row(const std::string& id, const std::string& text, ValuesVie
 // Bounds on requests (SPEC security rule).
 inline constexpr size_t kMaxFinalTopK = 1000;
 inline constexpr size_t kMaxQueryBytes = 16384;
+// A query image (PNG or JPEG bytes): a photographed page or a figure at full
+// resolution fits; the decoder bounds its pixels too.
+inline constexpr size_t kMaxQueryImageBytes = 20u << 20;
 
 }  // namespace eagle::search

@@ -104,6 +104,9 @@ struct RetrievalRequest {
   std::vector<std::string> allowed_kbs;
   RouteMode route_mode = RouteMode::text;
   bool has_image = false;
+  // A query image (PNG or JPEG bytes, at most kMaxQueryImageBytes): the visual
+  // collection's dense leg embeds it (image -> image); `query` may then be empty.
+  std::string image;
   std::string plugin_namespace = "core";
   bool explain = false;
   // Hits scoring below this are dropped after the final ranking (scores are on the

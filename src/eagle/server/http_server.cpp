@@ -551,6 +551,16 @@ struct Server::Impl {
       if (!v) throw HttpError{404, "not_found", "no document '" + id + "'", ""};
       s.reply(c.res, 200, app::document_view_json(*v));
     });
+    // A visual hit's kept image, by its image_id (issue 14): a scoped token sees only
+    // its knowledge bases' tiles (another's is 404, its existence not revealed).
+    add("GET", "/images/(.+)", "/images/{image_id}", [](Impl& s, Call& c) {
+      const std::string id = c.match[1].str();
+      auto tile = s.engine.tile_image(id, c.scope);
+      if (!tile) throw HttpError{404, "not_found", "no image '" + id + "'", ""};
+      c.res.status = 200;
+      c.res.set_header("Cache-Control", "private, no-cache");
+      c.res.set_content(tile->bytes, tile->media_type);
+    });
     add("DELETE", "/documents/([^/]+)", "/documents/{id}", [](Impl& s, Call& c) {
       const std::string id = c.match[1].str();
       size_t n = s.engine.delete_document(id, c.scope);

@@ -156,6 +156,8 @@ json record_to_json(const Record& r, const CollectionSchema& schema, bool with_v
 Collection::Collection(CollectionSchema schema, CollectionOptions opts, fs::path dir)
     : schema_(std::move(schema)), opts_(opts), dir_(std::move(dir)), lexical_(opts.bm25, opts.analyzer) {
   schema_.validate();
+  // A collection's own length normalisation (the visual collection's tiles) wins.
+  if (schema_.text_length_norm) opts_.bm25.b = *schema_.text_length_norm;
   reset_indexes();
 }
 

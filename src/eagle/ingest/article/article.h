@@ -2,6 +2,7 @@
 // A document with its structure, as the format readers (JATS, PubMed, PDF, HTML)
 // produce it and the article chunker (article_chunker.h) turns into chunk rows:
 // metadata from the format, then blocks in reading order, each under a heading path.
+#include <array>
 #include <optional>
 #include <string>
 #include <vector>
@@ -29,6 +30,10 @@ struct Block {
   std::vector<std::string> cites;
   std::string graphic;  // figures: the image file the format names (JATS xlink:href)
   int page = 0;         // 1-based page of a PDF; 0 when the format has no pages
+  // Figures of a PDF: the region of graphic and caption on the page, as shares of
+  // its width and height (x0, y0, x1, y1; y down), when the reader found it.
+  std::array<double, 4> box{};
+  bool has_box = false;
 };
 
 struct Article {

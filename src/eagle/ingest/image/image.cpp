@@ -265,4 +265,26 @@ RgbImage resize_area(const RgbImage& image, uint32_t width, uint32_t height) {
   return out;
 }
 
+RgbImage crop(const RgbImage& image, double x0, double y0, double x1, double y1) {
+  if (image.width == 0 || image.height == 0 ||
+      image.pixels.size() != static_cast<size_t>(image.width) * image.height * 3)
+    fail(ErrorCode::invalid_argument, "crop: the image's pixels do not match its size");
+  auto edge = [](double share, uint32_t n) {
+    const double v = std::floor(std::clamp(std::isfinite(share) ? share : 0.0, 0.0, 1.0) * n + 0.5);
+    return static_cast<uint32_t>(v);
+  };
+  uint32_t px0 = std::min(edge(x0, image.width), image.width - 1), py0 = std::min(edge(y0, image.height), image.height - 1);
+  uint32_t px1 = std::max(edge(x1, image.width), px0 + 1), py1 = std::max(edge(y1, image.height), py0 + 1);
+  px1 = std::min(px1, image.width);
+  py1 = std::min(py1, image.height);
+  RgbImage out;
+  out.width = px1 - px0;
+  out.height = py1 - py0;
+  out.pixels.resize(static_cast<size_t>(out.width) * out.height * 3);
+  for (uint32_t y = 0; y < out.height; ++y)
+    std::memcpy(out.pixels.data() + static_cast<size_t>(y) * out.width * 3, image.pixel(px0, py0 + y),
+                static_cast<size_t>(out.width) * 3);
+  return out;
+}
+
 }  // namespace eagle::ingest

@@ -46,4 +46,8 @@ std::string encode_jpeg(const RgbImage& image, int quality);
 // upscaling repeats pixels, blending two where an output pixel straddles an input edge.
 RgbImage resize_area(const RgbImage& image, uint32_t width, uint32_t height);
 
+// The part of the image inside [x0, x1) x [y0, y1), given as shares of its width and
+// height (clamped to [0, 1]; at least one pixel each way).
+RgbImage crop(const RgbImage& image, double x0, double y0, double x1, double y1);
+
 }  // namespace eagle::ingest

@@ -7,6 +7,7 @@
 #include <poppler-page.h>
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <cmath>
 #include <fstream>
@@ -14,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -632,6 +634,10 @@ class Reader {
     if (looks_like_title(info_title)) a_.title = info_title;
   }
 
+  // Each page's size in points (1-based page p at [p - 1]): figure regions are kept
+  // as shares of it.
+  void set_page_sizes(std::vector<std::pair<double, double>> sizes) { page_sizes_ = std::move(sizes); }
+
   void build() {
     for (size_t i = 0; i < lines_.size();) {
       const Line& l = lines_[i];
@@ -738,8 +744,49 @@ class Reader {
     b.label = label;
     b.caption = caption;
     b.page = lines_[i].page;
+    if (auto box = figure_region(i, end)) {
+      b.box = *box;
+      b.has_box = true;
+    }
     a_.blocks.push_back(std::move(b));
     return end;
+  }
+
+  // Where a figure lies on its page, from its caption (lines [first, end)): the
+  // graphic is the space between the caption and the nearest prose above it across
+  // the caption's width (the page's top band when there is none), or below it when
+  // the space above is under `figure_min_height` of the page (a caption set above
+  // its figure). Lines inside the graphic (axis labels, legends) are short or small,
+  // so only prose bounds it. The region covers graphic and caption, as shares of the
+  // page; nullopt without the page's size.
+  std::optional<std::array<double, 4>> figure_region(size_t first, size_t end) const {
+    const int page = lines_[first].page;
+    if (page < 1 || static_cast<size_t>(page) > page_sizes_.size()) return std::nullopt;
+    const auto [pw, ph] = page_sizes_[page - 1];
+    if (!(pw > 0 && ph > 0)) return std::nullopt;
+    double x0 = lines_[first].col_left, x1 = lines_[first].col_right, cy0 = lines_[first].y0, cy1 = lines_[first].y1;
+    for (size_t k = first; k < end; ++k) {
+      x0 = std::min(x0, std::min(lines_[k].x0, lines_[k].col_left));
+      x1 = std::max(x1, std::max(lines_[k].x1, lines_[k].col_right));
+      cy0 = std::min(cy0, lines_[k].y0);
+      cy1 = std::max(cy1, lines_[k].y1);
+    }
+    auto is_prose = [&](const Line& l) {
+      return l.width() >= o_.table_prose_width_ratio * l.col_width() &&
+             l.size >= stats_.body_size * (1 - o_.size_tolerance) && word_count(l.text) >= 5;
+    };
+    double above = ph * o_.header_band, below = ph * (1 - o_.footer_band);
+    for (size_t k = 0; k < lines_.size(); ++k) {
+      const Line& l = lines_[k];
+      if (l.page != page || (k >= first && k < end) || l.x1 <= x0 || l.x0 >= x1 || !is_prose(l)) continue;
+      if (l.y1 <= cy0) above = std::max(above, l.y1);
+      if (l.y0 >= cy1) below = std::min(below, l.y0);
+    }
+    double y0 = cy0, y1 = cy1;
+    if (cy0 - above >= o_.figure_min_height * ph) y0 = above;
+    else if (below - cy1 >= o_.figure_min_height * ph) y1 = below;
+    auto clamp01 = [](double v) { return std::clamp(v, 0.0, 1.0); };
+    return std::array<double, 4>{clamp01(x0 / pw), clamp01(y0 / ph), clamp01(x1 / pw), clamp01(y1 / ph)};
   }
 
   // A line of the table body (see the header): not prose.
@@ -976,6 +1023,7 @@ class Reader {
   enum class RefMode { numbered, hanging, paragraphs };
 
   std::vector<Line> lines_;
+  std::vector<std::pair<double, double>> page_sizes_;
   const PdfOptions& o_;
   Article& a_;
   Stats stats_;
@@ -1077,6 +1125,9 @@ Article read_pdf_bytes(std::string_view bytes, const std::string& source_name, c
     std::move(page.begin(), page.end(), std::back_inserter(lines));
   }
   Reader reader(std::move(lines), options, a);
+  std::vector<std::pair<double, double>> sizes;
+  for (const auto& p : pages) sizes.emplace_back(p.width, p.height);
+  reader.set_page_sizes(std::move(sizes));
   reader.find_title(collapse_whitespace(to_string(doc->info_key("Title"))), pages.empty() ? 0 : pages[0].height);
   reader.build();
   return a;

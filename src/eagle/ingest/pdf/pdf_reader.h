@@ -115,6 +115,10 @@ struct PdfOptions {
   double table_prose_width_ratio = 0.75;
   // Tables end at a vertical gap over this many usual line steps.
   double table_max_gap_ratio = 4.0;
+  // A figure's graphic (between its caption and the prose above or below it) is at
+  // least this share of the page's height; less above the caption, it is looked for
+  // below (a caption set above its figure).
+  double figure_min_height = 0.05;
   // Reference lists: numbered when at least this share of the lines starts with a
   // number; hanging indent when the share of indented lines is between these.
   double numbered_refs_min_fraction = 0.12;

@@ -16,8 +16,8 @@
 
 namespace eagle::ingest {
 
-std::vector<RenderedPage> render_pdf_pages(std::string_view bytes, const std::string& source_name, double dpi,
-                                           const ImageLimits& limits) {
+void for_each_pdf_page(std::string_view bytes, const std::string& source_name, double dpi, const ImageLimits& limits,
+                       const std::function<void(RenderedPage&&)>& fn) {
   if (!(dpi >= 1 && dpi <= kMaxRenderDpi))
     fail(ErrorCode::invalid_argument, "render DPI must be in [1, " + std::to_string(static_cast<int>(kMaxRenderDpi)) + "]");
   if (!poppler::page_renderer::can_render())
@@ -28,7 +28,6 @@ std::vector<RenderedPage> render_pdf_pages(std::string_view bytes, const std::st
   renderer.set_render_hint(poppler::page_renderer::antialiasing, true);
   renderer.set_render_hint(poppler::page_renderer::text_antialiasing, true);
   renderer.set_image_format(poppler::image::format_rgb24);
-  std::vector<RenderedPage> out;
   for (int p = 0; p < doc->pages(); ++p) {
     std::unique_ptr<poppler::page> page(doc->create_page(p));
     if (!page) continue;
@@ -53,8 +52,14 @@ std::vector<RenderedPage> render_pdf_pages(std::string_view bytes, const std::st
     for (uint32_t y = 0; y < rp.image.height; ++y)
       std::memcpy(rp.image.pixels.data() + static_cast<size_t>(y) * rp.image.width * 3,
                   img.const_data() + static_cast<size_t>(y) * img.bytes_per_row(), static_cast<size_t>(rp.image.width) * 3);
-    out.push_back(std::move(rp));
+    fn(std::move(rp));
   }
+}
+
+std::vector<RenderedPage> render_pdf_pages(std::string_view bytes, const std::string& source_name, double dpi,
+                                           const ImageLimits& limits) {
+  std::vector<RenderedPage> out;
+  for_each_pdf_page(bytes, source_name, dpi, limits, [&](RenderedPage&& p) { out.push_back(std::move(p)); });
   return out;
 }
 

@@ -1,0 +1,38 @@
+#pragma once
+// The image store: the encoded image of every tile of the visual collection, kept so
+// a hit can be shown (issue 14). Files are named by their content,
+// DATA_DIR/images/<first two hex digits>/<sha256>.<jpg|png>, so a tile ingested twice
+// is stored once and a name can be checked against its bytes when read: a flipped
+// byte is reported, never served. Rows name their image in the `image` field.
+//
+// A file is durable before the rows naming it are committed (written to a temporary
+// file, fsynced, renamed, folder fsynced). An ingest that fails after writing leaves
+// unnamed files behind, which no row reaches; they are harmless and reused by the
+// next ingest of the same bytes.
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+namespace eagle::ingest {
+
+class ImageStore {
+ public:
+  explicit ImageStore(std::filesystem::path root) : root_(std::move(root)) {}
+
+  // Keeps `bytes` (a JPEG or PNG, `extension` "jpg" or "png") and returns its name.
+  std::string put(std::string_view bytes, std::string_view extension) const;
+  // The bytes of a kept image. not_found when there is none by that name;
+  // invalid_argument for a name that is not one this store makes; data_loss naming
+  // the file when its bytes no longer match their name.
+  std::string get(std::string_view name) const;
+  std::filesystem::path path_of(std::string_view name) const;
+  // "<64 lower-case hex>.<jpg|png>"
+  static bool valid_name(std::string_view name);
+  // The media type of a name's image ("image/jpeg", "image/png").
+  static std::string media_type(std::string_view name);
+
+ private:
+  std::filesystem::path root_;
+};
+
+}  // namespace eagle::ingest

@@ -1,0 +1,338 @@
+// Issue 14, visual retrieval through the path a user takes: `eagle ingest` of the
+// sample PDFs makes one page tile per page in eagle_visual (ImageNode fields, the
+// image kept in the image store), a page image rescaled and recompressed as JPEG q70
+// finds its page first, a caption question finds the page holding the figure, filters
+// by document, page and chunk_type hold on image queries, and fusion keeps the tiles'
+// fields. Image files are tiles of their own; a file that is not an image is an error.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+
+#include "eagle/app/engine.h"
+#include "eagle/core/error.h"
+#include "eagle/ingest/formats.h"
+#include "eagle/ingest/image/image.h"
+#include "shared_data.h"
+#include "support/images.h"
+#include "support/temp_engine.h"
+
+namespace fs = std::filesystem;
+using namespace eagle;
+using namespace eagle::app;
+using nlohmann::json;
+
+namespace {
+
+fs::path pdfs() { return eagle::testing::shared_data() / "docs" / "pdf"; }
+
+// One store with the sample PDFs ingested, shared by the tests below (an ingest
+// renders 68 pages).
+class Visual : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    store_ = new eagle::test_support::TempEngine("visual");
+    report_ = new IngestReport(store_->engine->ingest({pdfs().string()}, {}));
+  }
+  static void TearDownTestSuite() {
+    delete report_;
+    delete store_;
+  }
+  static Engine& engine() { return *store_->engine; }
+  static store::Collection& visual() { return engine().catalog().get("eagle_visual"); }
+
+  static search::RetrievalResponse ask(search::RetrievalRequest r) { return engine().search(r); }
+  static search::RetrievalRequest image_query(std::string bytes, size_t k = 5) {
+    search::RetrievalRequest r;
+    r.image = std::move(bytes);
+    r.has_image = true;
+    r.top_k = k;
+    return r;
+  }
+
+  static eagle::test_support::TempEngine* store_;
+  static IngestReport* report_;
+};
+eagle::test_support::TempEngine* Visual::store_ = nullptr;
+IngestReport* Visual::report_ = nullptr;
+
+// Every page tile, by id.
+std::map<std::string, store::Record> tiles(store::Collection& c) {
+  std::map<std::string, store::Record> out;
+  for (const auto& id : c.ids_where_equals("chunk_type", "page")) out.emplace(id, *c.get(id));
+  return out;
+}
+
+}  // namespace
+
+TEST_F(Visual, EveryPdfPageIsAPageTileWithImageNodeFieldsAndAKeptImage) {
+  ASSERT_TRUE(fs::is_directory(pdfs())) << pdfs();
+  EXPECT_TRUE(report_->skipped.empty());
+  // As many tiles as poppler counts pages, per document.
+  std::map<std::string, int> pages;
+  for (const auto& e : fs::directory_iterator(pdfs())) {
+    auto articles = ingest::read_documents(e.path(), ingest::FileKind::pdf, e.path().filename().string());
+    ASSERT_EQ(articles.size(), 1u);
+    pages[articles[0].id] = articles[0].pages;
+  }
+  auto& c = visual();
+  const auto& schema = c.schema();
+  EXPECT_EQ(schema.vector.metric, Metric::ip);
+  EXPECT_EQ(schema.vector.dim, 255u);  // dct-lowfreq-v1 standing in for qwen3-vl
+  EXPECT_EQ(schema.vector.encoder, "qwen3-vl");
+  EXPECT_NE(schema.vector.encoder_identity.find("dct-lowfreq-v1"), std::string::npos);
+  EXPECT_EQ(schema.vector.hnsw.m, 16u);
+  EXPECT_EQ(schema.vector.hnsw.ef_construction, 256u);
+  EXPECT_EQ(schema.vector.hnsw.ef_search, 64u);
+
+  int expected = 0;
+  for (const auto& [doc, n] : pages) expected += n;
+  const auto all = tiles(c);
+  EXPECT_EQ(static_cast<int>(all.size()), expected);
+  EXPECT_EQ(c.count(), all.size() + c.ids_where_equals("chunk_type", "figure").size());
+  const auto images = engine().image_store();
+  auto& text = engine().catalog().get("eagle_text");
+  auto field = [&](const store::Record& r, const char* name) -> const Value& {
+    return r.values[*schema.field_index(name)];
+  };
+  std::map<std::string, std::set<int64_t>> seen;
+  for (const auto& [id, row] : all) {
+    const auto doc = std::get<std::string>(field(row, "document_id"));
+    const auto page = std::get<int64_t>(field(row, "page"));
+    ASSERT_TRUE(pages.count(doc)) << doc;
+    EXPECT_GE(page, 1);
+    EXPECT_LE(page, pages[doc]);
+    seen[doc].insert(page);
+    EXPECT_EQ(id, doc + "#page-" + std::to_string(page));
+    EXPECT_EQ(std::get<std::string>(field(row, "type")), "image");
+    EXPECT_EQ(std::get<std::string>(field(row, "position")), "0,0,1,1");
+    EXPECT_EQ(std::get<std::string>(field(row, "source_type")), "paper");
+    // The kept image decodes to the size the row records.
+    const auto name = std::get<std::string>(field(row, "image"));
+    ASSERT_TRUE(ingest::ImageStore::valid_name(name)) << name;
+    const auto img = ingest::decode_image(images.get(name), name);
+    EXPECT_EQ(static_cast<int64_t>(img.width), std::get<int64_t>(field(row, "width")));
+    EXPECT_EQ(static_cast<int64_t>(img.height), std::get<int64_t>(field(row, "height")));
+    // Its text chunk: a row of the text collection, on the same page.
+    if (const auto* chunk = std::get_if<std::string>(&field(row, "source_chunk_id"))) {
+      auto t = text.get(*chunk);
+      ASSERT_TRUE(t) << *chunk;
+      EXPECT_EQ(std::get<int64_t>(t->values[*text.schema().field_index("page")]), page) << *chunk;
+    }
+  }
+  for (const auto& [doc, n] : pages) EXPECT_EQ(static_cast<int>(seen[doc].size()), n) << doc;
+  // The registry knows the documents live in both collections.
+  auto rec = engine().registry().get(pages.begin()->first);
+  ASSERT_TRUE(rec);
+  EXPECT_NE(std::find(rec->collections_used.begin(), rec->collections_used.end(), "eagle_visual"),
+            rec->collections_used.end());
+}
+
+// Issue 14, test 5: an image query made from a page tile re-encoded as JPEG at quality
+// 70 returns that page first; here also shrunk to 60%, for every page.
+TEST_F(Visual, EveryPageShrunkAndRecompressedAsJpegQ70FindsItsPageFirst) {
+  const auto images = engine().image_store();
+  const auto& schema = visual().schema();
+  size_t checked = 0;
+  const auto pages = tiles(visual());
+  for (const auto& [id, row] : pages) {
+    const auto name = std::get<std::string>(row.values[*schema.field_index("image")]);
+    const auto page = ingest::decode_image(images.get(name), name);
+    const auto small = ingest::resize_area(page, page.width * 3 / 5, page.height * 3 / 5);
+    auto resp = ask(image_query(ingest::encode_jpeg(small, 70), 3));
+    ASSERT_FALSE(resp.hits.empty()) << id;
+    EXPECT_EQ(resp.hits[0].id, id);
+    EXPECT_TRUE(resp.hits[0].is_image);
+    EXPECT_EQ(resp.hits[0].collection, "eagle_visual");
+    // Only the visual collection is asked: there are no words to search text with.
+    ASSERT_EQ(resp.route.plans.size(), 1u);
+    EXPECT_EQ(resp.route.plans[0].collection, "eagle_visual");
+    ++checked;
+  }
+  EXPECT_EQ(checked, pages.size());
+}
+
+// Issue 14, test 5: a caption question returns its figure tile. Every figure the
+// PDF reader located is a tile cut from its page, linked to the chunk holding its
+// caption; that caption, asked in the visual route, finds the tile first.
+TEST_F(Visual, ACaptionQuestionReturnsItsFigureTile) {
+  auto& v = visual();
+  const auto& vs = v.schema();
+  auto& text = engine().catalog().get("eagle_text");
+  size_t figures = 0, asked = 0, first = 0;
+  std::string misses;
+  for (const auto& id : v.ids_where_equals("chunk_type", "figure")) {
+    const auto tile = *v.get(id);
+    ++figures;
+    // Its box lies on the page, and its page tile exists.
+    const auto pos = std::get<std::string>(tile.values[*vs.field_index("position")]);
+    double x0, y0, x1, y1;
+    ASSERT_EQ(std::sscanf(pos.c_str(), "%lf,%lf,%lf,%lf", &x0, &y0, &x1, &y1), 4) << pos;
+    EXPECT_TRUE(0 <= x0 && x0 < x1 && x1 <= 1 && 0 <= y0 && y0 < y1 && y1 <= 1) << id << " " << pos;
+    const auto doc = std::get<std::string>(tile.values[*vs.field_index("document_id")]);
+    const auto page = std::get<int64_t>(tile.values[*vs.field_index("page")]);
+    EXPECT_TRUE(v.get(doc + "#page-" + std::to_string(page))) << id;
+    const auto* chunk = std::get_if<std::string>(&tile.values[*vs.field_index("source_chunk_id")]);
+    if (!chunk) continue;
+    auto caption = text.get(*chunk);
+    ASSERT_TRUE(caption) << *chunk;
+    search::RetrievalRequest r;
+    r.query = caption->text;
+    r.route_mode = search::RouteMode::visual;
+    r.top_k = 3;
+    auto resp = ask(r);
+    ++asked;
+    if (!resp.hits.empty() && resp.hits[0].id == id) ++first;
+    else misses += "\n  " + id + " <- " + caption->text.substr(0, 80) + " got " + (resp.hits.empty() ? "-" : resp.hits[0].id);
+  }
+  EXPECT_GT(figures, 5u);
+  EXPECT_GT(asked, 5u);
+  EXPECT_EQ(first, asked) << misses;
+}
+
+TEST_F(Visual, FiltersByDocumentPageAndChunkTypeHoldOnImageQueries) {
+  const auto images = engine().image_store();
+  const auto& schema = visual().schema();
+  const auto all = tiles(visual());
+  const auto& [id, row] = *all.begin();
+  const auto name = std::get<std::string>(row.values[*schema.field_index("image")]);
+  const auto doc = std::get<std::string>(row.values[*schema.field_index("document_id")]);
+  const std::string bytes = images.get(name);
+  const auto figure_ids = visual().ids_where_equals("chunk_type", "figure");
+
+  auto by_doc = image_query(bytes, 50);
+  by_doc.scope_filter.document_ids = {"vespa-peerj.pdf"};
+  auto resp = ask(by_doc);
+  ASSERT_FALSE(resp.hits.empty());
+  for (const auto& h : resp.hits) EXPECT_EQ(h.document_id(), "vespa-peerj.pdf") << h.id;
+
+  auto by_page = image_query(bytes, 50);
+  by_page.filter = "page == 2";
+  resp = ask(by_page);
+  size_t on_page_2 = 0;
+  for (const auto& [tid, t] : all) on_page_2 += std::get<int64_t>(t.values[*schema.field_index("page")]) == 2;
+  on_page_2 += static_cast<size_t>(std::count_if(
+      figure_ids.begin(), figure_ids.end(), [&](const std::string& f) { return f.find("#page-2-figure-") != std::string::npos; }));
+  EXPECT_EQ(resp.hits.size(), on_page_2);
+  for (const auto& h : resp.hits) EXPECT_EQ(h.metadata.value("page", 0), 2) << h.id;
+
+  auto pages_only = image_query(bytes, 5);
+  pages_only.facets["chunk_type"] = "page";
+  resp = ask(pages_only);
+  ASSERT_FALSE(resp.hits.empty());
+  EXPECT_EQ(resp.hits[0].id, id);
+  for (const auto& h : resp.hits) EXPECT_EQ(h.field("chunk_type"), "page") << h.id;
+  auto figures_only = image_query(bytes, 50);
+  figures_only.facets["chunk_type"] = "figure";
+  resp = ask(figures_only);
+  EXPECT_EQ(resp.hits.size(), figure_ids.size());
+  for (const auto& h : resp.hits) EXPECT_EQ(h.field("chunk_type"), "figure") << h.id;
+  auto tiles_only = image_query(bytes, 5);
+  tiles_only.facets["chunk_type"] = "tile";  // no free tiles in this store
+  EXPECT_TRUE(ask(tiles_only).hits.empty());
+  (void)doc;
+}
+
+// seed §11: "ImageNode metadata: fusion anchor fields preserved". A hybrid question
+// (text and visual plans fused by RRF) keeps every tile's fields.
+TEST_F(Visual, FusionKeepsTheImageNodeFields) {
+  search::RetrievalRequest r;
+  r.query = "positive selection codeml model";
+  r.route_mode = search::RouteMode::hybrid;
+  r.top_k = 10;
+  auto resp = ask(r);
+  ASSERT_EQ(resp.route.plans.size(), 2u);
+  size_t image_hits = 0;
+  for (const auto& h : resp.hits) {
+    if (h.collection != "eagle_visual") continue;
+    ++image_hits;
+    EXPECT_TRUE(h.is_image) << h.id;
+    for (const char* f : {"image", "position", "document_id", "chunk_type", "source_type"})
+      EXPECT_FALSE(h.field(f).empty()) << h.id << " lost " << f;
+    EXPECT_TRUE(h.metadata.contains("page")) << h.id;
+  }
+  EXPECT_GT(image_hits, 0u);
+  EXPECT_EQ(resp.metadata.value("visual_count", size_t{0}) > 0, true);
+}
+
+TEST_F(Visual, AnImageQueryThatIsNotAnImageIsAnErrorNotZeroHits) {
+  try {
+    ask(image_query("not an image at all"));
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::invalid_argument);
+    EXPECT_NE(std::string(e.what()).find("the query image"), std::string::npos) << e.what();
+  }
+  // Words and an image: both plans, and the image's page can still lead.
+  const auto images = engine().image_store();
+  const auto& schema = visual().schema();
+  const auto all = tiles(visual());
+  const auto& row = all.begin()->second;
+  auto both = image_query(images.get(std::get<std::string>(row.values[*schema.field_index("image")])), 5);
+  both.query = "phylogenetic analysis";
+  auto resp = ask(both);
+  EXPECT_EQ(resp.route.plans.size(), 2u);
+}
+
+// An image file is a document of its own: one tile of chunk_type image, found by its
+// file name's words and by its pixels; the same bytes again are not re-read; deleting
+// the document removes the tile.
+TEST(VisualFiles, AnImageFileIsATileFoundByItsNameAndItsPixels) {
+  eagle::test_support::TempEngine s("visual_files");
+  const fs::path dir = s.dir / "figures";
+  fs::create_directories(dir);
+  const auto img = eagle::test_support::patterned_image(120, 80);
+  const std::string png = ingest::encode_png(img);
+  std::ofstream(dir / "kaplan-meier_overall-survival.png", std::ios::binary) << png;
+  std::ofstream(dir / "broken.jpg", std::ios::binary) << "\xFF\xD8\xFF not really";
+
+  IngestOptions opts;
+  EXPECT_THROW(s.engine->ingest({dir.string()}, opts), Error);  // the broken one, named
+  EXPECT_FALSE(s.engine->catalog().exists("eagle_visual"));   // nothing was kept
+  opts.skip_bad = true;
+  auto rep = s.engine->ingest({dir.string()}, opts);
+  EXPECT_EQ(rep.documents, 1u);
+  ASSERT_EQ(rep.skipped.size(), 1u);
+  EXPECT_NE(rep.skipped[0].find("broken.jpg"), std::string::npos) << rep.skipped[0];
+
+  search::RetrievalRequest r;
+  r.query = "overall survival";
+  r.route_mode = search::RouteMode::visual;
+  auto resp = s.engine->search(r);
+  ASSERT_EQ(resp.hits.size(), 1u);
+  EXPECT_EQ(resp.hits[0].id, "kaplan-meier_overall-survival.png");
+  EXPECT_EQ(resp.hits[0].field("chunk_type"), "image");
+  EXPECT_EQ(resp.hits[0].field("source_type"), "image");
+
+  search::RetrievalRequest q;
+  q.image = ingest::encode_jpeg(img, 70);
+  q.has_image = true;
+  resp = s.engine->search(q);
+  ASSERT_FALSE(resp.hits.empty());
+  EXPECT_EQ(resp.hits[0].id, "kaplan-meier_overall-survival.png");
+  EXPECT_GT(resp.hits[0].score, 0.99);
+
+  // The same bytes again: not read again.
+  rep = s.engine->ingest({dir.string()}, opts);
+  EXPECT_EQ(rep.documents, 0u);
+  EXPECT_EQ(rep.unchanged.size(), 1u);
+
+  // Re-embedded from the kept images under the descriptor's own label: the plans
+  // follow, and the image still finds itself.
+  auto re = s.engine->reembed("eagle_visual", "dct-lowfreq");
+  EXPECT_EQ(re.rows, 1u);
+  EXPECT_EQ(re.encoder_before, "qwen3-vl");
+  EXPECT_EQ(s.engine->catalog().get("eagle_visual").schema().vector.encoder, "dct-lowfreq");
+  resp = s.engine->search(q);
+  ASSERT_FALSE(resp.hits.empty());
+  EXPECT_EQ(resp.hits[0].id, "kaplan-meier_overall-survival.png");
+  EXPECT_EQ(resp.route.plans[0].encoder, "dct-lowfreq");
+  // A text encoder cannot re-embed image tiles.
+  EXPECT_THROW(s.engine->reembed("eagle_visual", "glove"), Error);
+
+  EXPECT_EQ(s.engine->delete_document("kaplan-meier_overall-survival.png"), 1u);
+  EXPECT_EQ(s.engine->catalog().get("eagle_visual").count(), 0u);
+}
