@@ -15,8 +15,10 @@
 #include "eagle/app/engine.h"
 #include "eagle/core/error.h"
 #include "eagle/ingest/formats.h"
+#include "eagle/ingest/image/descriptor.h"
 #include "eagle/ingest/image/image.h"
 #include "shared_data.h"
+#include "support/engine_config.h"
 #include "support/images.h"
 #include "support/temp_engine.h"
 
@@ -335,4 +337,96 @@ TEST(VisualFiles, AnImageFileIsATileFoundByItsNameAndItsPixels) {
 
   EXPECT_EQ(s.engine->delete_document("kaplan-meier_overall-survival.png"), 1u);
   EXPECT_EQ(s.engine->catalog().get("eagle_visual").count(), 0u);
+}
+
+// The seed's hard rule (biomed-retrieval.txt): a medical image goes to its medical
+// slot (biomed's CLASSIFY_VISUAL subscriber, by caption or name) and is never embedded
+// by the general visual encoder; without the slot's model it is left out, said in the
+// report, and a question for it abstains with an audit event.
+TEST(VisualHooks, AMedicalImageGoesToItsSlotOrIsLeftOutNeverToTheGeneralEncoder) {
+  eagle::test_support::TempEngine s("visual_medical");
+  const fs::path dir = s.dir / "figures";
+  fs::create_directories(dir);
+  std::ofstream(dir / "ct_scan_of_the_liver.png", std::ios::binary)
+      << ingest::encode_png(eagle::test_support::patterned_image(64, 48));
+  std::ofstream(dir / "enrolment_bar_chart.png", std::ios::binary)
+      << ingest::encode_png(eagle::test_support::patterned_image(50, 90));
+  IngestOptions biomed;
+  biomed.plugin_namespace = "biomed";
+  auto rep = s.engine->ingest({dir.string()}, biomed);
+  ASSERT_EQ(rep.skipped.size(), 1u);
+  EXPECT_NE(rep.skipped[0].find("ct_scan_of_the_liver.png: a radiology image needs encoder 'medimageinsight'"),
+            std::string::npos)
+      << rep.skipped[0];
+  auto& general = s.engine->catalog().get("eagle_visual");
+  EXPECT_EQ(general.count(), 1u);
+  EXPECT_TRUE(general.get("enrolment_bar_chart.png"));
+  EXPECT_FALSE(s.engine->catalog().exists("eagle_medical_radiology"));
+
+  search::RetrievalRequest r;
+  r.query = "ct scan of the liver";
+  r.plugin_namespace = "biomed";
+  r.route_mode = search::RouteMode::visual;
+  r.explain = true;
+  auto resp = s.engine->search(r);
+  for (const auto& p : resp.route.plans) EXPECT_NE(p.collection, "eagle_medical_radiology");
+  EXPECT_NE(resp.metadata["audits"].dump().find("medical_imaging_abstained"), std::string::npos)
+      << resp.metadata["audits"].dump();
+
+  // With a model for the slot (here the descriptor, configured under the slot's
+  // label), the image lands in the medical collection and is found there.
+  s.engine.reset();
+  auto cfg = eagle::test_support::engine_test_config(s.dir / "store");
+  cfg.encoders = {{"medimageinsight", {{"type", "descriptor"}}}};
+  s.engine = std::make_unique<Engine>(cfg, StoreAccess::write, "test");
+  biomed.reindex = true;
+  rep = s.engine->ingest({dir.string()}, biomed);
+  EXPECT_TRUE(rep.skipped.empty()) << rep.skipped[0];
+  auto& medical = s.engine->catalog().get("eagle_medical_radiology");
+  EXPECT_EQ(medical.schema().vector.encoder, "medimageinsight");
+  EXPECT_TRUE(medical.get("ct_scan_of_the_liver.png"));
+  EXPECT_FALSE(s.engine->catalog().get("eagle_visual").get("ct_scan_of_the_liver.png"));
+  resp = s.engine->search(r);
+  ASSERT_FALSE(resp.hits.empty());
+  EXPECT_EQ(resp.hits[0].id, "ct_scan_of_the_liver.png");
+  EXPECT_EQ(resp.hits[0].collection, "eagle_medical_radiology");
+}
+
+// EMBED_VISUAL (FIRST) embeds images in place of the encoder, at ingest and for a
+// query image; a wrong dimension is refused before anything is written.
+TEST(VisualHooks, EmbedVisualReplacesTheEncoderAtIngestAndQuery) {
+  eagle::test_support::TempEngine s("visual_embed_hook");
+  const fs::path dir = s.dir / "figures";
+  fs::create_directories(dir);
+  const auto img = eagle::test_support::patterned_image(40, 40);
+  std::ofstream(dir / "figure.png", std::ios::binary) << ingest::encode_png(img);
+  size_t calls = 0, images_seen = 0;
+  uint32_t dim = ingest::kDescriptorDim + 1;  // first wrong, then right
+  s.engine->hooks().subscribe<search::HookPoint::EMBED_VISUAL>(
+      "core", 10,
+      [&](search::HookContext&, const std::vector<std::string_view>& images, const std::string& encoder) {
+        ++calls;
+        images_seen += images.size();
+        EXPECT_EQ(encoder, "qwen3-vl");
+        std::vector<std::vector<float>> out(images.size(), std::vector<float>(dim, 0.0f));
+        for (auto& v : out) v[1] = 1.0f;
+        return std::optional(out);
+      },
+      "test_embed_visual");
+  EXPECT_THROW(s.engine->ingest({dir.string()}, {}), Error);
+  EXPECT_FALSE(s.engine->catalog().exists("eagle_visual"));
+  dim = ingest::kDescriptorDim;
+  auto rep = s.engine->ingest({dir.string()}, {});
+  EXPECT_EQ(rep.rows, 1u);
+  ASSERT_TRUE(s.engine->catalog().get("eagle_visual").get("figure.png"));
+  const size_t before = calls;
+  search::RetrievalRequest q;
+  q.image = ingest::encode_jpeg(img, 90);
+  q.has_image = true;
+  auto resp = s.engine->search(q);
+  EXPECT_EQ(calls, before + 1);
+  ASSERT_EQ(resp.hits.size(), 1u);
+  // Both vectors are the hook's (e1 . e1); the descriptor's would not give exactly 1.
+  EXPECT_NEAR(resp.hits[0].score, 1.0, 1e-6);
+  EXPECT_EQ(images_seen, 3u);
 }

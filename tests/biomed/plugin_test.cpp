@@ -321,6 +321,20 @@ TEST(BiomedRoute, Steps8To11ImagingVisualAndExploratory) {
   o.exploratory_search_collections = {{"extra_kb", "pubmedbert"}};
   auto p = f.plugin(o);
   auto req = request("chest x-ray and histopathology of NSCLC");
+  // Without their models the medical-imaging slots abstain, audited (the seed's hard
+  // rule: never the general visual encoder in their place).
+  {
+    search::Telemetry tel(f.sink, "q");
+    auto ctx = context(req);
+    ctx.telemetry = &tel;
+    auto d = *p.route(ctx, req);
+    EXPECT_EQ(collections_of(d), (std::vector<std::string>{"eagle_text_biomed", "eagle_text", "extra_kb"}));
+    EXPECT_EQ(d.hints["abstained"], (json{{"eagle_medical_radiology", "medimageinsight"}, {"eagle_medical_pathology", "uni2"}}));
+    ASSERT_EQ(tel.audits().size(), 2u);
+    EXPECT_EQ(tel.audits()[0]["audit"], "medical_imaging_abstained");
+  }
+  f.reg.add(std::make_unique<HashEncoder>("medimageinsight"));
+  f.reg.add(std::make_unique<HashEncoder>("uni2"));
   auto ctx = context(req);
   EXPECT_EQ(collections_of(*p.route(ctx, req)),
             (std::vector<std::string>{"eagle_text_biomed", "eagle_text", "eagle_medical_radiology",

@@ -384,14 +384,38 @@ IngestReport Engine::ingest(const std::vector<std::string>& inputs, const Ingest
     std::vector<bool> selected(s.rows.size(), false);
     // Image tiles go to the visual collection with the visual encoder (G4's
     // eagle_visual), whatever --collection names for the text.
+    // CLASSIFY_VISUAL (FIRST) may send a tile elsewhere (biomed: a radiology or
+    // pathology figure to its medical slot). A medical slot without its model never
+    // falls back to the general visual encoder (seed, biomed-retrieval.txt
+    // "Hard rule"): the tile is left out and the report says why.
     {
       std::vector<size_t> tiles;
-      for (size_t i = 0; i < s.rows.size(); ++i)
-        if (s.is_tile(i)) {
+      std::map<size_t, std::vector<size_t>> classified;
+      const bool classify = bus_.has_subscribers(search::HookPoint::CLASSIFY_VISUAL, ns);
+      for (size_t i = 0; i < s.rows.size(); ++i) {
+        if (!s.is_tile(i)) continue;
+        selected[i] = true;
+        std::optional<json> sel;
+        if (classify) sel = bus_.first<search::HookPoint::CLASSIFY_VISUAL>(hctx, s.rows[i]);
+        if (!sel) {
           tiles.push_back(i);
-          selected[i] = true;
+          continue;
         }
+        if (!sel->is_object() || !sel->contains("collection") || !(*sel)["collection"].is_string() ||
+            !sel->contains("encoder") || !(*sel)["encoder"].is_string())
+          fail(ErrorCode::internal, "a CLASSIFY_VISUAL subscriber returned " + sel->dump() +
+                                        "; expected {\"collection\": name, \"encoder\": label}");
+        const std::string label = (*sel)["encoder"].get<std::string>();
+        if (!encoders_.has_encoder(label)) {
+          rep.skipped.push_back(s.rows[i].value("id", std::string()) + ": a " + sel->value("modality", std::string("medical")) +
+                                " image needs encoder '" + label + "', which is not configured; it is not embedded by the "
+                                "general visual encoder instead (set encoders." + label + ")");
+          continue;
+        }
+        classified[target_index((*sel)["collection"].get<std::string>(), label, true)].push_back(i);
+      }
       if (!tiles.empty()) routes.emplace_back(target_index(bo.visual.collection, cfg_.visual.encoder, true), std::move(tiles));
+      for (auto& [ti, idx] : classified) routes.emplace_back(ti, std::move(idx));
     }
     if (bus_.has_subscribers(search::HookPoint::INGEST_ROUTE_SELECTORS, ns)) {
       std::map<size_t, std::vector<size_t>> by_target;
@@ -464,25 +488,34 @@ IngestReport Engine::ingest(const std::vector<std::string>& inputs, const Ingest
         std::vector<std::string> texts;
         if (!t.visual)
           for (size_t i = start; i < end; ++i) texts.push_back(std::move(s.embed[idx[i]]));
-        // EMBED_TEXT (FIRST): a subscriber may embed the texts itself; else the encoder.
         std::optional<std::vector<encode::Embedding>> given;
+        // A hook's vectors: one per input, each of the collection's dimension.
+        auto check_given = [&](const char* hook, size_t inputs, const char* what) {
+          if (given && (given->size() != inputs || std::any_of(given->begin(), given->end(), [&](const auto& v) {
+                          return v.size() != t.schema.vector.dim;
+                        })))
+            fail(ErrorCode::internal, std::string("an ") + hook + " subscriber returned " + std::to_string(given->size()) +
+                                          " vectors for " + std::to_string(inputs) + " " + what + ", or not of dimension " +
+                                          std::to_string(t.schema.vector.dim) + " (" + t.collection + ")");
+        };
         if (t.visual) {
           // Image tiles: the encoder sees the kept bytes, which the image store keeps
           // (durable before the commit that names them) and the row names.
           std::vector<std::string_view> images;
           for (size_t i = start; i < end; ++i) images.push_back(s.image[idx[i]]);
-          given = t.enc->encode_images(images);
+          // EMBED_VISUAL (FIRST): a subscriber may embed the images itself.
+          if (bus_.has_subscribers(search::HookPoint::EMBED_VISUAL, ns))
+            given = bus_.first<search::HookPoint::EMBED_VISUAL>(hctx, images, t.encoder);
+          check_given("EMBED_VISUAL", images.size(), "images");
+          if (!given) given = t.enc->encode_images(images);
           for (size_t i = start; i < end; ++i) {
             s.rows[idx[i]]["image"] = image_store().put(s.image[idx[i]], s.image_ext[idx[i]]);
             std::string().swap(s.image[idx[i]]);
           }
         } else if (bus_.has_subscribers(search::HookPoint::EMBED_TEXT, ns)) {
+          // EMBED_TEXT (FIRST): a subscriber may embed the texts itself; else the encoder.
           given = bus_.first<search::HookPoint::EMBED_TEXT>(hctx, texts, t.encoder);
-          if (given && (given->size() != texts.size() ||
-                        std::any_of(given->begin(), given->end(), [&](const auto& v) { return v.size() != t.schema.vector.dim; })))
-            fail(ErrorCode::internal, "an EMBED_TEXT subscriber returned " + std::to_string(given->size()) +
-                                          " vectors for " + std::to_string(texts.size()) + " texts, or not of dimension " +
-                                          std::to_string(t.schema.vector.dim) + " (" + t.collection + ")");
+          check_given("EMBED_TEXT", texts.size(), "texts");
         }
         auto vecs = given ? std::move(*given) : t.enc->encode(texts, encode::EncodeMode::document);
         json rows = json::array();
@@ -572,7 +605,7 @@ IngestReport Engine::ingest(const std::vector<std::string>& inputs, const Ingest
       spill.write(d, b == s.brands.end() ? nullptr : &b->second, t == s.tags.end() ? nullptr : &t->second,
                   h == s.source_sha256.end() ? std::string() : h->second);
     }
-    rows_done += s.rows.size();
+    for (const auto& r : routes) rows_done += r.second.size();  // tiles left out above are not rows
     report_progress();
     s = Slice{};
   };

@@ -111,6 +111,28 @@ void BiomedPlugin::register_hooks(search::HookBus& bus, const std::string& ns, i
   bus.subscribe<HookPoint::CHUNK>(
       ns, priority, [this](HookContext& c, const json& chunks) { return chunk_transform(c, chunks); },
       "biomed_chunk_transform");
+  bus.subscribe<HookPoint::CLASSIFY_VISUAL>(
+      ns, priority, [this](HookContext& c, const json& tile) { return classify_image(c, tile); },
+      "biomed_image_classifier");
+}
+
+// ---- CLASSIFY_VISUAL: BiomedImageClassifier --------------------------------------
+
+std::optional<json> BiomedPlugin::classify_image(HookContext&, const json& tile) const {
+  // A figure or an image file by its caption or name (the imaging keywords of route
+  // steps 8-9); a whole page is a page, whatever it shows, and stays in eagle_visual.
+  const std::string kind = tile.value("chunk_type", std::string());
+  if (kind != "figure" && kind != "image" && kind != "tile") return std::nullopt;
+  const std::string text = ascii_lower(tile.value("text", std::string()));
+  auto any_kw = [&](const std::vector<std::string>& kws) {
+    return std::any_of(kws.begin(), kws.end(), [&](const std::string& k) { return has_cue(text, k); });
+  };
+  auto to = [](const CollectionEncoder& ce, const char* modality) {
+    return json{{"collection", ce.collection}, {"encoder", ce.encoder}, {"modality", modality}};
+  };
+  if (any_kw(opts_.pathology_keywords)) return to(opts_.pathology, "pathology");
+  if (any_kw(opts_.radiology_keywords)) return to(opts_.radiology, "radiology");
+  return std::nullopt;  // not medical: the core visual collection (seed: confidence 0.5 fallback)
 }
 
 std::optional<json> BiomedPlugin::chunk_transform(HookContext&, const json& chunks) const {
@@ -231,9 +253,20 @@ std::optional<search::RouteDecision> BiomedPlugin::route(HookContext& ctx, const
     if (!drugs.empty() && has_structure) add(opts_.chemical, "drug_hits");
     else if (!related_smiles(req.query).empty()) add(opts_.chemical, "related_drugs");
   }
-  // Steps 8-9: imaging keywords.
-  if (any_kw(opts_.radiology_keywords)) add(opts_.radiology, "radiology_keywords");
-  if (any_kw(opts_.pathology_keywords)) add(opts_.pathology, "pathology_keywords");
+  // Steps 8-9: imaging keywords. A medical-imaging slot whose model is not configured
+  // abstains, audited; it is never asked through the general visual encoder (seed,
+  // biomed-retrieval.txt "Hard rule").
+  auto add_medical = [&](const CollectionEncoder& ce, const char* why) {
+    if (!encoders_.has_encoder(ce.encoder)) {
+      d.hints["abstained"][ce.collection] = ce.encoder;
+      audit(ctx, "medical_imaging_abstained",
+            {{"collection", ce.collection}, {"encoder", ce.encoder}, {"reason", "encoder not configured"}});
+      return;
+    }
+    add(ce, why);
+  };
+  if (any_kw(opts_.radiology_keywords)) add_medical(opts_.radiology, "radiology_keywords");
+  if (any_kw(opts_.pathology_keywords)) add_medical(opts_.pathology, "pathology_keywords");
   // Step 10: visual mode, an image, or a combination query with drugs.
   if (req.route_mode != search::RouteMode::text || req.has_image || (intent.workflow == "combination" && !drugs.empty()))
     add(opts_.visual, "visual");

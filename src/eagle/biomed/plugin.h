@@ -160,6 +160,12 @@ class BiomedPlugin {
   // source's section field or the text's IMRaD heading) on chunks that lack them,
   // so the query-time entity boost needs no rescan.
   std::optional<nlohmann::json> chunk_transform(search::HookContext& ctx, const nlohmann::json& chunks) const;
+  // CLASSIFY_VISUAL (FIRST), biomed_image_classifier: a figure or image file whose
+  // caption or name carries a pathology or radiology keyword goes to that slot
+  // ({"collection", "encoder", "modality"}); pages and other images abstain (the core
+  // visual collection). The ingest leaves a medical image out when the slot's encoder
+  // is not configured: never the general visual encoder in its place.
+  std::optional<nlohmann::json> classify_image(search::HookContext& ctx, const nlohmann::json& tile) const;
 
   // expand_query_for_dense_retrieval: "{query} [biomed entities: a, b, ...]", ranked by
   // first occurrence, aliases_per_entity aliases + pathways_per_entity pathways per

@@ -37,6 +37,8 @@ const char* hook_name(HookPoint p) {
     case HookPoint::EMBED_TEXT: return "EMBED_TEXT";
     case HookPoint::INGEST_ROUTE_SELECTORS: return "INGEST_ROUTE_SELECTORS";
     case HookPoint::UPSERT_VECTORS: return "UPSERT_VECTORS";
+    case HookPoint::CLASSIFY_VISUAL: return "CLASSIFY_VISUAL";
+    case HookPoint::EMBED_VISUAL: return "EMBED_VISUAL";
   }
   return "?";
 }

@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "eagle/search/telemetry.h"
@@ -25,6 +26,8 @@ enum class HookPoint {
   RERANK_MERGED, RETRIEVE_VISUAL_FILTER,
   // ingest
   PARSE, CHUNK, CLASSIFY_CHUNK, EMBED_TEXT, INGEST_ROUTE_SELECTORS, UPSERT_VECTORS,
+  // images (issue 14): an ingest's image tiles, and a query's image
+  CLASSIFY_VISUAL, EMBED_VISUAL,
 };
 enum class HookMode { first, all, transform };
 HookMode hook_mode(HookPoint p);
@@ -76,6 +79,14 @@ template <> struct HookSig<HookPoint::CHUNK> { using Fn = std::function<std::opt
 template <> struct HookSig<HookPoint::CLASSIFY_CHUNK> { using Fn = std::function<std::optional<nlohmann::json>(HookContext&, const nlohmann::json& chunk)>; };
 template <> struct HookSig<HookPoint::EMBED_TEXT> { using Fn = std::function<std::optional<std::vector<std::vector<float>>>(HookContext&, const std::vector<std::string>& texts, const std::string& encoder)>; };
 template <> struct HookSig<HookPoint::INGEST_ROUTE_SELECTORS> { using Fn = std::function<std::optional<nlohmann::json>(HookContext&, const nlohmann::json& doc)>; };
+// CLASSIFY_VISUAL (FIRST, ingest): the collection for an image tile (its row, text and
+// ImageNode fields, without vector): {"collection": name, "encoder": label,
+// "modality": "radiology" | "pathology" | ... (optional)}; nullopt leaves it to the
+// visual collection (seed: BiomedImageClassifier).
+template <> struct HookSig<HookPoint::CLASSIFY_VISUAL> { using Fn = std::function<std::optional<nlohmann::json>(HookContext&, const nlohmann::json& tile)>; };
+// EMBED_VISUAL (FIRST, ingest and query): vectors for a batch of images (PNG or JPEG
+// bytes) in place of the encoder `encoder`; count and dimension are checked.
+template <> struct HookSig<HookPoint::EMBED_VISUAL> { using Fn = std::function<std::optional<std::vector<std::vector<float>>>(HookContext&, const std::vector<std::string_view>& images, const std::string& encoder)>; };
 template <> struct HookSig<HookPoint::UPSERT_VECTORS> { using Fn = std::function<std::optional<nlohmann::json>(HookContext&, const nlohmann::json& rows)>; };
 
 class HookBus {

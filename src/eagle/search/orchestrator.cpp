@@ -289,8 +289,18 @@ HitList Orchestrator::run_plan(const CollectionQueryPlan& plan, const std::strin
   if (dense_on) {
     encode::check_encoder_identity(schema, *encoder);  // a changed model: refused, not 0 hits
     auto t_enc = std::chrono::steady_clock::now();
-    auto vec = image_query ? encoder->encode_images({std::string_view(req.image)}).at(0)
-                           : encoder->encode({exp.dense_query}, encode::EncodeMode::query).at(0);
+    std::vector<float> vec;
+    if (image_query) {
+      // EMBED_VISUAL (FIRST): a subscriber may embed the query image itself.
+      const std::vector<std::string_view> images = {std::string_view(req.image)};
+      auto given = bus_.first<HookPoint::EMBED_VISUAL>(ctx, images, plan.encoder);
+      if (given && (given->size() != 1 || given->front().size() != schema.vector.dim))
+        fail(ErrorCode::internal, "an EMBED_VISUAL subscriber returned no vector of dimension " +
+                                      std::to_string(schema.vector.dim) + " for the query image");
+      vec = given ? std::move(given->front()) : encoder->encode_images(images).at(0);
+    } else {
+      vec = encoder->encode({exp.dense_query}, encode::EncodeMode::query).at(0);
+    }
     stage_ms(ctx.encode_ms, t_enc);
     auto t_search = std::chrono::steady_clock::now();
     vector_hits = coll->search_vector(vec, plan.top_k, filter, params);
