@@ -5,12 +5,16 @@
 // by document, page and chunk_type hold on image queries, and fusion keeps the tiles'
 // fields. Image files are tiles of their own; a file that is not an image is an error.
 #include <gtest/gtest.h>
+#include <httplib.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
+#include <thread>
 
 #include "eagle/app/engine.h"
 #include "eagle/core/error.h"
@@ -227,6 +231,16 @@ TEST_F(Visual, FiltersByDocumentPageAndChunkTypeHoldOnImageQueries) {
   ASSERT_FALSE(resp.hits.empty());
   EXPECT_EQ(resp.hits[0].id, id);
   for (const auto& h : resp.hits) EXPECT_EQ(h.field("chunk_type"), "page") << h.id;
+  // Words in the visual route with a document scope: still the image collections only
+  // (the scope's catalog union adds no text collection).
+  search::RetrievalRequest scoped;
+  scoped.query = "positive selection";
+  scoped.route_mode = search::RouteMode::visual;
+  scoped.scope_filter.document_ids = {"vespa-peerj.pdf"};
+  resp = ask(scoped);
+  for (const auto& p : resp.route.plans) EXPECT_EQ(p.collection, "eagle_visual");
+  for (const auto& h : resp.hits) EXPECT_TRUE(h.is_image) << h.id;
+
   auto figures_only = image_query(bytes, 50);
   figures_only.facets["chunk_type"] = "figure";
   resp = ask(figures_only);
@@ -429,4 +443,82 @@ TEST(VisualHooks, EmbedVisualReplacesTheEncoderAtIngestAndQuery) {
   // Both vectors are the hook's (e1 . e1); the descriptor's would not give exactly 1.
   EXPECT_NEAR(resp.hits[0].score, 1.0, 1e-6);
   EXPECT_EQ(images_seen, 3u);
+}
+
+// A configured image encoder with a text tower (here DashScope's multimodal API on a
+// local server): tiles are embedded by it, and a text query reaches them through the
+// dense leg too, fused with the lexical one.
+TEST(VisualRemote, AConfiguredMultimodalEncoderEmbedsTilesAndTextQueries) {
+  httplib::Server server;
+  std::atomic<int> images{0}, texts{0};
+  server.Post("/api/v1/services/embeddings/multimodal-embedding/multimodal-embedding",
+              [&](const httplib::Request& req, httplib::Response& res) {
+                auto body = nlohmann::json::parse(req.body);
+                nlohmann::json embs = nlohmann::json::array();
+                size_t i = 0;
+                for (const auto& c : body["input"]["contents"]) {
+                  (c.contains("image") ? images : texts)++;
+                  embs.push_back({{"index", i++}, {"embedding", {0.6, 0.8, 0.0}}});
+                }
+                res.set_content(nlohmann::json{{"output", {{"embeddings", embs}}}}.dump(), "application/json");
+              });
+  const int port = server.bind_to_any_port("127.0.0.1");
+  std::thread listener([&] { server.listen_after_bind(); });
+  while (!server.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+
+  eagle::test_support::TempEngine s("visual_remote");
+  s.engine.reset();
+  auto cfg = eagle::test_support::engine_test_config(s.dir / "store");
+  cfg.encoders = {{"qwen3-vl",
+                   {{"type", "dashscope-multimodal"},
+                    {"base_url", "http://127.0.0.1:" + std::to_string(port)},
+                    {"model", "qwen3-vl-embedding"},
+                    {"dim", 3}}}};
+  s.engine = std::make_unique<Engine>(cfg, StoreAccess::write, "test");
+  const fs::path dir = s.dir / "figures";
+  fs::create_directories(dir);
+  std::ofstream(dir / "survival_curve.png", std::ios::binary)
+      << ingest::encode_png(eagle::test_support::patterned_image(30, 20));
+  auto rep = s.engine->ingest({dir.string()}, {});
+  EXPECT_EQ(rep.rows, 1u);
+  EXPECT_EQ(images.load(), 1);
+  EXPECT_EQ(s.engine->catalog().get("eagle_visual").schema().vector.dim, 3u);
+
+  search::RetrievalRequest r;
+  r.query = "survival curve";
+  r.route_mode = search::RouteMode::visual;
+  r.explain = true;
+  auto resp = s.engine->search(r);
+  EXPECT_EQ(texts.load(), 1);  // the query, embedded in the images' space
+  ASSERT_EQ(resp.hits.size(), 1u);
+  EXPECT_TRUE(resp.hits[0].explain.legs.contains("dense:eagle_visual")) << resp.hits[0].explain.legs.dump();
+  EXPECT_TRUE(resp.hits[0].explain.legs.contains("bm25:eagle_visual")) << resp.hits[0].explain.legs.dump();
+  s.engine.reset();
+  server.stop();
+  listener.join();
+}
+
+// An image the encoder refuses at embedding time (here its own pixel bound, below the
+// reader's) fails the ingest, or with --skip-bad is reported and left out while the
+// other images are kept.
+TEST(VisualFiles, AnImageTheEncoderRefusesIsSkippedWithSkipBad) {
+  eagle::test_support::TempEngine s("visual_refused");
+  s.engine.reset();
+  auto cfg = eagle::test_support::engine_test_config(s.dir / "store");
+  cfg.encoders = {{"qwen3-vl", {{"type", "descriptor"}, {"max_pixels", 1000}}}};
+  s.engine = std::make_unique<Engine>(cfg, StoreAccess::write, "test");
+  const fs::path dir = s.dir / "figures";
+  fs::create_directories(dir);
+  std::ofstream(dir / "large.png", std::ios::binary) << ingest::encode_png(eagle::test_support::patterned_image(50, 50));
+  std::ofstream(dir / "small.png", std::ios::binary) << ingest::encode_png(eagle::test_support::patterned_image(20, 20));
+  EXPECT_THROW(s.engine->ingest({dir.string()}, {}), Error);
+  IngestOptions skip;
+  skip.skip_bad = true;
+  auto rep = s.engine->ingest({dir.string()}, skip);
+  EXPECT_EQ(rep.rows, 1u);
+  ASSERT_EQ(rep.skipped.size(), 1u);
+  EXPECT_NE(rep.skipped[0].find("large.png"), std::string::npos) << rep.skipped[0];
+  EXPECT_NE(rep.skipped[0].find("max_pixels"), std::string::npos) << rep.skipped[0];
+  EXPECT_TRUE(s.engine->catalog().get("eagle_visual").get("small.png"));
+  EXPECT_FALSE(s.engine->catalog().get("eagle_visual").get("large.png"));
 }

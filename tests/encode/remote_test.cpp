@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "eagle/core/base64.h"
 #include "eagle/core/error.h"
 
 using namespace eagle::encode;
@@ -348,4 +349,143 @@ TEST(RemoteEncoder, QueryAndDocumentModesSendTheApisOwnFieldsAndPrefixes) {
   EXPECT_THROW(add_from_config(reg, json{{"x", {{"type", "openai"}, {"base_url", s.url()}, {"dim", 2},
                                                {"query_fields", "task=query"}}}}),
                eagle::Error);
+}
+
+// Issue 14: image encoders with a text tower, each in its API's own request shape,
+// against a server that checks what arrives (the image bytes round-trip through
+// Base64) and answers out of order where the protocol has an index.
+namespace {
+
+// A small PNG and JPEG (magic bytes and a body; the client sniffs, never decodes).
+const std::string kPng = std::string("\x89PNG\r\n\x1a\n", 8) + "png-body-1";
+const std::string kJpeg = std::string("\xFF\xD8\xFF\xE0", 4) + "jpeg-body-22";
+
+// What the fake server learned of each image it was sent: its decoded length.
+double image_length(const std::string& uri_or_b64) {
+  const auto comma = uri_or_b64.find(',');
+  const std::string b64 = uri_or_b64.rfind("data:", 0) == 0 ? uri_or_b64.substr(comma + 1) : uri_or_b64;
+  auto bytes = eagle::base64_decode(b64);
+  return bytes ? static_cast<double>(bytes->size()) : -1.0;
+}
+
+json vector_of(double first, int dim) {
+  json v = json::array();
+  for (int d = 0; d < dim; ++d) v.push_back(first + d * 0.25);
+  return v;
+}
+
+EncoderInfo image_info(uint32_t dim) {
+  EncoderInfo i;
+  i.label = "qwen3-vl";
+  i.dim = dim;
+  i.metric = eagle::Metric::ip;
+  return i;
+}
+
+}  // namespace
+
+TEST(RemoteImageEncoder, DashScopeMultimodalSendsDataUrisAndTextInOneSpace) {
+  FakeServer s;
+  std::vector<json> bodies;
+  std::mutex mu;
+  s.server().Post("/api/v1/services/embeddings/multimodal-embedding/multimodal-embedding",
+                  [&](const httplib::Request& req, httplib::Response& res) {
+                    auto body = json::parse(req.body);
+                    {
+                      std::lock_guard l(mu);
+                      bodies.push_back(body);
+                    }
+                    json embs = json::array();
+                    const auto& contents = body["input"]["contents"];
+                    for (size_t i = contents.size(); i-- > 0;) {
+                      const auto& c = contents[i];
+                      const double first = c.contains("image") ? image_length(c["image"].get<std::string>())
+                                                               : 1000.0 + static_cast<double>(c["text"].get<std::string>().size());
+                      embs.push_back({{"index", i}, {"embedding", vector_of(first, 3)}, {"type", c.contains("image") ? "image" : "text"}});
+                    }
+                    res.set_content(json{{"output", {{"embeddings", embs}}}, {"usage", json::object()}}.dump(),
+                                    "application/json");
+                  });
+  auto enc = make_multimodal_encoder(image_info(3), opts(s.url(), 2), MultimodalApi::dashscope);
+  EXPECT_EQ(enc->info().modality, Modality::image);
+  EXPECT_TRUE(enc->info().embeds_text);
+  auto out = enc->encode_images({kPng, kJpeg, kPng});
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_FLOAT_EQ(out[0][0], static_cast<float>(kPng.size()));
+  EXPECT_FLOAT_EQ(out[1][0], static_cast<float>(kJpeg.size()));
+  EXPECT_FLOAT_EQ(out[2][0], static_cast<float>(kPng.size()));
+  ASSERT_EQ(bodies.size(), 2u);  // batches of 2
+  EXPECT_EQ(bodies[0]["model"], "m");
+  EXPECT_EQ(bodies[0]["input"]["contents"][0]["image"].get<std::string>().rfind("data:image/png;base64,", 0), 0u);
+  EXPECT_EQ(bodies[0]["input"]["contents"][1]["image"].get<std::string>().rfind("data:image/jpeg;base64,", 0), 0u);
+  auto text = enc->encode({"forest plot"}, EncodeMode::query);
+  ASSERT_EQ(text.size(), 1u);
+  EXPECT_FLOAT_EQ(text[0][0], 1011.0f);
+  EXPECT_EQ(bodies.back()["input"]["contents"][0]["text"], "forest plot");
+  // Not an image: refused before anything is sent.
+  const size_t sent = bodies.size();
+  EXPECT_THROW(enc->encode_images({std::string_view("GIF89a...")}), eagle::Error);
+  EXPECT_EQ(bodies.size(), sent);
+}
+
+TEST(RemoteImageEncoder, JinaClipAndCohereEmbedRequestShapes) {
+  FakeServer s;
+  json jina_body, cohere_body;
+  s.server().Post("/v1/embeddings", [&](const httplib::Request& req, httplib::Response& res) {
+    jina_body = json::parse(req.body);
+    json data = json::array();
+    const auto& input = jina_body["input"];
+    for (size_t i = 0; i < input.size(); ++i)
+      data.push_back({{"index", i},
+                      {"embedding", vector_of(input[i].contains("image") ? image_length(input[i]["image"]) : -7.0, 2)}});
+    res.set_content(json{{"data", data}}.dump(), "application/json");
+  });
+  s.server().Post("/v2/embed", [&](const httplib::Request& req, httplib::Response& res) {
+    cohere_body = json::parse(req.body);
+    json floats = json::array();
+    if (cohere_body.contains("images"))
+      for (const auto& i : cohere_body["images"]) floats.push_back(vector_of(image_length(i), 2));
+    else
+      for (size_t i = 0; i < cohere_body["texts"].size(); ++i) floats.push_back(vector_of(-3.0, 2));
+    res.set_content(json{{"id", "x"}, {"embeddings", {{"float", floats}}}}.dump(), "application/json");
+  });
+  auto jina = make_multimodal_encoder(image_info(2), opts(s.url()), MultimodalApi::jina);
+  auto out = jina->encode_images({kJpeg});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_FLOAT_EQ(out[0][0], static_cast<float>(kJpeg.size()));
+  // Jina takes the Base64 alone, no data: prefix.
+  EXPECT_EQ(jina_body["input"][0]["image"], eagle::base64_encode(kJpeg));
+  EXPECT_FLOAT_EQ(jina->encode({"x"}, EncodeMode::query)[0][0], -7.0f);
+
+  auto cohere = make_multimodal_encoder(image_info(2), opts(s.url()), MultimodalApi::cohere);
+  out = cohere->encode_images({kPng, kJpeg});
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_FLOAT_EQ(out[1][0], static_cast<float>(kJpeg.size()));
+  EXPECT_EQ(cohere_body["input_type"], "image");
+  EXPECT_EQ(cohere_body["embedding_types"], json::array({"float"}));
+  EXPECT_EQ(cohere_body["images"][0].get<std::string>().rfind("data:image/png;base64,", 0), 0u);
+  EXPECT_FLOAT_EQ(cohere->encode({"a", "b"}, EncodeMode::query)[1][0], -3.0f);
+  EXPECT_EQ(cohere_body["input_type"], "search_query");
+  EXPECT_EQ(cohere_body["texts"], json::array({"a", "b"}));
+
+  // A server answering the wrong dimension: refused, as for the text clients.
+  auto wrong = make_multimodal_encoder(image_info(5), opts(s.url()), MultimodalApi::cohere);
+  EXPECT_THROW(wrong->encode_images({kPng}), eagle::Error);
+}
+
+TEST(RemoteImageEncoder, ConfiguredByTypeWithIdentityAndDefaultMetricIp) {
+  EncoderRegistry reg;
+  add_from_config(reg, json{{"qwen3-vl",
+                             {{"type", "dashscope-multimodal"},
+                              {"base_url", "https://dashscope.example"},
+                              {"model", "qwen3-vl-embedding"},
+                              {"dim", 2048}}}});
+  const auto& i = reg.encoder("qwen3-vl").info();
+  EXPECT_EQ(i.modality, Modality::image);
+  EXPECT_EQ(i.metric, eagle::Metric::ip);
+  EXPECT_EQ(i.dim, 2048u);
+  EXPECT_NE(i.identity.find("type=dashscope-multimodal"), std::string::npos) << i.identity;
+  EXPECT_NE(i.identity.find("model=qwen3-vl-embedding"), std::string::npos) << i.identity;
+  EXPECT_THROW(add_from_config(reg, json{{"x", {{"type", "jina-clip"}, {"base_url", "http://127.0.0.1:1"}}}}),
+               eagle::Error);  // no dim
 }

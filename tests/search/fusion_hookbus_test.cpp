@@ -101,6 +101,22 @@ TEST(CollapseNearDuplicates, FoldsCopiesAndASummaryThatRestatesItsChunkKeepingTh
   EXPECT_EQ(ids(collapse_near_duplicates(hits, 10, 1.0)), (std::vector<std::string>{"label1:s25", "other", "d:s2:summary", "e:s2"}));
 }
 
+// Issue 14: an image tile links its caption's chunk in source_chunk_id; the tile and
+// the chunk are two answers, not one chunk twice (G32), and tiles with the same text
+// (pages without text carry the title) are told apart by their pixels, not folded.
+TEST(DedupeCrossCollection, AnImageTileIsNotTheTextChunkItLinks) {
+  HitList merged = {hit("fig-1", 3, "eagle_visual", "chunk-1"), hit("chunk-1", 2, "eagle_text", "chunk-1")};
+  merged[0].is_image = true;
+  EXPECT_EQ(ids(dedupe_cross_collection(merged, 2, nullptr)), (std::vector<std::string>{"fig-1", "chunk-1"}));
+  HitList pages = {hit("doc#page-1", 0.9, "eagle_visual"), hit("doc#page-2", 0.8, "eagle_visual"),
+                   hit("doc#caption", 0.7, "eagle_text")};
+  for (auto& h : pages) h.text = "A Study Of Something Important In Medicine Today";
+  pages[0].is_image = pages[1].is_image = true;
+  auto out = collapse_near_duplicates(pages, 10, 0.9);
+  EXPECT_EQ(ids(out), (std::vector<std::string>{"doc#page-1", "doc#page-2", "doc#caption"}));
+  for (const auto& h : out) EXPECT_TRUE(h.duplicates.is_null()) << h.id;
+}
+
 TEST(InjectSupplementCandidates, AddsAtMostMinNewUnseenHitsOnTopWithBoost) {
   HitList merged = {hit("m1", 0.03), hit("m2", 0.02)};
   HitList supp = {hit("m1", 5), hit("s1", 4), hit("s2", 3), hit("s3", 2)};

@@ -825,6 +825,9 @@ TEST(ServerVisual, AnImageQueryFindsItsPageAndTheTileImageIsServedInScope) {
   auto tile = as("admin-secret", {"GET", "/images/vespa-peerj.pdf%23page-3", "/images/{image_id}"});
   ASSERT_EQ(tile.status, 200);
   EXPECT_EQ(tile.content_type, "image/jpeg");
+  auto headers = run_shell("curl -s -D - -o /dev/null -H 'Authorization: Bearer admin-secret' " +
+                           shell_quote("http://127.0.0.1:" + std::to_string(s.port()) + "/images/vespa-peerj.pdf%23page-3"));
+  EXPECT_NE(headers.out.find("X-Content-Type-Options: nosniff"), std::string::npos) << headers.out;
   EXPECT_EQ(tile.body, jpeg);
   EXPECT_EQ(as("admin-secret", {"GET", "/images/vespa-peerj.pdf%23page-999", "/images/{image_id}"}).status, 404);
   // Another knowledge base's token: no hits, no image, no sign they exist.

@@ -315,20 +315,26 @@ std::optional<TileImage> Engine::tile_image(const std::string& image_id, const A
   std::string name;
   {
     std::shared_lock state(state_mu_);
-    auto* c = catalog_->find(cfg_.biomed.options.visual.collection);
-    if (!c) return std::nullopt;
-    const auto& schema = c->schema();
-    const auto image = schema.field_index("image");
-    const auto kb = schema.field_index("kb_name");
-    if (!image) return std::nullopt;
-    auto row = c->get(image_id);
-    if (!row) return std::nullopt;
-    const auto* kb_value = kb ? std::get_if<std::string>(&row->values[*kb]) : nullptr;
-    if (!scope.allows(kb_value ? *kb_value : std::string())) return std::nullopt;
-    const auto* n = std::get_if<std::string>(&row->values[*image]);
-    if (!n) return std::nullopt;
-    name = *n;
+    // Every collection of image tiles: eagle_visual and the medical slots CLASSIFY_VISUAL
+    // sends figures to.
+    for (const auto& collection : catalog_->list()) {
+      auto* c = catalog_->find(collection);
+      if (!c) continue;
+      const auto& schema = c->schema();
+      const auto image = schema.field_index("image");
+      if (!image) continue;
+      auto row = c->get(image_id);
+      if (!row) continue;
+      const auto kb = schema.field_index("kb_name");
+      const auto* kb_value = kb ? std::get_if<std::string>(&row->values[*kb]) : nullptr;
+      if (!scope.allows(kb_value ? *kb_value : std::string())) return std::nullopt;
+      const auto* n = std::get_if<std::string>(&row->values[*image]);
+      if (!n) return std::nullopt;
+      name = *n;
+      break;
+    }
   }
+  if (name.empty()) return std::nullopt;
   const auto store = image_store();
   return TileImage{image_id, ingest::ImageStore::media_type(name), store.get(name)};
 }

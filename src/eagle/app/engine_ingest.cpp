@@ -482,6 +482,7 @@ IngestReport Engine::ingest(const std::vector<std::string>& inputs, const Ingest
       // Embed; only the target schema's fields are kept (a source may carry more).
       std::vector<store::Record> batch;
       batch.reserve(idx.size());
+      std::set<size_t> dropped;  // image tiles the encoder refused (--skip-bad)
       const size_t per_call = std::max<size_t>(1, std::min<size_t>(t.enc->info().max_batch, 256));
       for (size_t start = 0; start < idx.size(); start += per_call) {
         const size_t end = std::min(idx.size(), start + per_call);
@@ -507,7 +508,25 @@ IngestReport Engine::ingest(const std::vector<std::string>& inputs, const Ingest
           if (bus_.has_subscribers(search::HookPoint::EMBED_VISUAL, ns))
             given = bus_.first<search::HookPoint::EMBED_VISUAL>(hctx, images, t.encoder);
           check_given("EMBED_VISUAL", images.size(), "images");
-          if (!given) given = t.enc->encode_images(images);
+          if (!given) {
+            try {
+              given = t.enc->encode_images(images);
+            } catch (const Error&) {
+              if (!opts.skip_bad) throw;
+              // One by one: an image the encoder refuses (its own size limit, a remote
+              // 4xx) is reported and left out; the others are kept.
+              given.emplace();
+              for (size_t k = 0; k < images.size(); ++k) {
+                try {
+                  given->push_back(t.enc->encode_images({images[k]}).at(0));
+                } catch (const Error& e) {
+                  given->emplace_back();
+                  dropped.insert(idx[start + k]);
+                  rep.skipped.push_back(s.rows[idx[start + k]].value("id", std::string()) + ": " + e.what());
+                }
+              }
+            }
+          }
           for (size_t i = start; i < end; ++i) {
             s.rows[idx[i]]["image"] = image_store().put(s.image[idx[i]], s.image_ext[idx[i]]);
             std::string().swap(s.image[idx[i]]);
@@ -520,6 +539,7 @@ IngestReport Engine::ingest(const std::vector<std::string>& inputs, const Ingest
         auto vecs = given ? std::move(*given) : t.enc->encode(texts, encode::EncodeMode::document);
         json rows = json::array();
         for (size_t i = start; i < end; ++i) {
+          if (dropped.count(idx[i])) continue;
           json& src = s.rows[idx[i]];
           json row = json::object();
           for (auto& [k, v] : src.items())
@@ -537,6 +557,8 @@ IngestReport Engine::ingest(const std::vector<std::string>& inputs, const Ingest
         // Validated here like any row: a subscriber's bad value is refused before the log.
         for (const auto& row : rows) batch.push_back(store::record_from_json(row, t.schema));
       }
+      std::erase_if(idx, [&](size_t i) { return dropped.count(i) > 0; });
+      if (idx.empty()) continue;
       for (size_t i : idx) add_collection(s.documents[s.document_of[i]], t.collection);
       t.rows += idx.size();
 

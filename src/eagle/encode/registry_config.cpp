@@ -137,6 +137,17 @@ void add_from_config(EncoderRegistry& registry, const json& encoders) {
         const std::string id = "type=" + type + field("url", ro.base_url) + field("model", ro.model) +
                                field("input_types", spec.value("input_types", std::string("none")));
         registry.add(identified(type == "openai" ? make_openai_encoder(info, ro) : make_tei_encoder(info, ro), id));
+      } else if (type == "dashscope-multimodal" || type == "jina-clip" || type == "cohere-embed") {
+        EncoderInfo info;
+        info.label = label;
+        info.dim = spec.value("dim", 0u);
+        info.metric = parse_metric(spec.value("metric", std::string("IP")));  // seed §6.2: IP
+        const auto ro = remote_options(spec, label);
+        const std::string id = "type=" + type + field("url", ro.base_url) + field("model", ro.model);
+        const auto api = type == "dashscope-multimodal" ? MultimodalApi::dashscope
+                         : type == "jina-clip"          ? MultimodalApi::jina
+                                                        : MultimodalApi::cohere;
+        registry.add(identified(make_multimodal_encoder(info, ro, api), id));
       } else if (type == "descriptor") {
         ingest::ImageLimits limits;
         limits.max_pixels = spec.value("max_pixels", limits.max_pixels);

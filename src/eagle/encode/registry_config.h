@@ -15,6 +15,9 @@
 //     m2v:               {type: model2vec, path: /models/potion-base-8M}
 //     molformer:         {type: chem, radius: 2, bits: 2048}   (RDKit Morgan, TANIMOTO)
 //     dct-lowfreq:       {type: descriptor, max_pixels: 50000000} (images: dct-lowfreq-v1, IP)
+//     qwen3-vl:          {type: dashscope-multimodal, base_url: https://dashscope.aliyuncs.com,
+//                         model: qwen3-vl-embedding, dim: 2048, api_key_env: DASHSCOPE_API_KEY}
+//                        (also jina-clip, cohere-embed: images and text in one space, IP)
 //
 // Every entry is built (files opened, models loaded) at start, so a bad path or a
 // missing field is an error naming the label before the first query. Each encoder's

@@ -237,7 +237,8 @@ ToolSet::ToolSet(app::Engine& engine, const std::string& default_namespace) {
     auto resp = e->search(req);
     json images = json::array();
     std::ostringstream t;
-    t << resp.hits.size() << (resp.hits.size() == 1 ? " image" : " images");
+    const auto shown = std::count_if(resp.hits.begin(), resp.hits.end(), [](const auto& h) { return h.is_image; });
+    t << shown << (shown == 1 ? " image" : " images");
     for (const auto& h : resp.hits) {
       if (!h.is_image) continue;
       const std::string doc = h.document_id();

@@ -20,6 +20,9 @@ std::string dedup_key(const ScoredHit& h) {
 
 // G32 key: the same chunk indexed in two collections shares these, not its node id.
 std::string cross_key(const ScoredHit& h) {
+  // An image tile names the text chunk of its caption or page in source_chunk_id: a
+  // link, not the same chunk (both are answers, issue 14).
+  if (h.is_image) return "";
   if (auto s = h.source_chunk_id(); !s.empty()) return "sc:" + s;
   // (document_id, path) identifies a chunk only when both are known: two chunks of
   // one document without paths are not the same chunk.
@@ -288,12 +291,16 @@ HitList collapse_near_duplicates(HitList hits, size_t keep, double threshold, Te
   size_t folded = 0, i = 0;
   for (; i < hits.size() && out.size() < keep; ++i) {
     auto& h = hits[i];
-    auto sh = shingles(h.text);
+    // Image tiles are told apart by their pixels, not their text (pages without text
+    // carry the document's title; a figure's text is its caption chunk's): never folded.
+    auto sh = h.is_image ? std::vector<uint64_t>{} : shingles(h.text);
     size_t into = out.size();
-    for (size_t k = 0; k < out.size() && into == out.size(); ++k)
+    for (size_t k = 0; k < out.size() && into == out.size() && !h.is_image; ++k) {
+      if (out[k].is_image) continue;
       if (jaccard(kept_shingles[k], sh) >= threshold || restates(out[k], kept_shingles[k], h, sh, threshold) ||
           restates(h, sh, out[k], kept_shingles[k], threshold))
         into = k;
+    }
     if (into == out.size()) {
       out.push_back(std::move(h));
       kept_shingles.push_back(std::move(sh));

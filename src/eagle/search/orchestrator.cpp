@@ -507,6 +507,11 @@ RetrievalResponse Orchestrator::retrieve(const RetrievalRequest& req) const {
     for (const auto& c : documents_->collections_used(req.scope_filter.kb_names, scope.document_ids, ctx.plugin_namespace)) {
       bool have = std::any_of(route.plans.begin(), route.plans.end(), [&](auto& p) { return p.collection == c; });
       if (have) continue;
+      // The visual route asks image collections only (their rows keep an image).
+      if (req.route_mode == RouteMode::visual) {
+        store::Collection* coll = collections_(c);
+        if (!coll || !coll->schema().field_index("image")) continue;
+      }
       CollectionQueryPlan p;
       p.collection = c;
       // The encoder the collection recorded at ingest (its vectors were made by it),

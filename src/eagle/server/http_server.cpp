@@ -559,6 +559,8 @@ struct Server::Impl {
       if (!tile) throw HttpError{404, "not_found", "no image '" + id + "'", ""};
       c.res.status = 200;
       c.res.set_header("Cache-Control", "private, no-cache");
+      // The bytes are what was ingested: a browser must not read them as anything else.
+      c.res.set_header("X-Content-Type-Options", "nosniff");
       c.res.set_content(tile->bytes, tile->media_type);
     });
     add("DELETE", "/documents/([^/]+)", "/documents/{id}", [](Impl& s, Call& c) {

@@ -6,7 +6,9 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "eagle/core/base64.h"
 #include "eagle/core/error.h"
+#include "eagle/ingest/image/image.h"
 #include "eagle/encode/remote/responses.h"
 
 namespace eagle::encode {
@@ -133,6 +135,98 @@ class BatchedEncoder : public Encoder {
   bool openai_;
 };
 
+// Image encoders with a text tower (the seed's Qwen3-VL-Embedding, CLIP-style models):
+// images go as data: URIs (Jina: the Base64 alone), texts as they are, in the API's own
+// request shape; both land in one space, so a text query finds images (issue 14).
+class MultimodalEncoder : public Encoder {
+ public:
+  MultimodalEncoder(EncoderInfo info, RemoteOptions opts, MultimodalApi api)
+      : info_(std::move(info)), http_("encoder '" + info_.label + "'", std::move(opts)), api_(api) {
+    if (info_.dim == 0) fail(ErrorCode::invalid_argument, http_.what() + ": dim must be configured");
+    info_.modality = Modality::image;
+    info_.embeds_text = true;
+    info_.max_batch = http_.opts().batch_size;
+  }
+  const EncoderInfo& info() const override { return info_; }
+
+  std::vector<Embedding> encode(const std::vector<std::string>& texts, EncodeMode mode) override {
+    const auto& o = http_.opts();
+    const bool query = mode == EncodeMode::query;
+    const std::string& prefix = query ? o.query_prefix : o.document_prefix;
+    std::vector<json> items;
+    for (const auto& t : texts) items.push_back(json{{"text", prefix + t}});
+    return batched(items, query ? o.query_fields : o.document_fields, query ? "search_query" : "search_document",
+                   /*images=*/false);
+  }
+
+  std::vector<Embedding> encode_images(const std::vector<std::string_view>& images) override {
+    std::vector<json> items;
+    for (size_t i = 0; i < images.size(); ++i) {
+      const auto format = ingest::sniff_image_format(images[i]);
+      if (format == ingest::ImageFormat::unknown)
+        fail(ErrorCode::invalid_argument, http_.what() + ": image " + std::to_string(i + 1) + " is not a PNG or JPEG");
+      const std::string b64 = base64_encode(images[i]);
+      if (api_ == MultimodalApi::jina) {
+        items.push_back(json{{"image", b64}});
+      } else {
+        const std::string uri =
+            std::string("data:image/") + (format == ingest::ImageFormat::png ? "png" : "jpeg") + ";base64," + b64;
+        items.push_back(json{{"image", uri}});
+      }
+    }
+    return batched(items, http_.opts().document_fields, "image", /*images=*/true);
+  }
+
+ private:
+  std::vector<Embedding> batched(const std::vector<json>& items, const json& fields, const char* cohere_input_type,
+                                 bool images) const {
+    std::vector<Embedding> out;
+    out.reserve(items.size());
+    const size_t bs = http_.opts().batch_size;
+    for (size_t start = 0; start < items.size(); start += bs) {
+      const size_t n = std::min(items.size() - start, bs);
+      const std::vector<json> batch(items.begin() + static_cast<std::ptrdiff_t>(start),
+                                    items.begin() + static_cast<std::ptrdiff_t>(start + n));
+      std::vector<Embedding> got;
+      switch (api_) {
+        case MultimodalApi::dashscope: {
+          // DashScope: one embedding per content item.
+          json body = {{"input", {{"contents", batch}}}};
+          if (!http_.opts().model.empty()) body["model"] = http_.opts().model;
+          body.update(fields);
+          got = remote::dashscope_multimodal_embeddings(
+              http_.post("/api/v1/services/embeddings/multimodal-embedding/multimodal-embedding", body), n, info_.dim,
+              http_.what());
+          break;
+        }
+        case MultimodalApi::jina: {
+          json body = {{"input", batch}};
+          if (!http_.opts().model.empty()) body["model"] = http_.opts().model;
+          body.update(fields);
+          got = remote::openai_embeddings(http_.post("/v1/embeddings", body), n, info_.dim, http_.what());
+          break;
+        }
+        case MultimodalApi::cohere: {
+          // Cohere v2: images or texts, never mixed in one call.
+          json list = json::array();
+          for (const auto& item : batch) list.push_back(images ? item["image"] : item["text"]);
+          json body = {{"input_type", cohere_input_type}, {"embedding_types", {"float"}}};
+          body[images ? "images" : "texts"] = std::move(list);
+          if (!http_.opts().model.empty()) body["model"] = http_.opts().model;
+          got = remote::cohere_embeddings(http_.post("/v2/embed", body), n, info_.dim, http_.what());
+          break;
+        }
+      }
+      for (auto& e : got) out.push_back(std::move(e));
+    }
+    return out;
+  }
+
+  EncoderInfo info_;
+  HttpJson http_;
+  MultimodalApi api_;
+};
+
 class RemoteReranker : public Reranker {
  public:
   RemoteReranker(std::string label, RemoteOptions opts, bool cohere)
@@ -193,6 +287,12 @@ void apply_input_type_preset(RemoteOptions& o, const std::string& api) {
 std::unique_ptr<Encoder> make_openai_encoder(EncoderInfo info, RemoteOptions opts) {
   info.implementation = "openai";
   return std::make_unique<BatchedEncoder>(std::move(info), std::move(opts), true);
+}
+std::unique_ptr<Encoder> make_multimodal_encoder(EncoderInfo info, RemoteOptions opts, MultimodalApi api) {
+  info.implementation = api == MultimodalApi::dashscope ? "dashscope-multimodal"
+                        : api == MultimodalApi::jina    ? "jina-clip"
+                                                        : "cohere-embed";
+  return std::make_unique<MultimodalEncoder>(std::move(info), std::move(opts), api);
 }
 std::unique_ptr<Encoder> make_tei_encoder(EncoderInfo info, RemoteOptions opts) {
   info.implementation = "tei";

@@ -6,6 +6,13 @@
 //   tei-rerank   POST {base}/rerank         {query, texts: [...]}        -> [{index, score}]
 //   cohere       POST {base}/rerank         {model, query, documents, top_n} -> {results: [{index, relevance_score}]}
 //                (Cohere, Jina, DashScope qwen3-rerank compatible route)
+// Image encoders with a text tower (issue 14), images as Base64:
+//   dashscope-multimodal  POST {base}/api/v1/services/embeddings/multimodal-embedding/multimodal-embedding
+//                         {model, input: {contents: [{image: data-URI} | {text}]}} -> {output: {embeddings: [{index, embedding}]}}
+//                         (Qwen3-VL-Embedding, multimodal-embedding-v1)
+//   jina-clip             POST {base}/v1/embeddings {model, input: [{image: base64} | {text}]} -> {data: [{index, embedding}]}
+//   cohere-embed          POST {base}/v2/embed {model, input_type: image|search_query|search_document,
+//                         embedding_types: [float], images: [data-URI] | texts: [...]} -> {embeddings: {float: [[...]]}}
 // Every call has connect/read timeouts and bounded retries with exponential backoff
 // for connection errors, 408, 429 and 5xx; other 4xx fail at once. Inputs are sent
 // in batches no larger than the server's limit. The API key comes from an
@@ -44,6 +51,9 @@ void apply_input_type_preset(RemoteOptions& o, const std::string& api);
 // `info.dim` must be set: every returned embedding is checked against it.
 std::unique_ptr<Encoder> make_openai_encoder(EncoderInfo info, RemoteOptions opts);
 std::unique_ptr<Encoder> make_tei_encoder(EncoderInfo info, RemoteOptions opts);
+enum class MultimodalApi { dashscope, jina, cohere };
+// An image encoder (Modality::image) that also embeds text into the images' space.
+std::unique_ptr<Encoder> make_multimodal_encoder(EncoderInfo info, RemoteOptions opts, MultimodalApi api);
 std::unique_ptr<Reranker> make_tei_reranker(std::string label, RemoteOptions opts);
 std::unique_ptr<Reranker> make_cohere_reranker(std::string label, RemoteOptions opts);
 

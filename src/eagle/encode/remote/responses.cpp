@@ -84,6 +84,22 @@ std::vector<Embedding> tei_embeddings(const json& r, size_t inputs, uint32_t dim
   return out;
 }
 
+std::vector<Embedding> dashscope_multimodal_embeddings(const json& r, size_t inputs, uint32_t dim,
+                                                      const std::string& what) {
+  if (!r.is_object() || !r.contains("output") || !r["output"].is_object() || !r["output"].contains("embeddings") ||
+      !r["output"]["embeddings"].is_array())
+    fail(ErrorCode::unavailable, what + ": response has no \"output.embeddings\" array");
+  // The items carry "index" and "embedding" like OpenAI's "data".
+  return openai_embeddings(json{{"data", r["output"]["embeddings"]}}, inputs, dim, what);
+}
+
+std::vector<Embedding> cohere_embeddings(const json& r, size_t inputs, uint32_t dim, const std::string& what) {
+  if (!r.is_object() || !r.contains("embeddings") || !r["embeddings"].is_object() ||
+      !r["embeddings"].contains("float"))
+    fail(ErrorCode::unavailable, what + ": response has no \"embeddings.float\"");
+  return tei_embeddings(r["embeddings"]["float"], inputs, dim, what);
+}
+
 std::vector<float> rerank_scores(const json& r, size_t n, bool cohere, const std::string& what) {
   const json* results = &r;
   if (cohere) {

@@ -25,6 +25,12 @@ std::vector<Embedding> openai_embeddings(const nlohmann::json& response, size_t 
 // TEI /embed: [[...], ...] in input order.
 std::vector<Embedding> tei_embeddings(const nlohmann::json& response, size_t inputs, uint32_t dim,
                                       const std::string& what);
+// DashScope multimodal-embedding: {"output": {"embeddings": [{"index", "embedding"}]}}.
+std::vector<Embedding> dashscope_multimodal_embeddings(const nlohmann::json& response, size_t inputs, uint32_t dim,
+                                                      const std::string& what);
+// Cohere v2 /embed: {"embeddings": {"float": [[...], ...]}} in input order.
+std::vector<Embedding> cohere_embeddings(const nlohmann::json& response, size_t inputs, uint32_t dim,
+                                         const std::string& what);
 // Reranker scores of `documents` documents, by index: Cohere's {"results": [{"index",
 // "relevance_score"}]} or TEI's [{"index", "score"}].
 std::vector<float> rerank_scores(const nlohmann::json& response, size_t documents, bool cohere,
