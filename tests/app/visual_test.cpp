@@ -282,6 +282,18 @@ TEST_F(Visual, AnImageQueryThatIsNotAnImageIsAnErrorNotZeroHits) {
     EXPECT_EQ(e.code(), ErrorCode::invalid_argument);
     EXPECT_NE(std::string(e.what()).find("the query image"), std::string::npos) << e.what();
   }
+  // A query image is bounded to 16 million pixels (a small file can decode to much).
+  ingest::RgbImage huge;
+  huge.width = 5000;
+  huge.height = 3300;
+  huge.pixels.assign(static_cast<size_t>(huge.width) * huge.height * 3, 255);
+  try {
+    ask(image_query(ingest::encode_png(huge)));
+    FAIL() << "a 16.5-megapixel query image was decoded";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::invalid_argument);
+    EXPECT_NE(std::string(e.what()).find("16000000"), std::string::npos) << e.what();
+  }
   // Words and an image: both plans, and the image's page can still lead.
   const auto images = engine().image_store();
   const auto& schema = visual().schema();

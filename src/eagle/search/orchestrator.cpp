@@ -449,8 +449,14 @@ RetrievalResponse Orchestrator::retrieve(const RetrievalRequest& req) const {
     fail(ErrorCode::too_large, "the query image is " + std::to_string(req.image.size()) + " bytes, more than " +
                                    std::to_string(kMaxQueryImageBytes));
   // A file that is not an image is the caller's mistake, said as such, not a visual
-  // plan that fails quietly into zero hits (the decoder bounds its pixels).
-  if (!req.image.empty()) ingest::decode_image(req.image, "the query image");
+  // plan that fails quietly into zero hits. A query image is bounded tighter than an
+  // ingested one: 16 million pixels (48 MB decoded; a 12-megapixel photo fits), so a
+  // small compressed file cannot make every concurrent search decode 150 MB.
+  if (!req.image.empty()) {
+    ingest::ImageLimits query_limits;
+    query_limits.max_pixels = 16'000'000;
+    ingest::decode_image(req.image, "the query image", query_limits);
+  }
   if (!image_only && (req.query.empty() || req.query.size() > kMaxQueryBytes))
     fail(ErrorCode::invalid_argument, "query must be 1.." + std::to_string(kMaxQueryBytes) + " bytes");
   // A query of blanks asks nothing: every hit would score 0 (issue 15, defect 6).
