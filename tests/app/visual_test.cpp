@@ -361,8 +361,17 @@ TEST(VisualFiles, AnImageFileIsATileFoundByItsNameAndItsPixels) {
   // A text encoder cannot re-embed image tiles.
   EXPECT_THROW(s.engine->reembed("eagle_visual", "glove"), Error);
 
+  const auto kept = s.engine->image_store().path_of(
+      std::get<std::string>(s.engine->catalog().get("eagle_visual").get("kaplan-meier_overall-survival.png")->values
+                                [*s.engine->catalog().get("eagle_visual").schema().field_index("image")]));
+  EXPECT_TRUE(fs::exists(kept));
   EXPECT_EQ(s.engine->delete_document("kaplan-meier_overall-survival.png"), 1u);
   EXPECT_EQ(s.engine->catalog().get("eagle_visual").count(), 0u);
+  // Its kept image goes at the next compaction, not before (a reader may be showing it).
+  EXPECT_TRUE(fs::exists(kept));
+  EXPECT_EQ(s.engine->compact(), 1u);
+  EXPECT_FALSE(fs::exists(kept));
+  EXPECT_EQ(s.engine->compact(), 0u);
 }
 
 // The seed's hard rule (biomed-retrieval.txt): a medical image goes to its medical

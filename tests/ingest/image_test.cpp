@@ -294,5 +294,13 @@ TEST(ImageStore, KeepsBytesUnderTheirHashAndReportsADamagedFile) {
     EXPECT_EQ(e.code(), eagle::ErrorCode::data_loss);
     EXPECT_NE(std::string(e.what()).find(store.path_of(name).string()), std::string::npos) << e.what();
   }
+  // Unreferenced images and a crash's temporary file go; kept ones and foreign files stay.
+  const std::string other = store.put(encode_png(gradient(9, 9)), "png");
+  std::ofstream(store.path_of(other).parent_path() / (other + ".tmp")) << "torn";
+  std::ofstream(store.path_of(other).parent_path() / "README") << "not ours";
+  EXPECT_EQ(store.remove_unreferenced({other}), 3u);  // the damaged png, the jpg, the .tmp
+  EXPECT_EQ(store.get(other), encode_png(gradient(9, 9)));
+  EXPECT_TRUE(fs::exists(store.path_of(other).parent_path() / "README"));
+  EXPECT_EQ(store.remove_unreferenced({other}), 0u);
   fs::remove_all(root);
 }

@@ -231,9 +231,10 @@ void add_store_commands(CLI::App& app, const GlobalFlags& g, std::vector<Command
   auto* compact = app.add_subcommand("compact", "checkpoint and drop deleted rows, rebuilding the indexes");
   out.push_back({compact, [&g] {
                    Engine engine(resolve_config(g), StoreAccess::write, "eagle compact");
-                   engine.compact();
+                   const size_t images = engine.compact();
                    for (const auto& i : engine.collection_infos())
                      std::printf("%-20s compacted: %zu rows, %zu deleted\n", i.name.c_str(), i.rows, i.deleted);
+                   std::printf("images: %zu no longer named by any row removed\n", images);
                    return 0;
                  }});
 }

@@ -432,16 +432,26 @@ void Engine::checkpoint() {
   for (const auto& name : catalog_->list()) catalog_->get(name).checkpoint();
 }
 
-void Engine::compact() {
+size_t Engine::compact() {
   require_writer("compact");
   // Compaction renumbers rows: not while an ingest stages rows or a reembed reads them.
   std::lock_guard ingesting(ingest_mu_);
   std::lock_guard writer(write_mu_);
+  std::set<std::string> images;  // the kept images rows still name
   for (const auto& name : catalog_->list()) {
     auto& c = catalog_->get(name);
     // Compaction renumbers rows: searches wait for the swap only (inside compact()).
     c.compact();
+    if (const auto image = c.schema().field_index("image")) {
+      size_t from = 0;
+      for (auto page = c.scan(0, 4096, &from); !page.empty(); page = c.scan(from, 4096, &from))
+        for (const auto& r : page)
+          if (const auto* n = std::get_if<std::string>(&r.values[*image])) images.insert(*n);
+    }
   }
+  // No ingest can be writing images now (ingest_mu_): the unreferenced ones are the
+  // deleted documents' and a failed ingest's.
+  return image_store().remove_unreferenced(images);
 }
 
 }  // namespace eagle::app

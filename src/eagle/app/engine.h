@@ -234,9 +234,10 @@ class Engine {
   // intact records before it are kept; the rest is kept aside in *.damaged* files).
   // Run before any collection is opened, with the store's write lock.
   std::vector<std::pair<std::string, store::LogRepair>> repair();
-  // Writes a segment of every collection (fast opens) / also drops deleted rows.
+  // Writes a segment of every collection (fast opens) / also drops deleted rows and
+  // the kept images no row names any more (returns how many images went).
   void checkpoint();
-  void compact();
+  size_t compact();
 
  private:
   void ensure_plugin(const std::string& ns);

@@ -61,4 +61,31 @@ std::string ImageStore::get(std::string_view name) const {
   return bytes;
 }
 
+size_t ImageStore::remove_unreferenced(const std::set<std::string>& keep) const {
+  std::error_code ec;
+  if (!fs::is_directory(root_, ec)) return 0;
+  size_t removed = 0;
+  for (const auto& dir : fs::directory_iterator(root_, ec)) {
+    if (!dir.is_directory()) continue;
+    bool changed = false;
+    for (const auto& f : fs::directory_iterator(dir.path(), ec)) {
+      if (!f.is_regular_file()) continue;
+      const std::string name = f.path().filename().string();
+      const bool kept_image = valid_name(name) && keep.count(name);
+      const bool ours = valid_name(name) || name.find(".tmp") != std::string::npos;
+      if (kept_image || !ours) continue;  // a file the store did not make is left alone
+      std::error_code rm;
+      if (fs::remove(f.path(), rm)) {
+        ++removed;
+        changed = true;
+      } else if (rm) {
+        fail(ErrorCode::unavailable, "cannot remove " + f.path().string() + ": " + rm.message());
+      }
+    }
+    if (changed) fsync_path(dir.path(), true);
+  }
+  if (ec) fail(ErrorCode::unavailable, "cannot list " + root_.string() + ": " + ec.message());
+  return removed;
+}
+
 }  // namespace eagle::ingest

@@ -7,9 +7,10 @@
 //
 // A file is durable before the rows naming it are committed (written to a temporary
 // file, fsynced, renamed, folder fsynced). An ingest that fails after writing leaves
-// unnamed files behind, which no row reaches; they are harmless and reused by the
-// next ingest of the same bytes.
+// unnamed files behind, which no row reaches; they are reused by the next ingest of
+// the same bytes, and `eagle compact` removes them with the images of deleted rows.
 #include <filesystem>
+#include <set>
 #include <string>
 #include <string_view>
 
@@ -26,6 +27,11 @@ class ImageStore {
   // the file when its bytes no longer match their name.
   std::string get(std::string_view name) const;
   std::filesystem::path path_of(std::string_view name) const;
+  // Removes every kept image whose name is not in `keep`, and temporary files a crash
+  // left behind; returns how many files went. Only while no ingest can write (the
+  // Engine's compact holds the ingest lock): an image written for rows not yet
+  // committed is unreferenced too.
+  size_t remove_unreferenced(const std::set<std::string>& keep) const;
   // "<64 lower-case hex>.<jpg|png>"
   static bool valid_name(std::string_view name);
   // The media type of a name's image ("image/jpeg", "image/png").
