@@ -22,6 +22,7 @@
 #include "eagle/ingest/pdf/pdf_render.h"
 #include "eagle/ingest/tiles/image_store.h"
 #include "shared_data.h"
+#include "support/images.h"
 
 namespace fs = std::filesystem;
 using namespace eagle::ingest;
@@ -29,18 +30,11 @@ using namespace eagle::ingest;
 namespace {
 
 RgbImage gradient(uint32_t w, uint32_t h) {
-  RgbImage im;
-  im.width = w;
-  im.height = h;
-  im.pixels.resize(static_cast<size_t>(w) * h * 3);
-  for (uint32_t y = 0; y < h; ++y)
-    for (uint32_t x = 0; x < w; ++x) {
-      uint8_t* p = im.pixels.data() + (static_cast<size_t>(y) * w + x) * 3;
-      p[0] = static_cast<uint8_t>(x * 255 / std::max(1u, w - 1));
-      p[1] = static_cast<uint8_t>(y * 255 / std::max(1u, h - 1));
-      p[2] = static_cast<uint8_t>((x * 7 + y * 13) % 256);
-    }
-  return im;
+  return eagle::test_support::image_of(w, h, [w, h](uint32_t x, uint32_t y, uint8_t* p) {
+    p[0] = static_cast<uint8_t>(x * 255 / std::max(1u, w - 1));
+    p[1] = static_cast<uint8_t>(y * 255 / std::max(1u, h - 1));
+    p[2] = static_cast<uint8_t>((x * 7 + y * 13) % 256);
+  });
 }
 
 std::string message_of(const std::function<void()>& f) {

@@ -73,18 +73,22 @@ json sources_json(const search::RetrievalResponse& resp, bool explain) {
     if (explain) s["explain"] = h.explain.legs.is_object() ? h.explain.legs : json::object();
     if (h.duplicates.is_array()) s["duplicates"] = h.duplicates;
     if (h.is_image) {
-      // The seed's ImageNode (retrieval.txt §5.2): where the tile lies, and the name of
-      // its kept image.
-      const auto& m = h.metadata;
-      s["image"] = {{"image_id", h.id},
-                    {"page", m.contains("page") ? m["page"] : json(nullptr)},
-                    {"position", h.field("position")},
-                    {"chunk_type", h.field("chunk_type")},
-                    {"stored", h.field("image").empty() ? json(nullptr) : json(h.field("image"))}};
+      // Where the tile lies, and the name of its kept image.
+      s["image"] = image_node_json(h);
+      s["image"]["stored"] = h.field("image").empty() ? json(nullptr) : json(h.field("image"));
     }
     arr.push_back(std::move(s));
   }
   return arr;
+}
+
+json image_node_json(const search::ScoredHit& h) {
+  // The seed's ImageNode (retrieval.txt §5.2).
+  const auto& m = h.metadata;
+  return {{"image_id", h.id},
+          {"page", m.is_object() && m.contains("page") ? m["page"] : json(nullptr)},
+          {"position", h.field("position")},
+          {"chunk_type", h.field("chunk_type")}};
 }
 
 json entities_json(const biomed::EntityKnowledge& kb, const std::vector<biomed::EntityMatch>& matches) {

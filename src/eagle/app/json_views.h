@@ -20,6 +20,9 @@ nlohmann::json search_response_json(const search::RetrievalResponse& resp, bool 
 nlohmann::json route_step_json(const search::RetrievalResponse& resp);
 nlohmann::json recall_step_json(const search::RetrievalResponse& resp);
 nlohmann::json sources_json(const search::RetrievalResponse& resp, bool explain);
+// A visual hit as the seed's ImageNode: {image_id, page (null without pages), position,
+// chunk_type} (the source's "image" object; MCP core_retrieve_visual's items).
+nlohmann::json image_node_json(const search::ScoredHit& hit);
 // Entity matches: [{text, start, end, type, name, id}] (byte offsets into the text).
 nlohmann::json entities_json(const biomed::EntityKnowledge& kb, const std::vector<biomed::EntityMatch>& matches);
 // A compound retrieval: {collection, query_kind, query_smiles, query, compounds}.

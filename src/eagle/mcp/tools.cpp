@@ -242,14 +242,12 @@ ToolSet::ToolSet(app::Engine& engine, const std::string& default_namespace) {
     for (const auto& h : resp.hits) {
       if (!h.is_image) continue;
       const std::string doc = h.document_id();
-      json page = h.metadata.contains("page") ? h.metadata["page"] : json(nullptr);
-      images.push_back({{"image_id", h.id},
-                        {"document_id", doc.empty() ? json(nullptr) : json(doc)},
-                        {"page", page},
-                        {"position", h.field("position")},
-                        {"chunk_type", h.field("chunk_type")},
-                        {"score", h.score},
-                        {"text", excerpt(h.text, 300)}});
+      json item = app::image_node_json(h);
+      item["document_id"] = doc.empty() ? json(nullptr) : json(doc);
+      item["score"] = h.score;
+      item["text"] = excerpt(h.text, 300);
+      const json page = item["page"];
+      images.push_back(std::move(item));
       t << "\n- " << h.id << " · " << h.field("chunk_type") << (page.is_number() ? " p. " + page.dump() : "")
         << " · score " << h.score << "\n  " << excerpt(h.text, 200);
     }
