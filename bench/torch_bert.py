@@ -5,9 +5,9 @@ GELU layers, the BERT layer, under inference_mode). Prints one JSON line per cas
 Run with Debian's python3 and python3-torch (1.13)."""
 import argparse
 import json
-import time
 
 import torch
+from torch_timing import median_ms
 
 
 def main():
@@ -34,19 +34,10 @@ def main():
             x = norm(emb(ids) + pos(positions))
             return model(x)
 
-        with torch.inference_mode():
-            run()
-            times = []
-            start = time.perf_counter()
-            while time.perf_counter() - start < args.min_seconds or len(times) < 3:
-                t0 = time.perf_counter()
-                run()
-                times.append(time.perf_counter() - t0)
-        times.sort()
-        ms = 1000 * times[len(times) // 2]
+        ms, runs = median_ms(run, args.min_seconds)
         print(json.dumps({"bench": "encoders", "engine": "torch", "torch": torch.__version__, "model": name,
                           "batch": batch, "seq": seq, "threads": args.threads, "ms_per_batch": ms,
-                          "seq_per_s": batch / (ms / 1000), "runs": len(times)}), flush=True)
+                          "seq_per_s": batch / (ms / 1000), "runs": runs}), flush=True)
 
 
 if __name__ == "__main__":

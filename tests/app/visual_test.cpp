@@ -21,6 +21,7 @@
 #include "eagle/ingest/formats.h"
 #include "eagle/ingest/image/descriptor.h"
 #include "eagle/ingest/image/image.h"
+#include "eagle/ingest/tiles/tiles.h"
 #include "shared_data.h"
 #include "support/engine_config.h"
 #include "support/images.h"
@@ -542,4 +543,125 @@ TEST(VisualFiles, AnImageTheEncoderRefusesIsSkippedWithSkipBad) {
   EXPECT_NE(rep.skipped[0].find("max_pixels"), std::string::npos) << rep.skipped[0];
   EXPECT_TRUE(s.engine->catalog().get("eagle_visual").get("small.png"));
   EXPECT_FALSE(s.engine->catalog().get("eagle_visual").get("large.png"));
+}
+
+// The native CLIP runtime as the visual encoders (tiny random-weight fixtures of
+// tests/fixtures/clip): the general slot on a BiomedCLIP-shaped model (image and text
+// towers), the pathology slot on a UNI2-shaped image-only ViT. Tiles are embedded by
+// them; a text query reaches a tile through the text tower's dense leg; an image query
+// finds its own image first; a text query on the image-only slot is answered by the
+// lexical leg, not an error.
+TEST(VisualNative, ClipAndVitTowersEmbedTilesTextAndImageQueries) {
+  const fs::path models = fs::path(EAGLE_SOURCE_DIR) / "tests/fixtures/clip";
+  eagle::test_support::TempEngine s("visual_native");
+  s.engine.reset();
+  auto cfg = eagle::test_support::engine_test_config(s.dir / "store");
+  cfg.encoders = {{"qwen3-vl", {{"type", "clip"}, {"path", (models / "openclip-timm").string()}}},
+                  {"uni2", {{"type", "clip"}, {"path", (models / "timm-reg").string()}}}};
+  s.engine = std::make_unique<Engine>(cfg, StoreAccess::write, "test");
+  const fs::path dir = s.dir / "figures";
+  fs::create_directories(dir);
+  const auto curve = eagle::test_support::patterned_image(120, 80);
+  std::ofstream(dir / "survival_curve.png", std::ios::binary) << ingest::encode_png(curve);
+  std::ofstream(dir / "forest_plot.png", std::ios::binary)
+      << ingest::encode_png(eagle::test_support::patterned_image(64, 200));
+  std::ofstream(dir / "histology_of_the_tumour.png", std::ios::binary)
+      << ingest::encode_png(eagle::test_support::patterned_image(90, 90));
+  IngestOptions biomed;
+  biomed.plugin_namespace = "biomed";
+  auto rep = s.engine->ingest({dir.string()}, biomed);
+  EXPECT_TRUE(rep.skipped.empty());
+  auto& general = s.engine->catalog().get("eagle_visual");
+  EXPECT_EQ(general.count(), 2u);
+  EXPECT_EQ(general.schema().vector.dim, 16u);
+  auto& pathology = s.engine->catalog().get("eagle_medical_pathology");
+  EXPECT_EQ(pathology.schema().vector.encoder, "uni2");
+  EXPECT_EQ(pathology.schema().vector.dim, 32u);
+  EXPECT_TRUE(pathology.get("histology_of_the_tumour.png"));
+
+  search::RetrievalRequest text;
+  text.query = "survival curve";
+  text.route_mode = search::RouteMode::visual;
+  text.explain = true;
+  auto resp = s.engine->search(text);
+  ASSERT_FALSE(resp.hits.empty());
+  EXPECT_EQ(resp.hits[0].id, "survival_curve.png");
+  EXPECT_TRUE(resp.hits[0].explain.legs.contains("dense:eagle_visual")) << resp.hits[0].explain.legs.dump();
+
+  search::RetrievalRequest image;
+  image.image = ingest::encode_jpeg(curve, 90);
+  image.has_image = true;
+  resp = s.engine->search(image);
+  ASSERT_FALSE(resp.hits.empty());
+  EXPECT_EQ(resp.hits[0].id, "survival_curve.png");
+  EXPECT_GT(resp.hits[0].score, 0.0);
+
+  search::RetrievalRequest slide;
+  slide.query = "histology of the tumour";
+  slide.plugin_namespace = "biomed";
+  slide.route_mode = search::RouteMode::visual;
+  resp = s.engine->search(slide);
+  ASSERT_FALSE(resp.hits.empty());
+  EXPECT_EQ(resp.hits[0].id, "histology_of_the_tumour.png");
+  EXPECT_EQ(resp.hits[0].collection, "eagle_medical_pathology");
+}
+
+// A JATS article's figures become figure tiles when their image files sit beside the
+// .nxml (as in a PMC package): found by their captions, linked to the caption chunk;
+// a figure without its file is left out, and a graphic's name cannot reach outside
+// the folder.
+TEST(VisualFiles, JatsFiguresWithTheirImageFilesBecomeFigureTiles) {
+  eagle::test_support::TempEngine s("visual_jats_figures");
+  const fs::path dir = s.dir / "package";
+  fs::create_directories(dir);
+  fs::copy_file(eagle::testing::shared_data() / "docs/jats/ehp-116-1694.nxml", dir / "ehp-116-1694.nxml");
+  std::ofstream(dir / "ehp-116-1694f1.jpg", std::ios::binary)
+      << ingest::encode_jpeg(eagle::test_support::patterned_image(80, 60), 90);
+  std::ofstream(dir / "ehp-116-1694f2.png", std::ios::binary)
+      << ingest::encode_png(eagle::test_support::patterned_image(60, 80));
+  // A figure file outside the package must not be reached by a crafted name.
+  std::ofstream(s.dir / "ehp-116-1694f3.png", std::ios::binary)
+      << ingest::encode_png(eagle::test_support::patterned_image(10, 10));
+  auto rep = s.engine->ingest({dir.string()}, {});
+  EXPECT_TRUE(rep.skipped.empty());
+  auto& visual = s.engine->catalog().get("eagle_visual");
+  const auto figures = visual.ids_where_equals("chunk_type", "figure");
+  ASSERT_EQ(figures.size(), 2u);
+  // The figure files are the article's figures, not image documents of their own.
+  EXPECT_EQ(visual.count(), 2u);
+  EXPECT_TRUE(visual.ids_where_equals("chunk_type", "image").empty());
+  auto& text = s.engine->catalog().get("eagle_text");
+  std::set<std::string> graphics;
+  auto as_json = [](store::Collection& c, const std::string& id) {
+    const auto r = c.get(id);
+    return r ? store::record_to_json(*r, c.schema(), false) : json();
+  };
+  for (const auto& id : figures) {
+    const auto row = as_json(visual, id);
+    const auto chunk = as_json(text, row.at("source_chunk_id").get<std::string>());
+    ASSERT_FALSE(chunk.is_null()) << row.dump();
+    EXPECT_EQ(chunk.at("type"), "figure");
+    EXPECT_EQ(row.at("text"), chunk.at("text"));
+    const auto meta = chunk.at("metadata").is_string() ? json::parse(chunk.at("metadata").get<std::string>()) : chunk.at("metadata");
+    graphics.insert(meta.at("graphic").get<std::string>());
+    EXPECT_TRUE(s.engine->tile_image(id).has_value());
+  }
+  EXPECT_EQ(graphics, (std::set<std::string>{"ehp-116-1694f1", "ehp-116-1694f2"}));
+
+  // Asked by its caption's words, the figure tile comes first in the visual route.
+  search::RetrievalRequest r;
+  r.query = as_json(visual, *figures.begin()).at("text").get<std::string>().substr(0, 120);
+  r.route_mode = search::RouteMode::visual;
+  auto resp = s.engine->search(r);
+  ASSERT_FALSE(resp.hits.empty());
+  EXPECT_EQ(resp.hits[0].id, *figures.begin());
+
+  // The graphic's file name only: "../ehp-116-1694f3" finds nothing outside the folder.
+  ingest::Article article;
+  article.id = "x";
+  std::vector<nlohmann::json> rows{{{"id", "x#c1"}, {"type", "figure"}, {"text", "Figure 3"},
+                                    {"metadata", {{"graphic", "../ehp-116-1694f3"}}}}};
+  size_t found = 0;
+  ingest::figure_file_tiles(dir / "ehp-116-1694.nxml", article, rows, {}, [&](ingest::ImageTile&&) { ++found; });
+  EXPECT_EQ(found, 0u);
 }

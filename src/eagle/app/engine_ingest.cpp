@@ -728,19 +728,33 @@ IngestReport Engine::ingest(const std::vector<std::string>& inputs, const Ingest
     tile_options.page_dpi = cfg_.visual.page_dpi;
     tile_options.jpeg_quality = cfg_.visual.jpeg_quality;
     tile_options.max_text_chars = cfg_.visual.tile_text_chars;
+    // Stages a tile of `article` with the document's metadata.
+    auto add_tile_of = [&](const ingest::Article& article) {
+      return [&](ingest::ImageTile&& tile) {
+        auto row = ingest::tile_row(tile, opts.kb_name, article.source_type, article.year, article.file_name,
+                                    article.title.empty() ? article.id : article.title, article.source_uri);
+        slice.add_tile(std::move(row), std::move(tile));
+      };
+    };
     auto add_tiles_of = [&](const fs::path& file, const ingest::Article& article, const std::vector<json>& rows) {
       std::string bytes;
       try {
         bytes = read_file_bytes(file);
-        ingest::pdf_page_tiles(bytes, article, rows, tile_options, [&](ingest::ImageTile&& tile) {
-          auto row = ingest::tile_row(tile, opts.kb_name, article.source_type, article.year, article.file_name,
-                                      article.title.empty() ? article.id : article.title, article.source_uri);
-          slice.add_tile(std::move(row), std::move(tile));
-        });
+        ingest::pdf_page_tiles(bytes, article, rows, tile_options, add_tile_of(article));
       } catch (const Error& e) {
         // The text is read; the page images are not: reported, the text kept.
         if (!opts.skip_bad) throw;
         rep.skipped.push_back(file.string() + ": page images: " + e.what());
+      }
+    };
+    // The figures of a JATS or HTML document whose image files sit beside it.
+    auto add_figure_files_of = [&](const fs::path& file, const ingest::Article& article, const std::vector<json>& rows) {
+      try {
+        ingest::figure_file_tiles(file, article, rows, tile_options, add_tile_of(article));
+      } catch (const Error& e) {
+        // The text is read; a figure's image is not: reported, the text kept.
+        if (!opts.skip_bad) throw;
+        rep.skipped.push_back(file.string() + ": figure images: " + e.what());
       }
     };
     auto ingest_image = [&](const fs::path& file, const std::string& document_id) {
@@ -828,6 +842,7 @@ IngestReport Engine::ingest(const std::vector<std::string>& inputs, const Ingest
         read_from_file.push_back(article.id);
         // A PDF's pages as image tiles of the visual collection, beside its text.
         if (article.format == "pdf" && cfg_.visual.page_images) add_tiles_of(file, article, rows);
+        if (article.format != "pdf" && cfg_.visual.figure_files) add_figure_files_of(file, article, rows);
         for (auto& row : rows) {
           std::string text = row["text"].get<std::string>();
           slice.add(std::move(row), std::move(text), profile);
@@ -1004,6 +1019,27 @@ IngestReport Engine::ingest(const std::vector<std::string>& inputs, const Ingest
         }
       }
       for (const auto& w : work) total_bytes += w.bytes;
+      // An image file that a JATS or HTML document of this ingest shows as a figure is
+      // that document's figure tile, not an image document of its own (a PMC package).
+      std::set<fs::path> figure_images;
+      if (cfg_.visual.figure_files) {
+        std::set<fs::path> image_folders;
+        for (const auto& w : work)
+          if (w.kind == ingest::FileKind::image) image_folders.insert(w.file.parent_path());
+        for (const auto& w : work) {
+          if ((w.kind != ingest::FileKind::jats && w.kind != ingest::FileKind::html) ||
+              !image_folders.count(w.file.parent_path()))
+            continue;
+          try {
+            for (const auto& article : ingest::read_documents(w.file, w.kind, w.document_id, true))
+              for (const auto& b : article.blocks)
+                if (b.kind == ingest::BlockKind::figure && !b.graphic.empty())
+                  if (auto f = ingest::figure_file(w.file, b.graphic); !f.empty()) figure_images.insert(f);
+          } catch (const Error&) {
+            // The document's own pass reports it.
+          }
+        }
+      }
       std::unordered_map<std::string, std::vector<std::string>> hashes_seen;  // in this ingest
       // Whether a document the registry knows still has rows (a dropped collection
       // leaves records behind; their file is read again).
@@ -1076,7 +1112,7 @@ IngestReport Engine::ingest(const std::vector<std::string>& inputs, const Ingest
         } else if (w.kind == ingest::FileKind::spl) {
           ingest_label(w.file);
         } else if (w.kind == ingest::FileKind::image) {
-          ingest_image(w.file, document_id);
+          if (!figure_images.count(w.file)) ingest_image(w.file, document_id);
         } else {
           ingest_articles(w.file, w.kind, document_id);
         }

@@ -2,6 +2,7 @@
 
 #include "eagle/core/error.h"
 #include "eagle/encode/bert/bert.h"
+#include "eagle/encode/clip/clip.h"
 #include "eagle/encode/chem/chem_encoder.h"
 #include "eagle/encode/image/descriptor_encoder.h"
 #include "eagle/encode/remote/remote.h"
@@ -148,6 +149,18 @@ void add_from_config(EncoderRegistry& registry, const json& encoders) {
                          : type == "jina-clip"          ? MultimodalApi::jina
                                                         : MultimodalApi::cohere;
         registry.add(identified(make_multimodal_encoder(info, ro, api), id));
+      } else if (type == "clip") {
+        clip::ClipOptions o;
+        o.l2 = spec.value("normalize", true);
+        o.batch_size = spec.value("batch_size", o.batch_size);
+        o.max_length = spec.value("max_length", o.max_length);
+        o.lowercase = spec.value("lowercase", true);
+        o.limits.max_pixels = spec.value("max_pixels", o.limits.max_pixels);
+        if (o.batch_size == 0) fail(ErrorCode::invalid_argument, "batch_size must be at least 1");
+        const std::string path = need_str(spec, label, "path");
+        std::string id = local_identity("clip", path) + field("normalize", o.l2 ? "true" : "false") +
+                         field("max_length", std::to_string(o.max_length));
+        registry.add(identified(clip::make_clip_encoder(label, path, o), id));
       } else if (type == "descriptor") {
         ingest::ImageLimits limits;
         limits.max_pixels = spec.value("max_pixels", limits.max_pixels);
@@ -159,8 +172,8 @@ void add_from_config(EncoderRegistry& registry, const json& encoders) {
       } else {
         fail(ErrorCode::invalid_argument,
              "unknown type '" + type +
-                 "' (expected static, model2vec, bert, bert-cross, openai, tei, cohere-rerank, tei-rerank, chem or "
-                 "descriptor)");
+                 "' (expected static, model2vec, bert, bert-cross, openai, tei, dashscope-multimodal, jina-clip, "
+                 "cohere-embed, clip, cohere-rerank, tei-rerank, chem or descriptor)");
       }
     } catch (const Error& e) {
       const std::string msg = e.what();

@@ -1,5 +1,6 @@
 #include "eagle/encode/bert/bert.h"
 #include "eagle/encode/bert/kernels.h"
+#include "eagle/encode/bert/layers.h"
 
 #include <cblas.h>
 
@@ -17,17 +18,9 @@ namespace eagle::encode {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-struct Linear {
-  // [out][in], as PyTorch stores nn.Linear, while loading; prepare() turns it into
-  // `packed` (kernels::pack_weights: the layout the kernels stream) and frees it.
-  std::vector<float> w;
-  std::vector<float> packed;
-  std::vector<float> b;  // [out]
-  uint32_t in = 0, out = 0;
-};
-struct Norm {
-  std::vector<float> g, b;
-};
+using layers::Linear;
+using layers::Norm;
+
 struct Layer {
   Linear qkv;  // query, key and value stacked: one GEMM instead of three
   Linear attn_out;
@@ -45,56 +38,16 @@ struct BertWeights {
 
 namespace {
 
-void transpose_weights(Linear& l) {
-  l.packed = kernels::pack_weights(l.w, static_cast<int>(l.out), static_cast<int>(l.in));
-  std::vector<float>().swap(l.w);
-}
+using layers::add_in_place;
+using layers::layer_norm;
+using layers::linear;
 
 // Weights in the layout the kernels read, once per model.
 void prepare(BertWeights& w) {
   for (auto& L : w.layers)
-    for (Linear* l : {&L.qkv, &L.attn_out, &L.ff_in, &L.ff_out}) transpose_weights(*l);
-  if (w.has_pooler) transpose_weights(w.pooler);
-  if (w.has_classifier) transpose_weights(w.classifier);
-}
-
-// Y[t][out] = X[t][in] * W^T + b
-void linear(const float* x, size_t tokens, const Linear& l, float* y) {
-  kernels::linear(static_cast<int>(tokens), static_cast<int>(l.out), static_cast<int>(l.in), x, l.packed.data(), y);
-  for (size_t t = 0; t < tokens; ++t) {
-    float* row = y + t * l.out;
-    for (uint32_t o = 0; o < l.out; ++o) row[o] += l.b[o];
-  }
-}
-
-void layer_norm(float* x, size_t tokens, uint32_t h, const Norm& n, float eps) {
-  for (size_t t = 0; t < tokens; ++t) {
-    float* row = x + t * h;
-    double mean = 0, var = 0;
-    for (uint32_t i = 0; i < h; ++i) mean += row[i];
-    mean /= h;
-    for (uint32_t i = 0; i < h; ++i) {
-      const double d = row[i] - mean;
-      var += d * d;
-    }
-    var /= h;
-    const float inv = static_cast<float>(1.0 / std::sqrt(var + eps));
-    const float m = static_cast<float>(mean);
-    for (uint32_t i = 0; i < h; ++i) row[i] = (row[i] - m) * inv * n.g[i] + n.b[i];
-  }
-}
-
-// HF "gelu": the exact erf form.
-// Compiled with -ffast-math so GCC vectorises erff through glibc's libmvec.
-void gelu(float* x, size_t n) {
-  constexpr float kInvSqrt2 = 0.70710678118654752f;
-#pragma omp simd
-  for (size_t i = 0; i < n; ++i) x[i] = 0.5f * x[i] * (1.0f + erff(x[i] * kInvSqrt2));
-}
-
-void add_in_place(float* x, const float* y, size_t n) {
-#pragma omp simd
-  for (size_t i = 0; i < n; ++i) x[i] += y[i];
+    for (Linear* l : {&L.qkv, &L.attn_out, &L.ff_in, &L.ff_out}) l->prepare();
+  if (w.has_pooler) w.pooler.prepare();
+  if (w.has_classifier) w.classifier.prepare();
 }
 
 struct TensorSource {
@@ -167,15 +120,20 @@ BertModel::~BertModel() = default;
 bool BertModel::has_classifier() const { return w_->has_classifier; }
 
 BertModel BertModel::load(const fs::path& folder) {
-  BertModel m;
-  m.cfg_ = BertConfig::from_json_file(folder / "config.json");
+  const auto cfg = BertConfig::from_json_file(folder / "config.json");
   fs::path weights = folder / "model.safetensors";
   if (!fs::exists(weights) && fs::exists(folder / "model.safetensors.index.json"))
     weights = folder / "model.safetensors.index.json";
   if (!fs::exists(weights))
     fail(ErrorCode::not_found, folder.string() + " has no model.safetensors (or model.safetensors.index.json)");
   auto st = SafeTensors::open(weights);
-  TensorSource src{st, st.has("bert.embeddings.word_embeddings.weight") ? "bert." : ""};
+  return from_tensors(cfg, st, st.has("bert.embeddings.word_embeddings.weight") ? "bert." : "");
+}
+
+BertModel BertModel::from_tensors(const BertConfig& cfg, const SafeTensors& st, const std::string& prefix) {
+  BertModel m;
+  m.cfg_ = cfg;
+  TensorSource src{st, prefix};
   const auto& c = m.cfg_;
   const uint32_t h = c.hidden;
   auto w = std::make_unique<BertWeights>();
@@ -206,7 +164,7 @@ BertModel BertModel::load(const fs::path& folder) {
     w->has_pooler = true;
     w->pooler = src.lin("pooler.dense", h, h);
   }
-  if (st.has("classifier.weight")) {
+  if ((prefix.empty() || prefix == "bert.") && st.has("classifier.weight")) {
     TensorSource top{st, ""};
     const auto& ci = st.info("classifier.weight");
     if (ci.shape.size() != 2 || ci.shape[1] != h)
@@ -220,22 +178,10 @@ BertModel BertModel::load(const fs::path& folder) {
 }
 
 BertModel BertModel::random(const BertConfig& c, bool classifier, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<float> g(0.0f, 0.02f);
-  auto fill = [&](size_t n) {
-    std::vector<float> v(n);
-    for (auto& x : v) x = g(rng);
-    return v;
-  };
-  auto lin = [&](uint32_t out, uint32_t in) {
-    Linear l;
-    l.in = in;
-    l.out = out;
-    l.w = fill(static_cast<size_t>(out) * in);
-    l.b = fill(out);
-    return l;
-  };
-  auto norm = [&](uint32_t h) { return Norm{std::vector<float>(h, 1.0f), std::vector<float>(h, 0.0f)}; };
+  layers::RandomWeights random(seed);
+  auto fill = [&](size_t n) { return random.fill(n); };
+  auto lin = [&](uint32_t out, uint32_t in) { return random.linear(out, in); };
+  auto norm = &layers::RandomWeights::norm;
   BertModel m;
   m.cfg_ = c;
   auto w = std::make_unique<BertWeights>();
@@ -261,7 +207,7 @@ std::vector<float> BertModel::forward(const std::vector<std::vector<int32_t>>& i
                                       const std::vector<std::vector<int32_t>>& type_ids, size_t& padded) const {
   const auto& c = cfg_;
   const size_t B = ids.size();
-  const uint32_t H = c.hidden, heads = c.heads, d = H / heads;
+  const uint32_t H = c.hidden, heads = c.heads;
   padded = 0;
   for (const auto& s : ids) padded = std::max(padded, s.size());
   if (B == 0 || padded == 0) return {};
@@ -288,51 +234,16 @@ std::vector<float> BertModel::forward(const std::vector<std::vector<int32_t>>& i
   layer_norm(x.data(), T, H, w_->ln_emb, c.layer_norm_eps);
 
   std::vector<float> qkv(T * 3 * H), ctx(T * H), tmp(T * H), ff(T * c.intermediate);
-  const float scale = 1.0f / std::sqrt(static_cast<float>(d));
-  const int work = static_cast<int>(B * heads);
+  std::vector<size_t> lengths;
+  for (const auto& s : ids) lengths.push_back(s.size());
   for (const auto& layer : w_->layers) {
     linear(x.data(), T, layer.qkv, qkv.data());
-    {
-      // One job per (sequence, head), on Eagle's workers (AVX-512 path) or serially
-      // with OpenBLAS threading each product. No OpenMP: its spinning workers fight
-      // OpenBLAS's threads for the cores.
-      kernels::parallel_for(work, [&](int job, int) {
-        // Per-thread scratch: independent of how many workers the pool has now.
-        thread_local std::vector<float> scores;
-        if (scores.size() < L * L) scores.resize(L * L);
-        const size_t b = static_cast<size_t>(job) / heads;
-        const uint32_t hd = static_cast<uint32_t>(job) % heads;
-        const size_t len = ids[b].size();
-        const float* q = qkv.data() + b * L * 3 * H + hd * d;
-        const float* k = q + H;
-        const float* v = q + 2 * H;
-        // Scores over the valid keys only: padding keys are masked out entirely,
-        // which is what HF's additive large-negative mask amounts to.
-        kernels::gemm_nt(static_cast<int>(L), static_cast<int>(len), static_cast<int>(d), scale, q,
-                         static_cast<int>(3 * H), k, static_cast<int>(3 * H), scores.data(), static_cast<int>(len));
-        for (size_t i = 0; i < L; ++i) {
-          float* row = scores.data() + i * len;
-          float mx = row[0];
-          for (size_t j = 1; j < len; ++j) mx = std::max(mx, row[j]);
-          float sum = 0;
-#pragma omp simd reduction(+ : sum)
-          for (size_t j = 0; j < len; ++j) {
-            row[j] = expf(row[j] - mx);
-            sum += row[j];
-          }
-          const float inv = 1.0f / sum;
-          for (size_t j = 0; j < len; ++j) row[j] *= inv;
-        }
-        kernels::gemm_nn(static_cast<int>(L), static_cast<int>(d), static_cast<int>(len), scores.data(),
-                         static_cast<int>(len), v, static_cast<int>(3 * H), ctx.data() + b * L * H + hd * d,
-                         static_cast<int>(H));
-      });
-    }
+    layers::self_attention(qkv.data(), B, L, lengths, H, heads, ctx.data());
     linear(ctx.data(), T, layer.attn_out, tmp.data());
     add_in_place(x.data(), tmp.data(), T * H);
     layer_norm(x.data(), T, H, layer.ln_attn, c.layer_norm_eps);
     linear(x.data(), T, layer.ff_in, ff.data());
-    gelu(ff.data(), ff.size());
+    layers::activate(layers::Activation::gelu, ff.data(), ff.size());
     linear(ff.data(), T, layer.ff_out, tmp.data());
     add_in_place(x.data(), tmp.data(), T * H);
     layer_norm(x.data(), T, H, layer.ln_ff, c.layer_norm_eps);

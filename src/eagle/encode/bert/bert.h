@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "eagle/encode/encoder.h"
+#include "eagle/encode/safetensors.h"
 #include "eagle/text/wordpiece.h"
 
 namespace eagle::encode {
@@ -40,6 +41,10 @@ class BertModel {
   // Reads config.json and the safetensors weights of `folder`; tensor names may
   // carry a "bert." prefix (as in BertForSequenceClassification checkpoints).
   static BertModel load(const std::filesystem::path& folder);
+  // The encoder whose tensors are named `prefix` + HF's names in `st` (a tower inside
+  // a larger checkpoint, e.g. BiomedCLIP's "text.transformer."); a classifier head is
+  // looked for only at the top level (prefix "" or "bert.").
+  static BertModel from_tensors(const BertConfig& cfg, const SafeTensors& st, const std::string& prefix);
   // Random weights with the given shapes (benchmarks): N(0, 0.02) like HF's init.
   static BertModel random(const BertConfig& cfg, bool classifier, uint64_t seed);
   BertModel(BertModel&&) noexcept;

@@ -116,6 +116,56 @@ void pdf_page_tiles(std::string_view pdf_bytes, const Article& article, const st
                     });
 }
 
+namespace {
+
+// The file of a figure's graphic in `folder`, or empty: the name as given, then with
+// each image extension in place of (or after) its own.
+std::filesystem::path graphic_file(const std::filesystem::path& folder, const std::string& graphic) {
+  namespace fs = std::filesystem;
+  const fs::path name = fs::path(graphic).filename();
+  if (name.empty() || name == "." || name == "..") return {};
+  std::vector<fs::path> candidates{folder / name};
+  // The name with an extension added first: "pone.0046493.g001" is "pone.0046493.g001.jpg".
+  for (const char* ext : {".jpg", ".jpeg", ".png", ".JPG", ".PNG"}) candidates.push_back(folder / (name.string() + ext));
+  for (const char* ext : {".jpg", ".jpeg", ".png", ".JPG", ".PNG"})
+    candidates.push_back(folder / fs::path(name).replace_extension(ext));
+  std::error_code ec;
+  for (const auto& c : candidates)
+    if (fs::is_regular_file(c, ec)) {
+      const auto ext = ascii_lower(c.extension().string());
+      if (ext == ".jpg" || ext == ".jpeg" || ext == ".png") return c;
+    }
+  return {};
+}
+
+}  // namespace
+
+void figure_file_tiles(const std::filesystem::path& source, const Article& article,
+                       const std::vector<nlohmann::json>& chunk_rows, const TileOptions& options,
+                       const std::function<void(ImageTile&&)>& fn) {
+  size_t n = 0;
+  for (const auto& row : chunk_rows) {
+    if (row.value("type", std::string()) != "figure" || !row.contains("metadata")) continue;
+    const auto& meta = row["metadata"];
+    const std::string graphic = meta.value("graphic", std::string());
+    if (graphic.empty()) continue;
+    const auto file = figure_file(source, graphic);
+    if (file.empty()) continue;
+    ImageTile t = image_file_tile(file, article.id, options);
+    t.image_id = article.id + "#figure-" + std::to_string(++n);
+    t.chunk_type = "figure";
+    t.page = row.value("page", 0);
+    t.text = truncate_at_word(row.value("text", std::string()), options.max_text_chars);
+    t.parent_section = row.value("parent_section", std::string());
+    t.source_chunk_id = row.value("id", std::string());
+    fn(std::move(t));
+  }
+}
+
+std::filesystem::path figure_file(const std::filesystem::path& source, const std::string& graphic) {
+  return graphic_file(source.parent_path(), graphic);
+}
+
 ImageTile image_file_tile(const std::filesystem::path& file, const std::string& document_id, const TileOptions& options) {
   std::ifstream in(file, std::ios::binary);
   if (!in) fail(ErrorCode::not_found, "cannot read " + file.string());

@@ -45,6 +45,22 @@ struct TileOptions {
 void pdf_page_tiles(std::string_view pdf_bytes, const Article& article, const std::vector<nlohmann::json>& chunk_rows,
                     const TileOptions& options, const std::function<void(ImageTile&&)>& fn);
 
+// The figures of a JATS or HTML document whose image files sit beside it (`source`):
+// each figure chunk naming a graphic (JATS xlink:href, HTML img src) whose file is found
+// in the document's folder, as named or with .jpg, .jpeg or .png in place of its
+// extension (PMC packages ship "fig1.tif" named "fig1" and the file "fig1.jpg"), is a
+// figure tile found by its label and caption, linked to that chunk. Only the file name
+// of a graphic is used: a name cannot reach outside the folder. A figure without its
+// file is left out (the usual case: an .nxml alone); a file that is not a readable PNG
+// or JPEG is an error naming it.
+void figure_file_tiles(const std::filesystem::path& source, const Article& article,
+                       const std::vector<nlohmann::json>& chunk_rows, const TileOptions& options,
+                       const std::function<void(ImageTile&&)>& fn);
+
+// The file of a figure's graphic beside `source` (the rule of figure_file_tiles), or an
+// empty path when there is none.
+std::filesystem::path figure_file(const std::filesystem::path& source, const std::string& graphic);
+
 // An image file as one tile: decoded to check it (errors name the file) and kept as
 // its own bytes; its text is the file's name in words ("kaplan-meier_os.png" ->
 // "kaplan meier os").

@@ -1,0 +1,612 @@
+#include "eagle/encode/clip/clip.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "eagle/core/error.h"
+#include "eagle/encode/bert/bert.h"
+#include "eagle/text/wordpiece.h"
+
+namespace eagle::encode::clip {
+namespace fs = std::filesystem;
+using layers::Linear;
+using layers::Norm;
+using nlohmann::json;
+
+struct VitBlock {
+  Norm ln1, ln2;
+  Linear qkv, proj, fc1, fc2;
+  std::vector<float> ls1, ls2;  // LayerScale gammas (empty: none)
+};
+
+struct VitWeights {
+  Linear patch;                  // [width][3 * p * p]
+  std::vector<float> cls, reg;   // [width], [reg_tokens * width]
+  std::vector<float> pos;        // [positions][width]
+  Norm ln_pre, ln_post;
+  std::vector<VitBlock> blocks;
+  Linear head;                   // projection (no bias); out = 0 when none
+};
+
+namespace {
+
+// The tensor names of one layout; `i` is a block index.
+struct Names {
+  VitLayout layout;
+  std::string p;  // prefix
+  std::string blk(uint32_t i) const {
+    switch (layout) {
+      case VitLayout::openclip: return p + "transformer.resblocks." + std::to_string(i) + ".";
+      case VitLayout::hf: return p + "encoder.layers." + std::to_string(i) + ".";
+      case VitLayout::timm: return p + "blocks." + std::to_string(i) + ".";
+    }
+    return {};
+  }
+  std::string patch() const {
+    return layout == VitLayout::openclip ? p + "conv1.weight"
+           : layout == VitLayout::hf     ? p + "embeddings.patch_embedding.weight"
+                                         : p + "patch_embed.proj.weight";
+  }
+  std::string cls() const {
+    return layout == VitLayout::openclip ? p + "class_embedding"
+           : layout == VitLayout::hf     ? p + "embeddings.class_embedding"
+                                         : p + "cls_token";
+  }
+  std::string pos() const {
+    return layout == VitLayout::openclip ? p + "positional_embedding"
+           : layout == VitLayout::hf     ? p + "embeddings.position_embedding.weight"
+                                         : p + "pos_embed";
+  }
+  std::string ln_pre() const {
+    return layout == VitLayout::openclip ? p + "ln_pre" : layout == VitLayout::hf ? p + "pre_layrnorm" : p + "norm_pre";
+  }
+  std::string ln_post() const {
+    return layout == VitLayout::openclip ? p + "ln_post" : layout == VitLayout::hf ? p + "post_layernorm" : p + "norm";
+  }
+  // Per block: norm1, norm2, fc1, fc2, attention output, LayerScale 1 and 2.
+  std::string ln1(uint32_t i) const {
+    return blk(i) + (layout == VitLayout::openclip ? "ln_1" : layout == VitLayout::hf ? "layer_norm1" : "norm1");
+  }
+  std::string ln2(uint32_t i) const {
+    return blk(i) + (layout == VitLayout::openclip ? "ln_2" : layout == VitLayout::hf ? "layer_norm2" : "norm2");
+  }
+  std::string fc1(uint32_t i) const { return blk(i) + (layout == VitLayout::openclip ? "mlp.c_fc" : "mlp.fc1"); }
+  std::string fc2(uint32_t i) const { return blk(i) + (layout == VitLayout::openclip ? "mlp.c_proj" : "mlp.fc2"); }
+  std::string attn_out(uint32_t i) const {
+    return blk(i) + (layout == VitLayout::openclip ? "attn.out_proj" : layout == VitLayout::hf ? "self_attn.out_proj"
+                                                                                               : "attn.proj");
+  }
+  std::string ls(uint32_t i, int which) const {
+    if (layout == VitLayout::openclip) return blk(i) + "ls_" + std::to_string(which) + ".gamma";
+    return blk(i) + "ls" + std::to_string(which) + ".gamma";
+  }
+};
+
+Norm read_norm(const SafeTensors& st, const std::string& base, uint32_t h) {
+  return Norm{st.read(base + ".weight", {h}), st.read(base + ".bias", {h})};
+}
+
+Linear read_linear(const SafeTensors& st, const std::string& base, uint32_t out, uint32_t in, bool bias = true) {
+  Linear l;
+  l.in = in;
+  l.out = out;
+  l.w = st.read(base + ".weight", {out, in});
+  if (bias) l.b = st.read(base + ".bias", {out});
+  return l;
+}
+
+int64_t dim(const SafeTensors& st, const std::string& name, size_t axis) {
+  const auto& shape = st.info(name).shape;
+  if (axis >= shape.size()) fail(ErrorCode::invalid_argument, name + " has fewer than " + std::to_string(axis + 1) + " axes");
+  return shape[axis];
+}
+
+void prepare(VitWeights& w) {
+  w.patch.prepare();
+  for (auto& b : w.blocks)
+    for (Linear* l : {&b.qkv, &b.proj, &b.fc1, &b.fc2}) l->prepare();
+  if (w.head.out) w.head.prepare();
+}
+
+void scale_rows(float* x, size_t rows, const std::vector<float>& gamma) {
+  const size_t h = gamma.size();
+  for (size_t r = 0; r < rows; ++r)
+    for (size_t i = 0; i < h; ++i) x[r * h + i] *= gamma[i];
+}
+
+}  // namespace
+
+VitModel::VitModel(VitModel&&) noexcept = default;
+VitModel& VitModel::operator=(VitModel&&) noexcept = default;
+VitModel::~VitModel() = default;
+
+VitModel VitModel::load(const SafeTensors& st, VitLayout layout, const std::string& prefix, VitConfig c) {
+  const Names n{layout, prefix};
+  if (!st.has(n.patch())) fail(ErrorCode::invalid_argument, "no ViT image tower: tensor " + n.patch() + " is missing");
+  auto w = std::make_unique<VitWeights>();
+  // Patch embedding: a convolution [width][3][p][p] read as a linear map of a patch.
+  const auto& ps = st.info(n.patch()).shape;
+  if (ps.size() != 4 || ps[1] != 3 || ps[2] != ps[3]) fail(ErrorCode::invalid_argument, n.patch() + " must be [width, 3, p, p]");
+  c.width = static_cast<uint32_t>(ps[0]);
+  c.patch = static_cast<uint32_t>(ps[2]);
+  const uint32_t W = c.width, K = 3 * c.patch * c.patch;
+  if (c.heads == 0) fail(ErrorCode::invalid_argument, "the ViT's number of attention heads is not known");
+  if (W % c.heads != 0) fail(ErrorCode::invalid_argument, "ViT width " + std::to_string(W) + " is not a multiple of " +
+                                                             std::to_string(c.heads) + " heads");
+  w->patch.in = K;
+  w->patch.out = W;
+  w->patch.w = st.read(n.patch());
+  const std::string patch_bias = layout == VitLayout::timm ? prefix + "patch_embed.proj.bias" : "";
+  if (!patch_bias.empty() && st.has(patch_bias)) w->patch.b = st.read(patch_bias, {W});
+  c.class_token = st.has(n.cls());
+  if (c.class_token) w->cls = st.read(n.cls());
+  if (w->cls.size() != (c.class_token ? W : 0)) fail(ErrorCode::invalid_argument, n.cls() + " must hold width values");
+  if (!c.class_token) fail(ErrorCode::invalid_argument, "a ViT without a class token is not supported (pooling is by the class token)");
+  c.reg_tokens = 0;
+  if (layout == VitLayout::timm && st.has(prefix + "reg_token")) {
+    w->reg = st.read(prefix + "reg_token");
+    c.reg_tokens = static_cast<uint32_t>(w->reg.size() / W);
+  }
+  // Image size from the position table: patches alone, or patches plus the prefix tokens.
+  w->pos = st.read(n.pos());
+  const size_t positions = w->pos.size() / W, prefix_tokens = 1 + c.reg_tokens;
+  const auto grid_of = [](size_t cells) { return static_cast<uint32_t>(std::lround(std::sqrt(static_cast<double>(cells)))); };
+  uint32_t g = grid_of(positions - prefix_tokens);
+  c.pos_on_prefix = static_cast<size_t>(g) * g + prefix_tokens == positions;
+  if (!c.pos_on_prefix) {
+    g = grid_of(positions);
+    if (static_cast<size_t>(g) * g != positions)
+      fail(ErrorCode::invalid_argument, n.pos() + " has " + std::to_string(positions) + " positions: not a square grid");
+  }
+  c.image_size = g * c.patch;
+  c.ln_pre = st.has(n.ln_pre() + ".weight");
+  if (c.ln_pre) w->ln_pre = read_norm(st, n.ln_pre(), W);
+  w->ln_post = read_norm(st, n.ln_post(), W);
+  if (layout == VitLayout::timm && st.has(prefix + "fc_norm.weight"))
+    fail(ErrorCode::invalid_argument, "timm ViT with fc_norm (average pooling) is not supported");
+  c.layers = 0;
+  while (st.has(n.ln1(c.layers) + ".weight")) ++c.layers;
+  if (c.layers == 0) fail(ErrorCode::invalid_argument, "no transformer blocks under " + n.blk(0));
+  for (uint32_t i = 0; i < c.layers; ++i) {
+    VitBlock b;
+    b.ln1 = read_norm(st, n.ln1(i), W);
+    b.ln2 = read_norm(st, n.ln2(i), W);
+    if (layout == VitLayout::openclip) {
+      b.qkv.in = W;
+      b.qkv.out = 3 * W;
+      b.qkv.w = st.read(n.blk(i) + "attn.in_proj_weight", {3 * W, W});
+      b.qkv.b = st.read(n.blk(i) + "attn.in_proj_bias", {3 * W});
+    } else if (layout == VitLayout::hf) {
+      b.qkv.in = W;
+      b.qkv.out = 3 * W;
+      for (const char* part : {"q_proj", "k_proj", "v_proj"}) {
+        auto l = read_linear(st, n.blk(i) + "self_attn." + part, W, W);
+        b.qkv.w.insert(b.qkv.w.end(), l.w.begin(), l.w.end());
+        b.qkv.b.insert(b.qkv.b.end(), l.b.begin(), l.b.end());
+      }
+    } else {
+      if (st.has(n.blk(i) + "attn.q_norm.weight")) fail(ErrorCode::invalid_argument, "timm ViT with qk_norm is not supported");
+      b.qkv = read_linear(st, n.blk(i) + "attn.qkv", 3 * W, W, st.has(n.blk(i) + "attn.qkv.bias"));
+    }
+    b.proj = read_linear(st, n.attn_out(i), W, W);
+    const uint32_t fc1_out = static_cast<uint32_t>(dim(st, n.fc1(i) + ".weight", 0));
+    const uint32_t fc2_in = static_cast<uint32_t>(dim(st, n.fc2(i) + ".weight", 1));
+    c.glu = fc1_out == 2 * fc2_in;  // SwiGLU packed: fc1 holds gate and value
+    if (!c.glu && fc1_out != fc2_in) fail(ErrorCode::invalid_argument, n.fc1(i) + " and " + n.fc2(i) + " do not chain");
+    c.mlp_hidden = fc2_in;
+    b.fc1 = read_linear(st, n.fc1(i), fc1_out, W);
+    b.fc2 = read_linear(st, n.fc2(i), W, fc2_in);
+    if (st.has(n.ls(i, 1))) b.ls1 = st.read(n.ls(i, 1), {W});
+    if (st.has(n.ls(i, 2))) b.ls2 = st.read(n.ls(i, 2), {W});
+    c.layer_scale = !b.ls1.empty();
+    w->blocks.push_back(std::move(b));
+  }
+  if (c.glu) c.act = layers::Activation::silu;
+  // The projection into the shared space.
+  if (layout == VitLayout::openclip && st.has(prefix + "proj")) {
+    const auto proj = st.read(prefix + "proj");  // [width][embed]: pooled @ proj
+    c.embed_dim = static_cast<uint32_t>(proj.size() / W);
+    w->head.in = W;
+    w->head.out = c.embed_dim;
+    w->head.w.resize(proj.size());
+    for (uint32_t i = 0; i < W; ++i)
+      for (uint32_t o = 0; o < c.embed_dim; ++o) w->head.w[static_cast<size_t>(o) * W + i] = proj[static_cast<size_t>(i) * c.embed_dim + o];
+  } else if (layout == VitLayout::hf && st.has("visual_projection.weight")) {
+    c.embed_dim = static_cast<uint32_t>(dim(st, "visual_projection.weight", 0));
+    w->head = read_linear(st, "visual_projection", c.embed_dim, W, false);
+  } else if (layout == VitLayout::timm && prefix.size() > 6 && prefix.substr(prefix.size() - 6) == "trunk." &&
+             st.has(prefix.substr(0, prefix.size() - 6) + "head.proj.weight")) {
+    const std::string head = prefix.substr(0, prefix.size() - 6) + "head.proj";
+    c.embed_dim = static_cast<uint32_t>(dim(st, head + ".weight", 0));
+    w->head = read_linear(st, head, c.embed_dim, W, st.has(head + ".bias"));
+  } else {
+    c.embed_dim = 0;
+  }
+  prepare(*w);
+  VitModel m;
+  m.cfg_ = c;
+  m.w_ = std::move(w);
+  return m;
+}
+
+VitModel VitModel::random(const VitConfig& c, uint64_t seed) {
+  layers::RandomWeights random(seed);
+  auto fill = [&](size_t n) { return random.fill(n); };
+  auto lin = [&](uint32_t out, uint32_t in) { return random.linear(out, in); };
+  auto norm = &layers::RandomWeights::norm;
+  auto w = std::make_unique<VitWeights>();
+  const uint32_t W = c.width;
+  w->patch = lin(W, 3 * c.patch * c.patch);
+  w->cls = fill(W);
+  w->reg = fill(static_cast<size_t>(c.reg_tokens) * W);
+  const size_t positions = static_cast<size_t>(c.grid()) * c.grid() + (c.pos_on_prefix ? 1 + c.reg_tokens : 0);
+  w->pos = fill(positions * W);
+  if (c.ln_pre) w->ln_pre = norm(W);
+  w->ln_post = norm(W);
+  for (uint32_t i = 0; i < c.layers; ++i) {
+    VitBlock b{norm(W), norm(W), lin(3 * W, W), lin(W, W), lin(c.glu ? 2 * c.mlp_hidden : c.mlp_hidden, W),
+               lin(W, c.mlp_hidden), {}, {}};
+    if (c.layer_scale) b.ls1 = b.ls2 = std::vector<float>(W, 0.1f);
+    w->blocks.push_back(std::move(b));
+  }
+  if (c.embed_dim) {
+    w->head = lin(c.embed_dim, W);
+    w->head.b.clear();
+  }
+  prepare(*w);
+  VitModel m;
+  m.cfg_ = c;
+  m.w_ = std::move(w);
+  return m;
+}
+
+std::vector<std::vector<float>> VitModel::embed(const std::vector<std::vector<float>>& images) const {
+  const auto& c = cfg_;
+  const size_t B = images.size();
+  if (B == 0) return {};
+  const uint32_t W = c.width, P = c.patch, G = c.grid(), S = c.image_size;
+  const size_t patches = static_cast<size_t>(G) * G, prefix = 1 + c.reg_tokens, L = prefix + patches, T = B * L;
+  const size_t K = 3 * static_cast<size_t>(P) * P;
+  // Patch rows in the convolution weight's order (channel, row, column).
+  std::vector<float> cols(B * patches * K);
+  for (size_t b = 0; b < B; ++b) {
+    if (images[b].size() != 3 * static_cast<size_t>(S) * S)
+      fail(ErrorCode::invalid_argument, "image tensor of " + std::to_string(images[b].size()) + " values; the ViT takes 3 x " +
+                                            std::to_string(S) + " x " + std::to_string(S));
+    for (uint32_t gy = 0; gy < G; ++gy)
+      for (uint32_t gx = 0; gx < G; ++gx) {
+        float* row = cols.data() + ((b * patches) + gy * G + gx) * K;
+        for (uint32_t ch = 0; ch < 3; ++ch)
+          for (uint32_t ky = 0; ky < P; ++ky) {
+            const float* src = images[b].data() + (static_cast<size_t>(ch) * S + gy * P + ky) * S + gx * P;
+            std::copy(src, src + P, row + (static_cast<size_t>(ch) * P + ky) * P);
+          }
+      }
+  }
+  std::vector<float> emb(B * patches * W);
+  layers::linear(cols.data(), B * patches, w_->patch, emb.data());
+  // Tokens: [class, registers..., patches], positions per the layout.
+  std::vector<float> x(T * W);
+  for (size_t b = 0; b < B; ++b) {
+    float* seq = x.data() + b * L * W;
+    std::copy(w_->cls.begin(), w_->cls.end(), seq);
+    std::copy(w_->reg.begin(), w_->reg.end(), seq + W);
+    std::copy(emb.begin() + static_cast<std::ptrdiff_t>(b * patches * W),
+              emb.begin() + static_cast<std::ptrdiff_t>((b + 1) * patches * W), seq + prefix * W);
+    float* with_pos = c.pos_on_prefix ? seq : seq + prefix * W;
+    layers::add_in_place(with_pos, w_->pos.data(), w_->pos.size());
+  }
+  if (c.ln_pre) layers::layer_norm(x.data(), T, W, w_->ln_pre, c.eps);
+  const std::vector<size_t> lengths(B, L);
+  const size_t fc1_out = c.glu ? 2 * static_cast<size_t>(c.mlp_hidden) : c.mlp_hidden;
+  std::vector<float> h(T * W), qkv(T * 3 * W), ctx(T * W), tmp(T * W), ff(T * fc1_out), gated(c.glu ? T * c.mlp_hidden : 0);
+  for (const auto& blk : w_->blocks) {
+    std::copy(x.begin(), x.end(), h.begin());
+    layers::layer_norm(h.data(), T, W, blk.ln1, c.eps);
+    layers::linear(h.data(), T, blk.qkv, qkv.data());
+    layers::self_attention(qkv.data(), B, L, lengths, W, c.heads, ctx.data());
+    layers::linear(ctx.data(), T, blk.proj, tmp.data());
+    if (!blk.ls1.empty()) scale_rows(tmp.data(), T, blk.ls1);
+    layers::add_in_place(x.data(), tmp.data(), T * W);
+    std::copy(x.begin(), x.end(), h.begin());
+    layers::layer_norm(h.data(), T, W, blk.ln2, c.eps);
+    layers::linear(h.data(), T, blk.fc1, ff.data());
+    const float* inner = ff.data();
+    if (c.glu) {
+      // timm GluMlp (gate_last=False): act(first half) * second half.
+      const size_t hid = c.mlp_hidden;
+      for (size_t t = 0; t < T; ++t) {
+        float* gate = ff.data() + t * 2 * hid;
+        layers::activate(c.act, gate, hid);
+        for (size_t i = 0; i < hid; ++i) gated[t * hid + i] = gate[i] * gate[hid + i];
+      }
+      inner = gated.data();
+    } else {
+      layers::activate(c.act, ff.data(), ff.size());
+    }
+    layers::linear(inner, T, blk.fc2, tmp.data());
+    if (!blk.ls2.empty()) scale_rows(tmp.data(), T, blk.ls2);
+    layers::add_in_place(x.data(), tmp.data(), T * W);
+  }
+  // The class token of each image, final LayerNorm (per row: same as on every token).
+  std::vector<float> pooled(B * W);
+  for (size_t b = 0; b < B; ++b) std::copy_n(x.data() + b * L * W, W, pooled.data() + b * W);
+  layers::layer_norm(pooled.data(), B, W, w_->ln_post, c.eps);
+  std::vector<std::vector<float>> out;
+  const uint32_t D = output_dim();
+  std::vector<float> projected(B * D);
+  if (c.embed_dim) layers::linear(pooled.data(), B, w_->head, projected.data());
+  else projected = pooled;
+  for (size_t b = 0; b < B; ++b) out.emplace_back(projected.begin() + static_cast<std::ptrdiff_t>(b * D),
+                                                  projected.begin() + static_cast<std::ptrdiff_t>((b + 1) * D));
+  return out;
+}
+
+// ---- folders -------------------------------------------------------------------
+
+namespace {
+
+json read_json(const fs::path& file) {
+  std::ifstream in(file);
+  if (!in) fail(ErrorCode::not_found, "cannot read " + file.string());
+  try {
+    return json::parse(in);
+  } catch (const json::exception& e) {
+    fail(ErrorCode::invalid_argument, file.string() + ": " + e.what());
+  }
+}
+
+std::array<float, 3> triple(const json& j, const std::string& what, std::array<float, 3> fallback) {
+  if (j.is_null()) return fallback;
+  if (!j.is_array() || j.size() != 3) fail(ErrorCode::invalid_argument, what + " must be three numbers");
+  return {j[0].get<float>(), j[1].get<float>(), j[2].get<float>()};
+}
+
+fs::path first_existing(const fs::path& folder, std::initializer_list<const char*> names) {
+  for (const char* n : names)
+    if (fs::exists(folder / n)) return folder / n;
+  std::string list;
+  for (const char* n : names) list += std::string(list.empty() ? "" : ", ") + n;
+  fail(ErrorCode::not_found, folder.string() + " has none of " + list);
+}
+
+// timm's heads for its standard ViT names ("vit_base_patch16_224" -> 12): timm's
+// model definitions, since a timm checkpoint does not record them.
+uint32_t timm_heads(const std::string& name) {
+  static const std::pair<const char*, uint32_t> kHeads[] = {{"vit_tiny_", 3},  {"vit_small_", 6}, {"vit_base_", 12},
+                                                            {"vit_large_", 16}, {"vit_huge_", 16}, {"vit_giant_", 16}};
+  for (const auto& [prefix, heads] : kHeads)
+    if (name.rfind(prefix, 0) == 0) return heads;
+  return 0;
+}
+
+layers::Activation activation_named(const std::string& name, const fs::path& file) {
+  if (name == "gelu") return layers::Activation::gelu;
+  if (name == "quick_gelu") return layers::Activation::quick_gelu;
+  if (name == "silu" || name == "swish") return layers::Activation::silu;
+  fail(ErrorCode::invalid_argument, file.string() + ": activation '" + name + "' is not supported (gelu, quick_gelu, silu)");
+}
+
+}  // namespace
+
+ClipFolder ClipFolder::read(const fs::path& folder) {
+  ClipFolder f;
+  if (fs::exists(folder / "open_clip_config.json")) {
+    const auto file = folder / "open_clip_config.json";
+    const json j = read_json(file);
+    const json model = j.value("model_cfg", json::object());
+    const json vision = model.value("vision_cfg", json::object());
+    const json pre = j.value("preprocess_cfg", json::object());
+    f.weights = first_existing(folder, {"open_clip_model.safetensors", "open_clip_pytorch_model.safetensors", "model.safetensors"});
+    f.preprocess.mean = triple(pre.value("mean", json()), "preprocess_cfg.mean", f.preprocess.mean);
+    f.preprocess.std = triple(pre.value("std", json()), "preprocess_cfg.std", f.preprocess.std);
+    if (pre.value("interpolation", std::string("bicubic")) != "bicubic" || pre.value("resize_mode", std::string("shortest")) != "shortest")
+      fail(ErrorCode::invalid_argument, file.string() + ": only bicubic interpolation and resize_mode shortest are supported");
+    if (vision.contains("timm_model_name")) {
+      const auto name = vision.at("timm_model_name").get<std::string>();
+      f.layout = VitLayout::timm;
+      f.vit_prefix = "visual.trunk.";
+      f.vit.heads = vision.value("heads", timm_heads(name));
+      f.vit.eps = 1e-6f;  // timm's ViT LayerNorm
+      if (vision.value("timm_pool", std::string()) != "" || vision.value("timm_proj", std::string("linear")) != "linear")
+        fail(ErrorCode::invalid_argument, file.string() + ": timm_pool must be \"\" and timm_proj linear");
+      f.describe = "openclip timm " + name;
+    } else {
+      f.layout = VitLayout::openclip;
+      f.vit_prefix = "visual.";
+      const uint32_t width = vision.value("width", 768u);
+      f.vit.heads = width / vision.value("head_width", 64u);
+      f.vit.act = model.value("quick_gelu", false) ? layers::Activation::quick_gelu : layers::Activation::gelu;
+      f.describe = "openclip vit";
+    }
+    f.vit.image_size = vision.value("image_size", 224u);
+    f.preprocess.size = pre.contains("size") ? pre.at("size").get<uint32_t>() : f.vit.image_size;
+    const json text = model.value("text_cfg", json::object());
+    if (text.contains("heads")) f.text_heads = text.at("heads").get<uint32_t>();
+    return f;
+  }
+  if (!fs::exists(folder / "config.json"))
+    fail(ErrorCode::not_found, folder.string() + " has neither open_clip_config.json nor config.json: not a CLIP or ViT model folder");
+  const auto file = folder / "config.json";
+  const json j = read_json(file);
+  f.weights = first_existing(folder, {"model.safetensors"});
+  if (j.contains("vision_config")) {
+    const json v = j.at("vision_config");
+    f.layout = VitLayout::hf;
+    f.vit_prefix = "vision_model.";
+    f.vit.heads = v.value("num_attention_heads", 12u);
+    f.vit.eps = v.value("layer_norm_eps", 1e-5f);
+    f.vit.act = activation_named(v.value("hidden_act", std::string("quick_gelu")), file);
+    f.vit.image_size = v.value("image_size", 224u);
+    f.preprocess.size = f.vit.image_size;
+    if (fs::exists(folder / "preprocessor_config.json")) {
+      const json p = read_json(folder / "preprocessor_config.json");
+      f.preprocess.mean = triple(p.value("image_mean", json()), "image_mean", f.preprocess.mean);
+      f.preprocess.std = triple(p.value("image_std", json()), "image_std", f.preprocess.std);
+      const json crop = p.value("crop_size", json());
+      if (crop.is_number()) f.preprocess.size = crop.get<uint32_t>();
+      else if (crop.is_object()) f.preprocess.size = crop.value("height", f.preprocess.size);
+    }
+    f.describe = "hf clip";
+    return f;
+  }
+  if (j.contains("architecture")) {
+    const auto name = j.at("architecture").get<std::string>();
+    const json args = j.value("model_args", json::object());
+    const json pre = j.value("pretrained_cfg", json::object());
+    f.layout = VitLayout::timm;
+    f.vit_prefix = "";
+    f.vit.heads = args.value("num_heads", timm_heads(name));
+    f.vit.eps = 1e-6f;
+    f.vit.act = activation_named(args.value("act_layer", std::string("gelu")), file);
+    f.vit.image_size = args.value("img_size", 224u);
+    // timm's ImageNet constants unless the checkpoint says otherwise.
+    f.preprocess.mean = triple(pre.value("mean", json()), "pretrained_cfg.mean", {0.485f, 0.456f, 0.406f});
+    f.preprocess.std = triple(pre.value("std", json()), "pretrained_cfg.std", {0.229f, 0.224f, 0.225f});
+    f.preprocess.size = f.vit.image_size;
+    if (pre.value("interpolation", std::string("bicubic")) != "bicubic")
+      fail(ErrorCode::invalid_argument, file.string() + ": only bicubic interpolation is supported");
+    if (pre.contains("crop_pct") && pre.at("crop_pct").get<double>() != 1.0)
+      fail(ErrorCode::invalid_argument, file.string() + ": crop_pct other than 1.0 is not supported");
+    f.describe = "timm " + name;
+    return f;
+  }
+  fail(ErrorCode::invalid_argument, file.string() + " has neither \"vision_config\" (Hugging Face CLIP) nor \"architecture\" (timm)");
+}
+
+namespace {
+
+// BiomedCLIP's text tower: BERT under `text.transformer.`, the [CLS] state, `text.proj`
+// (one linear map, or Linear-GELU-Linear), all without bias.
+struct TextTower {
+  BertModel bert;
+  std::vector<Linear> proj;
+
+  static bool present(const SafeTensors& st) { return st.has("text.transformer.embeddings.word_embeddings.weight"); }
+
+  static TextTower load(const SafeTensors& st, uint32_t heads) {
+    const std::string p = "text.transformer.";
+    BertConfig c;
+    c.vocab_size = static_cast<uint32_t>(dim(st, p + "embeddings.word_embeddings.weight", 0));
+    c.hidden = static_cast<uint32_t>(dim(st, p + "embeddings.word_embeddings.weight", 1));
+    c.max_position = static_cast<uint32_t>(dim(st, p + "embeddings.position_embeddings.weight", 0));
+    c.type_vocab = static_cast<uint32_t>(dim(st, p + "embeddings.token_type_embeddings.weight", 0));
+    while (st.has(p + "encoder.layer." + std::to_string(c.layers) + ".attention.self.query.weight")) ++c.layers;
+    c.intermediate = static_cast<uint32_t>(dim(st, p + "encoder.layer.0.intermediate.dense.weight", 0));
+    c.heads = heads ? heads : c.hidden / 64;  // BERT's head width
+    TextTower t{BertModel::from_tensors(c, st, p), {}};
+    auto add = [&](const std::string& base) {
+      const auto& s = st.info(base + ".weight").shape;
+      auto l = read_linear(st, base, static_cast<uint32_t>(s[0]), static_cast<uint32_t>(s[1]), st.has(base + ".bias"));
+      l.prepare();
+      t.proj.push_back(std::move(l));
+    };
+    if (st.has("text.proj.weight")) add("text.proj");
+    else if (st.has("text.proj.0.weight") && st.has("text.proj.2.weight")) {
+      add("text.proj.0");
+      add("text.proj.2");
+    } else fail(ErrorCode::invalid_argument, "the text tower has no projection (text.proj)");
+    return t;
+  }
+
+  std::vector<std::vector<float>> embed(const std::vector<std::vector<int32_t>>& ids) const {
+    const std::vector<std::vector<int32_t>> types(ids.size());
+    auto cls = bert.embed(ids, types, Pooling::cls, false);
+    for (auto& v : cls) {
+      for (size_t i = 0; i < proj.size(); ++i) {
+        std::vector<float> out(proj[i].out);
+        layers::linear(v.data(), 1, proj[i], out.data());
+        if (i + 1 < proj.size()) layers::activate(layers::Activation::gelu, out.data(), out.size());
+        v = std::move(out);
+      }
+    }
+    return cls;
+  }
+};
+
+void l2_normalise(std::vector<float>& v) {
+  double n = 0;
+  for (float f : v) n += static_cast<double>(f) * f;
+  if (n > 0)
+    for (auto& f : v) f = static_cast<float>(f / std::sqrt(n));
+}
+
+class ClipEncoder : public Encoder {
+ public:
+  ClipEncoder(std::string label, const fs::path& folder, ClipOptions opts)
+      : opts_(std::move(opts)), folder_(ClipFolder::read(folder)) {
+    auto st = SafeTensors::open(folder_.weights);
+    vit_ = std::make_unique<VitModel>(VitModel::load(st, folder_.layout, folder_.vit_prefix, folder_.vit));
+    if (folder_.preprocess.size != vit_->config().image_size)
+      fail(ErrorCode::invalid_argument, folder.string() + ": preprocessing makes " + std::to_string(folder_.preprocess.size) +
+                                            " px images but the ViT takes " + std::to_string(vit_->config().image_size));
+    if (TextTower::present(st)) {
+      text_ = std::make_unique<TextTower>(TextTower::load(st, folder_.text_heads));
+      if (text_->proj.back().out != vit_->output_dim())
+        fail(ErrorCode::invalid_argument, folder.string() + ": the text tower projects to " +
+                                              std::to_string(text_->proj.back().out) + " dimensions, the image tower to " +
+                                              std::to_string(vit_->output_dim()));
+      tokenizer_ = std::make_unique<text::WordPieceTokenizer>(
+          text::WordPieceTokenizer::from_vocab_file(folder / "vocab.txt", {opts_.lowercase}));
+      opts_.max_length = std::min<size_t>(opts_.max_length, text_->bert.config().max_position);
+    }
+    info_.label = std::move(label);
+    info_.implementation = "clip";
+    info_.dim = vit_->output_dim();
+    info_.metric = Metric::cosine;
+    info_.modality = Modality::image;
+    info_.embeds_text = text_ != nullptr;
+    info_.max_batch = opts_.batch_size;
+  }
+  const EncoderInfo& info() const override { return info_; }
+
+  std::vector<Embedding> encode(const std::vector<std::string>& inputs, EncodeMode) override {
+    if (!text_)
+      fail(ErrorCode::invalid_argument, "encoder '" + info_.label + "' (" + folder_.describe +
+                                            ") has no text tower: it embeds images only");
+    std::vector<Embedding> out;
+    for (size_t start = 0; start < inputs.size(); start += opts_.batch_size) {
+      std::vector<std::vector<int32_t>> ids;
+      for (size_t i = start; i < std::min(inputs.size(), start + opts_.batch_size); ++i)
+        ids.push_back(tokenizer_->encode(inputs[i], opts_.max_length).ids);
+      for (auto& v : text_->embed(ids)) out.push_back(finish(std::move(v)));
+    }
+    return out;
+  }
+
+  std::vector<Embedding> encode_images(const std::vector<std::string_view>& images) override {
+    std::vector<Embedding> out;
+    for (size_t start = 0; start < images.size(); start += opts_.batch_size) {
+      std::vector<std::vector<float>> batch;
+      for (size_t i = start; i < std::min(images.size(), start + opts_.batch_size); ++i) {
+        const auto rgb = ingest::decode_image(images[i], "image " + std::to_string(i + 1), opts_.limits);
+        batch.push_back(preprocess(rgb, folder_.preprocess));
+      }
+      for (auto& v : vit_->embed(batch)) out.push_back(finish(std::move(v)));
+    }
+    return out;
+  }
+
+ private:
+  Embedding finish(std::vector<float> v) const {
+    if (opts_.l2) l2_normalise(v);
+    return v;
+  }
+  ClipOptions opts_;
+  ClipFolder folder_;
+  EncoderInfo info_;
+  std::unique_ptr<VitModel> vit_;
+  std::unique_ptr<TextTower> text_;
+  std::unique_ptr<text::WordPieceTokenizer> tokenizer_;
+};
+
+}  // namespace
+
+std::unique_ptr<Encoder> make_clip_encoder(std::string label, const fs::path& folder, ClipOptions options) {
+  return std::make_unique<ClipEncoder>(std::move(label), folder, std::move(options));
+}
+
+}  // namespace eagle::encode::clip

@@ -1,0 +1,37 @@
+#pragma once
+// The image preprocessing of CLIP-style models, exactly as their Python pipelines do it
+// (open_clip / torchvision on a PIL image, Hugging Face's CLIPImageProcessor, timm's
+// eval transform): resize so the shorter side is `size` with PIL's bicubic filter,
+// centre-crop size x size, scale to [0, 1], normalise per channel. Matching PIL
+// matters: its resize is an antialiased two-pass convolution with 22-bit fixed-point
+// weights and 8-bit rounding between the passes, and a model sees that image, not an
+// idealised one.
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "eagle/ingest/image/image.h"
+
+namespace eagle::encode::clip {
+
+struct ImagePreprocess {
+  uint32_t size = 224;  // shorter side after resizing, and the square crop
+  // OpenAI CLIP's constants (also BiomedCLIP's); timm/UNI use ImageNet's.
+  std::array<float, 3> mean{0.48145466f, 0.4578275f, 0.40821073f};
+  std::array<float, 3> std{0.26862954f, 0.26130258f, 0.27577711f};
+};
+
+// PIL's Image.resize(size, Image.BICUBIC) on an RGB image (Pillow's Resample.c: the
+// cubic kernel with a = -0.5, support scaled by the downscaling factor, weights
+// normalised then rounded to 22-bit fixed point, horizontal pass first, clipped to
+// 8 bits after each pass).
+ingest::RgbImage resize_bicubic_pil(const ingest::RgbImage& image, uint32_t width, uint32_t height);
+
+// torchvision's Resize(size) output size: the shorter side becomes `size`, the longer
+// int(size * long / short) (truncated, as torchvision does).
+std::pair<uint32_t, uint32_t> shorter_side_size(uint32_t width, uint32_t height, uint32_t size);
+
+// The model's input: [3][size][size] floats (channel-major, as a tensor of NCHW).
+std::vector<float> preprocess(const ingest::RgbImage& image, const ImagePreprocess& p);
+
+}  // namespace eagle::encode::clip
