@@ -812,6 +812,31 @@ TEST(ServerVisual, AnImageQueryFindsItsPageAndTheTileImageIsServedInScope) {
                                   json{{"image", "data:image/jpeg;base64," + image}, {"query", "positive selection"}}.dump()});
   ASSERT_EQ(both.status, 200) << both.body.substr(0, 400);
   EXPECT_EQ(both.j()["route"]["plans"].size(), 2u);
+  // Multipart (curl -F): the image as a file part, the other fields as a JSON part.
+  const std::string url = "http://127.0.0.1:" + std::to_string(s.port()) + "/search";
+  auto multipart = run_shell("curl -s -w '\\n%{http_code}' -H 'Authorization: Bearer admin-secret' -F " +
+                             shell_quote("image=@" + page3.string()) + " -F " + shell_quote(R"(request={"top_k": 2})") +
+                             " " + shell_quote(url));
+  ASSERT_EQ(multipart.rc, 0);
+  const auto cut = multipart.out.rfind('\n');
+  ASSERT_NE(cut, std::string::npos);
+  EXPECT_EQ(multipart.out.substr(cut + 1), "200") << multipart.out.substr(0, 400);
+  const json mj = json::parse(multipart.out.substr(0, cut));
+  ASSERT_EQ(mj["sources"].size(), 2u);
+  EXPECT_EQ(mj["sources"][0]["id"], "vespa-peerj.pdf#page-3");
+  // A part it does not know, or the image twice, is a 400 naming it.
+  auto stray = run_shell("curl -s -H 'Authorization: Bearer admin-secret' -F " + shell_quote("image=@" + page3.string()) +
+                         " -F top_k=3 " + shell_quote(url));
+  EXPECT_EQ(json::parse(stray.out)["error"]["field"], "top_k") << stray.out;
+  const auto twice_request = kWork / "twice.json";
+  std::ofstream(twice_request) << json{{"image", image}}.dump();
+  auto twice = run_shell("curl -s -H 'Authorization: Bearer admin-secret' -F " + shell_quote("image=@" + page3.string()) +
+                         " -F " + shell_quote("request=<" + twice_request.string()) + " " + shell_quote(url));
+  EXPECT_EQ(json::parse(twice.out)["error"]["field"], "image") << twice.out.substr(0, 300);
+  // Scope holds on the multipart path too.
+  auto other_mp = run_shell("curl -s -H 'Authorization: Bearer other-secret' -F " + shell_quote("image=@" + page3.string()) +
+                            " " + shell_quote(url));
+  EXPECT_TRUE(json::parse(other_mp.out)["sources"].empty()) << other_mp.out.substr(0, 300);
   // Bad images: not Base64 is 400 naming the field; bytes that are no image, 422
   // saying what is wrong with them (as a filter that does not parse).
   auto not_b64 = as("admin-secret", {"POST", "/search", "/search", R"({"image": "%%%"})"});

@@ -21,6 +21,9 @@ struct RunResult {
 
 inline RunResult run_shell(const std::string& cmd) {
   FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+  // popen fails when the command cannot start (a command line past the kernel's
+  // argument limit): a failed run, not a crash of the test.
+  if (!p) return {-1, "popen failed: " + cmd.substr(0, 200)};
   std::string out;
   std::array<char, 4096> buf;
   size_t n;

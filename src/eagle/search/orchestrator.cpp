@@ -449,12 +449,10 @@ RetrievalResponse Orchestrator::retrieve(const RetrievalRequest& req) const {
     fail(ErrorCode::too_large, "the query image is " + std::to_string(req.image.size()) + " bytes, more than " +
                                    std::to_string(kMaxQueryImageBytes));
   // A file that is not an image is the caller's mistake, said as such, not a visual
-  // plan that fails quietly into zero hits. A query image is bounded tighter than an
-  // ingested one: 16 million pixels (48 MB decoded; a 12-megapixel photo fits), so a
-  // small compressed file cannot make every concurrent search decode 150 MB.
+  // plan that fails quietly into zero hits (bounded by kMaxQueryImagePixels).
   if (!req.image.empty()) {
     ingest::ImageLimits query_limits;
-    query_limits.max_pixels = 16'000'000;
+    query_limits.max_pixels = kMaxQueryImagePixels;
     ingest::decode_image(req.image, "the query image", query_limits);
   }
   if (!image_only && (req.query.empty() || req.query.size() > kMaxQueryBytes))

@@ -129,5 +129,9 @@ inline constexpr size_t kMaxQueryBytes = 16384;
 // A query image (PNG or JPEG bytes): a photographed page or a figure at full
 // resolution fits; the decoder bounds its pixels too.
 inline constexpr size_t kMaxQueryImageBytes = 20u << 20;
+// A query image decodes to at most this many pixels (48 MB as RGB; a 12-megapixel photo
+// fits), tighter than an ingested image, so a small compressed file cannot make every
+// concurrent search decode 150 MB.
+inline constexpr uint64_t kMaxQueryImagePixels = 16'000'000;
 
 }  // namespace eagle::search

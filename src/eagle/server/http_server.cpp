@@ -12,6 +12,7 @@
 
 #include "eagle/app/json_views.h"
 #include "eagle/app/request_json.h"
+#include "eagle/core/base64.h"
 #include "eagle/core/error.h"
 #include "eagle/search/orchestrator.h"
 #include "eagle/mcp/http_transport.h"
@@ -73,6 +74,34 @@ json parse_body(const httplib::Request& req) {
   }
   if (!j.is_object()) bad("", "the body must be a JSON object");
   return j;
+}
+
+// The body of POST /search: JSON, or multipart/form-data with an `image` file part (the
+// PNG or JPEG as sent, no Base64) and an optional `request` part holding the JSON
+// fields (query, top_k, ...). The image joins the JSON as Base64 so one parser checks
+// every field and bound; any other part is a 400 naming it.
+json search_body(const httplib::Request& req) {
+  if (!req.is_multipart_form_data()) return parse_body(req);
+  json body = json::object();
+  if (req.has_file("request")) {
+    try {
+      body = json::parse(req.get_file_value("request").content);
+    } catch (const json::exception&) {
+      bad("request", "the 'request' part must be a JSON object");
+    }
+    if (!body.is_object()) bad("request", "the 'request' part must be a JSON object");
+  }
+  for (const auto& [name, part] : req.files)
+    if (name != "request" && name != "image") bad(name, "unknown part '" + name + "' (image, request)");
+  if (req.files.count("image") != 1 || req.files.count("request") > 1)
+    bad("image", "a multipart search has one 'image' part and at most one 'request' part");
+  if (body.contains("image")) bad("image", "give the image once: as the 'image' part or in the JSON, not both");
+  const auto& image = req.get_file_value("image").content;
+  if (image.size() > search::kMaxQueryImageBytes)
+    throw HttpError{413, "too_large", "'image' is larger than " + std::to_string(search::kMaxQueryImageBytes) + " bytes",
+                    "image"};
+  body["image"] = base64_encode(image);
+  return body;
 }
 
 std::string host_without_port(const std::string& host) {
@@ -491,7 +520,7 @@ struct Server::Impl {
     add("GET", "/console/([A-Za-z0-9._-]+)", "/console/{file}",
         [](Impl& s, Call& c) { s.serve_console_file(c.match[1].str(), c.res); }, true);
     add("POST", "/search", "/search", [](Impl& s, Call& c) {
-      auto r = s.search_request(c, parse_body(c.req));
+      auto r = s.search_request(c, search_body(c.req));
       // Test hook (EAGLE_FAULT_INJECT=search): an unexpected exception inside a
       // handler, to prove a 500 carries no internals and the server keeps serving.
       if (s.inject_fault && r.query == "eagle-inject-fault")
