@@ -498,6 +498,27 @@ TEST_F(McpEngineTest, StdioAnswersEachRequestOnOneLine) {
   EXPECT_EQ(lines[3]["result"]["tools"].size(), 6u);
 }
 
+// A line as long as the largest image core_retrieve_visual takes (20 MiB as Base64)
+// is read; one past kMaxStdioLineBytes is refused and skipped, and the next line served.
+TEST_F(McpEngineTest, StdioTakesALineHoldingTheLargestQueryImageAndRefusesLonger) {
+  const size_t largest_image_b64 = (search::kMaxQueryImageBytes + 2) / 3 * 4;
+  auto padded = [&](int id, size_t pad) {
+    return request(id, "ping", {{"_meta", {{"pad", std::string(pad, 'A')}}}}).dump();
+  };
+  std::istringstream in(padded(1, largest_image_b64) + "\n" + padded(2, kMaxStdioLineBytes) + "\n" +
+                        request(3, "ping").dump() + "\n");
+  std::ostringstream out;
+  serve_stdio(*server_, in, out, {});
+  std::vector<json> lines;
+  std::istringstream replies(out.str());
+  for (std::string l; std::getline(replies, l);) lines.push_back(json::parse(l));
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(lines[0]["id"], 1);
+  EXPECT_TRUE(lines[0].contains("result")) << lines[0].dump();
+  EXPECT_EQ(lines[1]["error"]["code"], kInvalidRequest);
+  EXPECT_EQ(lines[2]["id"], 3);
+}
+
 }  // namespace
 
 // Issue 15 defect 6: pipeline.final_top_k was unused (requests without top_k got a
