@@ -40,7 +40,7 @@ TEXTS = ["egfr mutation in lung cancer", "the patient", "insulin for diabetes",
 def make_images(out_dir, gen):
     """Smooth gradients plus noise and sharp edges (so a wrong filter shows), in odd sizes:
     downscale both ways, upscale, and a square that needs no resize at 32 px."""
-    sizes = [(97, 61), (40, 300), (20, 20), (32, 32), (400, 300)]
+    sizes = [(97, 61), (40, 300), (20, 20), (32, 32), (400, 300), (32, 51)]
     names = []
     for i, (w, h) in enumerate(sizes):
         y = torch.linspace(0, 1, h)[:, None].expand(h, w)
@@ -67,7 +67,7 @@ def pil_resize_cases(out_dir, images):
     return cases
 
 
-def preprocess(path, size, mean, std):
+def preprocess(path, size, mean, std, crop="torchvision"):
     img = Image.open(path).convert("RGB")
     w, h = img.size
     short, long = (w, h) if w <= h else (h, w)
@@ -75,7 +75,10 @@ def preprocess(path, size, mean, std):
         new_short, new_long = size, int(size * long / short)
         img = img.resize((new_short, new_long) if w <= h else (new_long, new_short), Image.BICUBIC)
     w, h = img.size
-    top, left = int(round((h - size) / 2.0)), int(round((w - size) / 2.0))
+    if crop == "torchvision":  # CenterCrop: int(round(margin / 2.0)), Python's round half to even
+        top, left = int(round((h - size) / 2.0)), int(round((w - size) / 2.0))
+    else:  # Hugging Face image_transforms.center_crop: margin // 2
+        top, left = (h - size) // 2, (w - size) // 2
     img = img.crop((left, top, left + size, top + size))
     t = torch.tensor(list(img.getdata()), dtype=torch.float32).view(size, size, 3).permute(2, 0, 1) / 255
     return (t - torch.tensor(mean)[:, None, None]) / torch.tensor(std)[:, None, None]
@@ -249,7 +252,7 @@ def l2(v):
     return v / v.norm(dim=-1, keepdim=True)
 
 
-def write_model(out_dir, name, config_files, tensors, images, size, mean, std, t, c, text=None):
+def write_model(out_dir, name, config_files, tensors, images, size, mean, std, t, c, text=None, crop="torchvision"):
     folder = os.path.join(out_dir, name)
     os.makedirs(folder, exist_ok=True)
     for fname, content in config_files.items():
@@ -263,7 +266,7 @@ def write_model(out_dir, name, config_files, tensors, images, size, mean, std, t
     ref = {"images": images, "image_embeddings": []}
     with torch.no_grad():
         for img in images:
-            x = preprocess(os.path.join(out_dir, img), size, mean, std)[None]
+            x = preprocess(os.path.join(out_dir, img), size, mean, std, crop)[None]
             ref["image_embeddings"].append(l2(vit_forward(t, x, c))[0].tolist())
         if text:
             ref["texts"], ref["text_embeddings"] = TEXTS, [l2(text(s)).tolist() for s in TEXTS]
@@ -277,7 +280,8 @@ def main(out_dir):
     images = make_images(out_dir, gen)
     with open(os.path.join(out_dir, "pil_resize.json"), "w") as f:
         json.dump(pil_resize_cases(out_dir, images), f, indent=1)
-    model_images = images[:4]
+    # The last image (32 x 51) has an odd crop margin: torchvision and HF start 1 px apart.
+    model_images = images[:4] + images[5:]
 
     # OpenCLIP native ViT (nn.GELU), image-only.
     c = {"width": 32, "patch": 8, "image_size": 32, "layers": 2, "heads": 2, "mlp_hidden": 128, "embed_dim": 16,
@@ -324,7 +328,7 @@ def main(out_dir):
     pre = {"crop_size": {"height": 32, "width": 32}, "size": {"shortest_edge": 32}, "image_mean": OPENAI_MEAN,
            "image_std": OPENAI_STD, "resample": 3}
     write_model(out_dir, "hf-clip", {"config.json": cfg, "preprocessor_config.json": pre}, names_hf(t), model_images, 32,
-                OPENAI_MEAN, OPENAI_STD, t, c)
+                OPENAI_MEAN, OPENAI_STD, t, c, crop="hf")
 
     # UNI2-h's shape: register tokens, positions on patches only, LayerScale, SwiGLU.
     c = {"width": 32, "patch": 8, "image_size": 32, "layers": 2, "heads": 4, "mlp_hidden": 40, "reg_tokens": 4,

@@ -106,7 +106,7 @@ TEST(ClipPreprocess, ShorterSideRuleTruncatesLikeTorchvision) {
 
 TEST(ClipPreprocess, TensorMatchesThePilTorchvisionPipelineAt224) {
   const auto checks = read_json(fixtures() / "preprocess_224.json");
-  ASSERT_EQ(checks.size(), 5u);
+  ASSERT_EQ(checks.size(), 6u);
   for (const auto& c : checks) {
     const auto x = preprocess(image(c.at("image")), ImagePreprocess{});
     ASSERT_EQ(x.size(), 3u * 224 * 224);
@@ -121,6 +121,21 @@ TEST(ClipPreprocess, TensorMatchesThePilTorchvisionPipelineAt224) {
       EXPECT_NEAR(x[(ch * 224 + y) * 224 + xx], s[3].get<double>(), 1e-5) << c.at("image");
     }
   }
+}
+
+// An odd crop margin (32 x 51 -> 19 rows): torchvision rounds half to even (row 10),
+// Hugging Face floors (row 9); each layout's parity above includes that image.
+TEST(ClipPreprocess, CentreCropRoundsLikeTorchvisionOrFloorsLikeHuggingFace) {
+  const auto img = image("image-5-32x51.png");
+  ImagePreprocess torchvision, hf;
+  torchvision.size = hf.size = 32;
+  hf.crop_floor = true;
+  const auto a = preprocess(img, torchvision), b = preprocess(img, hf);
+  // Row 0 of the torchvision crop is row 1 of Hugging Face's.
+  for (size_t x = 0; x < 32; ++x) EXPECT_EQ(a[x], b[32 + x]);
+  EXPECT_NE(a, b);
+  EXPECT_TRUE(ClipFolder::read(fixtures() / "hf-clip").preprocess.crop_floor);
+  EXPECT_FALSE(ClipFolder::read(fixtures() / "openclip-vit").preprocess.crop_floor);
 }
 
 TEST(ClipParity, OpenClipVitImageTower) { expect_image_parity("openclip-vit", 16); }

@@ -442,6 +442,7 @@ ClipFolder ClipFolder::read(const fs::path& folder) {
     f.vit.act = activation_named(v.value("hidden_act", std::string("quick_gelu")), file);
     f.vit.image_size = v.value("image_size", 224u);
     f.preprocess.size = f.vit.image_size;
+    f.preprocess.crop_floor = true;  // CLIPImageProcessor's center_crop
     if (fs::exists(folder / "preprocessor_config.json")) {
       const json p = read_json(folder / "preprocessor_config.json");
       f.preprocess.mean = triple(p.value("image_mean", json()), "image_mean", f.preprocess.mean);

@@ -138,9 +138,13 @@ std::pair<uint32_t, uint32_t> shorter_side_size(uint32_t width, uint32_t height,
 std::vector<float> preprocess(const ingest::RgbImage& image, const ImagePreprocess& p) {
   const auto [w, h] = shorter_side_size(image.width, image.height, p.size);
   const ingest::RgbImage resized = w == image.width && h == image.height ? image : resize_bicubic_pil(image, w, h);
-  // torchvision's CenterCrop: offsets int(round((in - out) / 2)), round half to even.
-  const auto top = static_cast<uint32_t>(std::nearbyint((static_cast<double>(resized.height) - p.size) / 2.0));
-  const auto left = static_cast<uint32_t>(std::nearbyint((static_cast<double>(resized.width) - p.size) / 2.0));
+  // torchvision's CenterCrop: offsets int(round((in - out) / 2)), round half to even;
+  // Hugging Face's: (in - out) // 2.
+  auto offset = [&](uint32_t in) {
+    const uint32_t margin = in - p.size;
+    return p.crop_floor ? margin / 2 : static_cast<uint32_t>(std::nearbyint(margin / 2.0));
+  };
+  const uint32_t top = offset(resized.height), left = offset(resized.width);
   const size_t plane = static_cast<size_t>(p.size) * p.size;
   std::vector<float> out(3 * plane);
   for (uint32_t y = 0; y < p.size; ++y)

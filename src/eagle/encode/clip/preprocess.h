@@ -19,6 +19,10 @@ struct ImagePreprocess {
   // OpenAI CLIP's constants (also BiomedCLIP's); timm/UNI use ImageNet's.
   std::array<float, 3> mean{0.48145466f, 0.4578275f, 0.40821073f};
   std::array<float, 3> std{0.26862954f, 0.26130258f, 0.27577711f};
+  // Where the centre crop starts when the margin is odd: torchvision's CenterCrop
+  // (OpenCLIP, timm) rounds half the margin to even, Hugging Face's image processors
+  // floor it (`(height - crop) // 2`); one pixel apart.
+  bool crop_floor = false;
 };
 
 // PIL's Image.resize(size, Image.BICUBIC) on an RGB image (Pillow's Resample.c: the
