@@ -312,8 +312,8 @@ def main(out_dir):
     cfg = {"model_cfg": {"embed_dim": 16,
                          "vision_cfg": {"timm_model_name": "vit_tiny_test_patch8_32", "heads": 4, "timm_pool": "",
                                         "timm_proj": "linear", "image_size": 32},
-                         "text_cfg": {"hf_model_name": "tiny-bert", "proj": "mlp", "heads": 2,
-                                      "pooler_type": "cls_last_hidden_state_pooler", "context_length": 64}},
+                         "text_cfg": {"hf_model_name": "tiny-bert", "hf_proj_type": "mlp", "heads": 2,
+                                      "hf_pooler_type": "cls_last_hidden_state_pooler", "context_length": 64}},
            "preprocess_cfg": {"mean": OPENAI_MEAN, "std": OPENAI_STD}}
     write_model(out_dir, "openclip-timm", {"open_clip_config.json": cfg, "vocab.txt": "\n".join(vocab) + "\n"}, tensors,
                 model_images, 32, OPENAI_MEAN, OPENAI_STD, t, c, text)

@@ -663,6 +663,20 @@ TEST(VisualFiles, JatsFiguresWithTheirImageFilesBecomeFigureTiles) {
   ASSERT_FALSE(resp.hits.empty());
   EXPECT_EQ(resp.hits[0].id, *figures.begin());
 
+  // A Markdown note's image (--format markdown) is its figure tile, once.
+  const fs::path notes = s.dir / "notes";
+  fs::create_directories(notes);
+  std::ofstream(notes / "trial.md") << "# Trial\n\nEnrolment grew each month.\n\n![Figure 1. Enrolment by month](enrolment.png)\n";
+  std::ofstream(notes / "enrolment.png", std::ios::binary) << ingest::encode_png(eagle::test_support::patterned_image(40, 30));
+  IngestOptions markdown;
+  markdown.format = "markdown";
+  rep = s.engine->ingest({notes.string()}, markdown);
+  EXPECT_TRUE(rep.skipped.empty());
+  const auto note_tiles = visual.ids_where_equals("document_id", "trial.md");
+  ASSERT_EQ(note_tiles.size(), 1u);
+  EXPECT_EQ(as_json(visual, note_tiles[0]).at("chunk_type"), "figure");
+  EXPECT_TRUE(visual.ids_where_equals("document_id", "enrolment.png").empty());
+
   // The graphic's file name only: "../ehp-116-1694f3" finds nothing outside the folder.
   ingest::Article article;
   article.id = "x";

@@ -98,10 +98,40 @@ TEST(ClipPreprocess, BicubicResizeMatchesPilByteForByte) {
   }
 }
 
+// A window of the resize is exactly that part of the whole resize, so the crop alone
+// is computed; a 1 x 65,500 image (224 x 14.7 million pixels resized) is cut, not
+// resized whole.
+TEST(ClipPreprocess, AWindowOfTheResizeIsThatPartOfTheWholeResize) {
+  for (const char* name : {"image-0-97x61.png", "image-1-40x300.png", "image-2-20x20.png", "image-4-400x300.png"}) {
+    const auto in = image(name);
+    for (const auto& [W, H] : {std::pair<uint32_t, uint32_t>{50, 32}, {224, 300}, {37, 211}, {in.width, 77}}) {
+      const auto whole = resize_bicubic_pil(in, W, H);
+      const uint32_t x0 = W / 3, y0 = H / 4, w = W - x0 - W / 5, h = H - y0 - H / 6;
+      const auto part = resize_bicubic_pil_window(in, W, H, x0, y0, w, h);
+      ASSERT_EQ(part.width, w);
+      ASSERT_EQ(part.height, h);
+      size_t differing = 0;
+      for (uint32_t y = 0; y < h; ++y)
+        for (uint32_t x = 0; x < w; ++x)
+          for (int ch = 0; ch < 3; ++ch) differing += part.pixel(x, y)[ch] != whole.pixel(x0 + x, y0 + y)[ch];
+      EXPECT_EQ(differing, 0u) << name << " -> " << W << "x" << H;
+    }
+  }
+  RgbImage thin;
+  thin.width = 1;
+  thin.height = 65500;
+  thin.pixels.assign(size_t{65500} * 3, 128);
+  const auto x = preprocess(thin, ImagePreprocess{});
+  EXPECT_EQ(x.size(), 3u * 224 * 224);
+  EXPECT_THROW(resize_bicubic_pil_window(thin, 224, 1000, 0, 900, 224, 224), eagle::Error);  // outside
+}
+
 TEST(ClipPreprocess, ShorterSideRuleTruncatesLikeTorchvision) {
-  EXPECT_EQ(shorter_side_size(97, 61, 32), std::make_pair(50u, 32u));    // int(32 * 97 / 61) = 50
-  EXPECT_EQ(shorter_side_size(40, 300, 224), std::make_pair(224u, 1680u));
-  EXPECT_EQ(shorter_side_size(224, 500, 224), std::make_pair(224u, 500u));  // already the size: untouched
+  using Size = std::pair<uint64_t, uint64_t>;
+  EXPECT_EQ(shorter_side_size(97, 61, 32), Size(50, 32));  // int(32 * 97 / 61) = 50
+  EXPECT_EQ(shorter_side_size(40, 300, 224), Size(224, 1680));
+  EXPECT_EQ(shorter_side_size(224, 500, 224), Size(224, 500));  // already the size: untouched
+  EXPECT_EQ(shorter_side_size(1, 65500, 224), Size(224, 14672000));
 }
 
 TEST(ClipPreprocess, TensorMatchesThePilTorchvisionPipelineAt224) {
@@ -173,7 +203,7 @@ TEST(ClipParity, ToleranceCatchesAWrongActivationOrInterpolation) {
 
   // Box filter to the same size, same crop.
   const auto [w, h] = shorter_side_size(img.width, img.height, 32);
-  const auto boxed = eagle::ingest::resize_area(img, w, h);
+  const auto boxed = eagle::ingest::resize_area(img, static_cast<uint32_t>(w), static_cast<uint32_t>(h));
   auto no_resize = folder.preprocess;
   const double filter_miss = max_abs_diff(l2(right.embed({preprocess(boxed, no_resize)})[0]), want);
   EXPECT_GT(filter_miss, 50 * kTolerance);
@@ -214,6 +244,53 @@ TEST(ClipEncoder, BadFoldersAndImagesAreClearErrors) {
   auto enc = make_clip_encoder("hf", fixtures() / "hf-clip");
   std::vector<std::string_view> bad{"not an image"};
   EXPECT_THROW(enc->encode_images(bad), eagle::Error);
+}
+
+// A malformed checkpoint or configuration is an error naming what is wrong, never a
+// read past a buffer: a position table that fits no grid, OpenCLIP's default timm_pool
+// ("avg", not the class token), a text projection that does not chain.
+TEST(ClipEncoder, MalformedCheckpointsAndConfigsAreRefused) {
+  const auto tmp = fs::temp_directory_path() / "eagle_clip_malformed";
+  auto expect_refused = [&](const std::string& what) {
+    try {
+      make_clip_encoder("x", tmp);
+      ADD_FAILURE() << "accepted; expected an error mentioning " << what;
+    } catch (const eagle::Error& e) {
+      EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+    }
+  };
+  fs::remove_all(tmp);
+  fs::create_directories(tmp);
+  auto cfg = read_json(fixtures() / "openclip-vit/open_clip_config.json");
+  std::ofstream(tmp / "open_clip_config.json") << cfg.dump();
+  auto tensors = [](int positions) {
+    std::vector<std::pair<std::string, std::pair<std::vector<int64_t>, std::vector<float>>>> t;
+    t.push_back({"visual.conv1.weight", {{32, 3, 8, 8}, std::vector<float>(32 * 3 * 64, 0.01f)}});
+    t.push_back({"visual.class_embedding", {{32}, std::vector<float>(32, 0.1f)}});
+    t.push_back({"visual.positional_embedding", {{positions, 32}, std::vector<float>(size_t(positions) * 32, 0.1f)}});
+    return t;
+  };
+  write_safetensors(tmp / "open_clip_model.safetensors", tensors(7));  // 32 px / 8 = 16 patches: 16 or 17 rows
+  expect_refused("positional_embedding holds 224 values");
+  write_safetensors(tmp / "open_clip_model.safetensors", tensors(17));
+  expect_refused("ln_post");  // the rest of the tower is missing: named, not read
+  fs::remove_all(tmp);
+
+  fs::create_directories(tmp);
+  for (const auto& e : fs::directory_iterator(fixtures() / "openclip-timm")) fs::copy_file(e.path(), tmp / e.path().filename());
+  cfg = read_json(tmp / "open_clip_config.json");
+  cfg["model_cfg"]["vision_cfg"].erase("timm_pool");
+  std::ofstream(tmp / "open_clip_config.json") << cfg.dump();
+  expect_refused("timm_pool");
+  cfg["model_cfg"]["vision_cfg"]["timm_pool"] = "";
+  cfg["model_cfg"]["text_cfg"]["hf_pooler_type"] = "max_pooler";
+  std::ofstream(tmp / "open_clip_config.json") << cfg.dump();
+  expect_refused("hf_pooler_type");
+  cfg["model_cfg"]["text_cfg"]["hf_pooler_type"] = "cls_last_hidden_state_pooler";
+  cfg["model_cfg"]["text_cfg"]["heads"] = 5;  // 24 wide: not a multiple
+  std::ofstream(tmp / "open_clip_config.json") << cfg.dump();
+  expect_refused("text tower");
+  fs::remove_all(tmp);
 }
 
 TEST(ClipEncoder, ConfiguredAsTypeClipWithItsIdentity) {

@@ -18,7 +18,9 @@
 #include <sstream>
 #include <thread>
 
+#include "eagle/ingest/image/image.h"
 #include "shared_data.h"
+#include "support/images.h"
 #include "support/temp_cleanup.h"
 #include "support/server_process.h"
 #include "support/subprocess.h"
@@ -408,6 +410,18 @@ TEST_F(ServerTest, IngestPathsStayUnderTheRootAndUploadsWork) {
   const std::string message = t.j()["error"]["message"];
   EXPECT_EQ(message.rfind("broken-upload.jsonl:1", 0), 0u) << message;
   EXPECT_EQ(message.find("eagle-upload"), std::string::npos) << message;
+  // Uploads keep their names: a PMC package's article finds its figure file among them,
+  // which becomes its figure tile, not an image document of its own.
+  const auto figure = kWork / "ehp-116-1694f1.jpg";
+  std::ofstream(figure, std::ios::binary) << eagle::ingest::encode_jpeg(eagle::test_support::patterned_image(60, 40), 90);
+  r = call({"POST", "/ingest", "/ingest", "", {},
+            {"-F", shell_quote("file=@" + (eagle::testing::shared_data() / "docs/jats/ehp-116-1694.nxml").string()), "-F",
+             shell_quote("file=@" + figure.string()), "-F", "kb_name=pmc"}});
+  ASSERT_EQ(r.status, 202) << r.body;
+  t = wait_task(r.j()["task_id"]);
+  ASSERT_EQ(t.j()["state"], "succeeded") << t.body;
+  auto tiles = call({"POST", "/search", "/search", R"({"query": "figure", "kb_name": "pmc", "route_mode": "visual", "top_k": 5})"});
+  EXPECT_EQ(source_ids(tiles), std::vector<std::string>{"ehp-116-1694.nxml#figure-1"}) << tiles.body.substr(0, 400);
 }
 
 // The console's files and an MCP session as the HTTP layer sees them (the protocol

@@ -40,6 +40,13 @@ using nlohmann::json;
 
 namespace {
 
+// The formats whose figures name image files beside the document (JATS xlink:href,
+// HTML img src, Markdown ![](...)): those files become the documents' figure tiles,
+// and the same test keeps them from being ingested as image documents too.
+bool figures_from_files(ingest::FileKind kind) {
+  return kind == ingest::FileKind::jats || kind == ingest::FileKind::html || kind == ingest::FileKind::markdown;
+}
+
 // Scalar metadata of a source record that the chunk schema has a field for, with
 // the field's type; the rest stays in the source (never an error).
 void copy_known_fields(const json& meta, const CollectionSchema& schema, json& row) {
@@ -842,7 +849,7 @@ IngestReport Engine::ingest(const std::vector<std::string>& inputs, const Ingest
         read_from_file.push_back(article.id);
         // A PDF's pages as image tiles of the visual collection, beside its text.
         if (article.format == "pdf" && cfg_.visual.page_images) add_tiles_of(file, article, rows);
-        if (article.format != "pdf" && cfg_.visual.figure_files) add_figure_files_of(file, article, rows);
+        if (figures_from_files(kind) && cfg_.visual.figure_files) add_figure_files_of(file, article, rows);
         for (auto& row : rows) {
           std::string text = row["text"].get<std::string>();
           slice.add(std::move(row), std::move(text), profile);
@@ -1027,8 +1034,7 @@ IngestReport Engine::ingest(const std::vector<std::string>& inputs, const Ingest
         for (const auto& w : work)
           if (w.kind == ingest::FileKind::image) image_folders.insert(w.file.parent_path());
         for (const auto& w : work) {
-          if ((w.kind != ingest::FileKind::jats && w.kind != ingest::FileKind::html) ||
-              !image_folders.count(w.file.parent_path()))
+          if (!figures_from_files(w.kind) || !image_folders.count(w.file.parent_path()))
             continue;
           try {
             for (const auto& article : ingest::read_documents(w.file, w.kind, w.document_id, true))

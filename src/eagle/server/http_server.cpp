@@ -321,12 +321,17 @@ struct Server::Impl {
       job.options = ingest_options(c, form, true);
       job.cleanup = upload_dir();
       size_t n = 0;
+      std::set<std::string> taken;
       for (const auto& [name, part] : c.req.files) {
         if (name != "file") continue;
-        // Only the base name of what the client calls the file; never a path.
+        // Only the base name of what the client calls the file; never a path. Files keep
+        // their names (an article finds its figure files by them) unless two share one.
         std::string base = fs::path(part.filename).filename().string();
         if (base.empty() || base == "." || base == "..") base = "upload-" + std::to_string(n);
-        auto target = job.cleanup / (std::to_string(n++) + "-" + base);
+        std::string unique = base;
+        for (size_t k = 1; !taken.insert(unique).second; ++k) unique = std::to_string(k) + "-" + base;
+        ++n;
+        auto target = job.cleanup / unique;
         std::ofstream out(target, std::ios::binary);
         out.write(part.content.data(), static_cast<std::streamsize>(part.content.size()));
         if (!out) fail(ErrorCode::unavailable, "cannot store the upload");

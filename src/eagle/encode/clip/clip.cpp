@@ -130,9 +130,14 @@ VitModel VitModel::load(const SafeTensors& st, VitLayout layout, const std::stri
   // Patch embedding: a convolution [width][3][p][p] read as a linear map of a patch.
   const auto& ps = st.info(n.patch()).shape;
   if (ps.size() != 4 || ps[1] != 3 || ps[2] != ps[3]) fail(ErrorCode::invalid_argument, n.patch() + " must be [width, 3, p, p]");
+  if (ps[0] <= 0 || ps[0] > 65536 || ps[2] <= 0 || ps[2] > 1024)
+    fail(ErrorCode::invalid_argument, n.patch() + " has an implausible shape (width 1..65536, patch 1..1024)");
   c.width = static_cast<uint32_t>(ps[0]);
   c.patch = static_cast<uint32_t>(ps[2]);
   const uint32_t W = c.width, K = 3 * c.patch * c.patch;
+  if (c.named_width && c.named_width != W)
+    fail(ErrorCode::invalid_argument, "the checkpoint's ViT is " + std::to_string(W) + " wide, not the named model's " +
+                                          std::to_string(c.named_width) + ": give its number of heads (num_heads, vision_cfg.heads)");
   if (c.heads == 0) fail(ErrorCode::invalid_argument, "the ViT's number of attention heads is not known");
   if (W % c.heads != 0) fail(ErrorCode::invalid_argument, "ViT width " + std::to_string(W) + " is not a multiple of " +
                                                              std::to_string(c.heads) + " heads");
@@ -148,25 +153,31 @@ VitModel VitModel::load(const SafeTensors& st, VitLayout layout, const std::stri
   c.reg_tokens = 0;
   if (layout == VitLayout::timm && st.has(prefix + "reg_token")) {
     w->reg = st.read(prefix + "reg_token");
+    if (w->reg.empty() || w->reg.size() % W != 0)
+      fail(ErrorCode::invalid_argument, prefix + "reg_token must hold whole rows of width " + std::to_string(W));
     c.reg_tokens = static_cast<uint32_t>(w->reg.size() / W);
   }
-  // Image size from the position table: patches alone, or patches plus the prefix tokens.
+  // The position table covers the patches of the configured image size, alone (timm's
+  // no_embed_class) or after the class and register tokens.
   w->pos = st.read(n.pos());
-  const size_t positions = w->pos.size() / W, prefix_tokens = 1 + c.reg_tokens;
-  const auto grid_of = [](size_t cells) { return static_cast<uint32_t>(std::lround(std::sqrt(static_cast<double>(cells)))); };
-  uint32_t g = grid_of(positions - prefix_tokens);
-  c.pos_on_prefix = static_cast<size_t>(g) * g + prefix_tokens == positions;
-  if (!c.pos_on_prefix) {
-    g = grid_of(positions);
-    if (static_cast<size_t>(g) * g != positions)
-      fail(ErrorCode::invalid_argument, n.pos() + " has " + std::to_string(positions) + " positions: not a square grid");
-  }
-  c.image_size = g * c.patch;
+  if (c.image_size == 0 || c.image_size % c.patch != 0)
+    fail(ErrorCode::invalid_argument, "image size " + std::to_string(c.image_size) + " is not a multiple of the patch size " +
+                                          std::to_string(c.patch));
+  const size_t patches = static_cast<size_t>(c.grid()) * c.grid(), prefix_tokens = 1 + c.reg_tokens;
+  if (w->pos.size() == (patches + prefix_tokens) * W) c.pos_on_prefix = true;
+  else if (w->pos.size() == patches * W) c.pos_on_prefix = false;
+  else
+    fail(ErrorCode::invalid_argument, n.pos() + " holds " + std::to_string(w->pos.size()) + " values; a " +
+                                          std::to_string(c.image_size) + " px image of " + std::to_string(patches) +
+                                          " patches and width " + std::to_string(W) + " needs " +
+                                          std::to_string(patches * W) + " or " + std::to_string((patches + prefix_tokens) * W));
   c.ln_pre = st.has(n.ln_pre() + ".weight");
   if (c.ln_pre) w->ln_pre = read_norm(st, n.ln_pre(), W);
   w->ln_post = read_norm(st, n.ln_post(), W);
   if (layout == VitLayout::timm && st.has(prefix + "fc_norm.weight"))
     fail(ErrorCode::invalid_argument, "timm ViT with fc_norm (average pooling) is not supported");
+  if (layout == VitLayout::openclip && (st.has(prefix + "attn_pool.query") || st.has(prefix + "attn_pool.attn.in_proj_weight")))
+    fail(ErrorCode::invalid_argument, "an OpenCLIP ViT with attentional pooling is not supported (class token pooling only)");
   c.layers = 0;
   while (st.has(n.ln1(c.layers) + ".weight")) ++c.layers;
   if (c.layers == 0) fail(ErrorCode::invalid_argument, "no transformer blocks under " + n.blk(0));
@@ -194,21 +205,31 @@ VitModel VitModel::load(const SafeTensors& st, VitLayout layout, const std::stri
     b.proj = read_linear(st, n.attn_out(i), W, W);
     const uint32_t fc1_out = static_cast<uint32_t>(dim(st, n.fc1(i) + ".weight", 0));
     const uint32_t fc2_in = static_cast<uint32_t>(dim(st, n.fc2(i) + ".weight", 1));
-    c.glu = fc1_out == 2 * fc2_in;  // SwiGLU packed: fc1 holds gate and value
-    if (!c.glu && fc1_out != fc2_in) fail(ErrorCode::invalid_argument, n.fc1(i) + " and " + n.fc2(i) + " do not chain");
+    const bool glu = fc1_out == 2 * fc2_in;  // SwiGLU packed: fc1 holds gate and value
+    if (fc2_in == 0 || (!glu && fc1_out != fc2_in))
+      fail(ErrorCode::invalid_argument, n.fc1(i) + " and " + n.fc2(i) + " do not chain");
+    // Every block the same shape: the buffers are sized once from block 0.
+    if (i > 0 && (glu != c.glu || fc2_in != c.mlp_hidden))
+      fail(ErrorCode::invalid_argument, n.blk(i) + " has another MLP shape than block 0");
+    c.glu = glu;
     c.mlp_hidden = fc2_in;
     b.fc1 = read_linear(st, n.fc1(i), fc1_out, W);
     b.fc2 = read_linear(st, n.fc2(i), W, fc2_in);
     if (st.has(n.ls(i, 1))) b.ls1 = st.read(n.ls(i, 1), {W});
     if (st.has(n.ls(i, 2))) b.ls2 = st.read(n.ls(i, 2), {W});
+    if (i > 0 && b.ls1.empty() != !c.layer_scale)
+      fail(ErrorCode::invalid_argument, n.blk(i) + " differs from block 0 in LayerScale");
     c.layer_scale = !b.ls1.empty();
     w->blocks.push_back(std::move(b));
   }
   if (c.glu) c.act = layers::Activation::silu;
   // The projection into the shared space.
   if (layout == VitLayout::openclip && st.has(prefix + "proj")) {
-    const auto proj = st.read(prefix + "proj");  // [width][embed]: pooled @ proj
-    c.embed_dim = static_cast<uint32_t>(proj.size() / W);
+    const auto& shape = st.info(prefix + "proj").shape;  // [width][embed]: pooled @ proj
+    if (shape.size() != 2 || shape[0] != W || shape[1] <= 0)
+      fail(ErrorCode::invalid_argument, prefix + "proj must be [" + std::to_string(W) + ", embed_dim]");
+    const auto proj = st.read(prefix + "proj");
+    c.embed_dim = static_cast<uint32_t>(shape[1]);
     w->head.in = W;
     w->head.out = c.embed_dim;
     w->head.w.resize(proj.size());
@@ -375,12 +396,32 @@ fs::path first_existing(const fs::path& folder, std::initializer_list<const char
 
 // timm's heads for its standard ViT names ("vit_base_patch16_224" -> 12): timm's
 // model definitions, since a timm checkpoint does not record them.
-uint32_t timm_heads(const std::string& name) {
-  static const std::pair<const char*, uint32_t> kHeads[] = {{"vit_tiny_", 3},  {"vit_small_", 6}, {"vit_base_", 12},
-                                                            {"vit_large_", 16}, {"vit_huge_", 16}, {"vit_giant_", 16}};
-  for (const auto& [prefix, heads] : kHeads)
-    if (name.rfind(prefix, 0) == 0) return heads;
-  return 0;
+// Sets cfg.heads (and the width it belongs to, checked at load) from timm's definition
+// of the named model, unless `heads` (the configuration's own count) is given.
+void timm_heads(const std::string& name, uint32_t heads, VitConfig& cfg) {
+  if (heads) {
+    cfg.heads = heads;
+    return;
+  }
+  struct Named {
+    const char* prefix;
+    uint32_t width, heads;
+  };
+  static const Named kModels[] = {{"vit_tiny_", 192, 3},    {"vit_small_", 384, 6},  {"vit_base_", 768, 12},
+                                  {"vit_large_", 1024, 16}, {"vit_huge_", 1280, 16}, {"vit_giant_", 1408, 16}};
+  for (const auto& m : kModels)
+    if (name.rfind(m.prefix, 0) == 0) {
+      cfg.heads = m.heads;
+      cfg.named_width = m.width;
+      return;
+    }
+}
+
+// timm's CLIP ViTs (vit_*_clip_*) use PyTorch's LayerNorm eps and, for OpenAI's
+// weights, QuickGELU; its other ViTs eps 1e-6 and GELU.
+void timm_norm_and_activation(const std::string& name, VitConfig& cfg) {
+  cfg.eps = name.find("_clip_") != std::string::npos ? 1e-5f : 1e-6f;
+  if (name.find("quickgelu") != std::string::npos) cfg.act = layers::Activation::quick_gelu;
 }
 
 layers::Activation activation_named(const std::string& name, const fs::path& file) {
@@ -409,16 +450,21 @@ ClipFolder ClipFolder::read(const fs::path& folder) {
       const auto name = vision.at("timm_model_name").get<std::string>();
       f.layout = VitLayout::timm;
       f.vit_prefix = "visual.trunk.";
-      f.vit.heads = vision.value("heads", timm_heads(name));
-      f.vit.eps = 1e-6f;  // timm's ViT LayerNorm
-      if (vision.value("timm_pool", std::string()) != "" || vision.value("timm_proj", std::string("linear")) != "linear")
-        fail(ErrorCode::invalid_argument, file.string() + ": timm_pool must be \"\" and timm_proj linear");
+      timm_heads(name, vision.value("heads", 0u), f.vit);
+      timm_norm_and_activation(name, f.vit);
+      // OpenCLIP's CLIPVisionCfg defaults: timm_pool "avg", timm_proj "linear".
+      if (vision.value("timm_pool", std::string("avg")) != "" || vision.value("timm_proj", std::string("linear")) != "linear")
+        fail(ErrorCode::invalid_argument, file.string() + ": timm_pool must be \"\" (the class token) and timm_proj linear");
       f.describe = "openclip timm " + name;
     } else {
       f.layout = VitLayout::openclip;
       f.vit_prefix = "visual.";
-      const uint32_t width = vision.value("width", 768u);
-      f.vit.heads = width / vision.value("head_width", 64u);
+      const uint32_t width = vision.value("width", 768u), head_width = vision.value("head_width", 64u);
+      if (head_width == 0) fail(ErrorCode::invalid_argument, file.string() + ": head_width must be positive");
+      f.vit.heads = vision.value("heads", width / head_width);
+      if (vision.value("attentional_pool", false) || vision.value("global_average_pool", false) ||
+          !(vision.value("pool_type", std::string("tok")) == "tok"))
+        fail(ErrorCode::invalid_argument, file.string() + ": only class-token pooling is supported (pool_type tok)");
       f.vit.act = model.value("quick_gelu", false) ? layers::Activation::quick_gelu : layers::Activation::gelu;
       f.describe = "openclip vit";
     }
@@ -426,6 +472,11 @@ ClipFolder ClipFolder::read(const fs::path& folder) {
     f.preprocess.size = pre.contains("size") ? pre.at("size").get<uint32_t>() : f.vit.image_size;
     const json text = model.value("text_cfg", json::object());
     if (text.contains("heads")) f.text_heads = text.at("heads").get<uint32_t>();
+    // OpenCLIP's HFTextEncoder pools by hf_pooler_type, mean_pooler by default.
+    const auto pooler = text.value("hf_pooler_type", std::string("mean_pooler"));
+    if (pooler == "cls_last_hidden_state_pooler") f.text_pooling = Pooling::cls;
+    else if (pooler == "mean_pooler") f.text_pooling = Pooling::mean;
+    else fail(ErrorCode::invalid_argument, file.string() + ": hf_pooler_type '" + pooler + "' is not supported (cls_last_hidden_state_pooler, mean_pooler)");
     return f;
   }
   if (!fs::exists(folder / "config.json"))
@@ -444,12 +495,20 @@ ClipFolder ClipFolder::read(const fs::path& folder) {
     f.preprocess.size = f.vit.image_size;
     f.preprocess.crop_floor = true;  // CLIPImageProcessor's center_crop
     if (fs::exists(folder / "preprocessor_config.json")) {
-      const json p = read_json(folder / "preprocessor_config.json");
+      const auto pfile = folder / "preprocessor_config.json";
+      const json p = read_json(pfile);
       f.preprocess.mean = triple(p.value("image_mean", json()), "image_mean", f.preprocess.mean);
       f.preprocess.std = triple(p.value("image_std", json()), "image_std", f.preprocess.std);
       const json crop = p.value("crop_size", json());
       if (crop.is_number()) f.preprocess.size = crop.get<uint32_t>();
       else if (crop.is_object()) f.preprocess.size = crop.value("height", f.preprocess.size);
+      const json size = p.value("size", json());
+      if (size.is_number()) f.preprocess.resize_to = size.get<uint32_t>();
+      else if (size.is_object() && size.contains("shortest_edge")) f.preprocess.resize_to = size.at("shortest_edge").get<uint32_t>();
+      else if (!size.is_null())
+        fail(ErrorCode::invalid_argument, pfile.string() + ": only a shortest_edge resize is supported");
+      if (!p.value("do_resize", true) || !p.value("do_center_crop", true) || p.value("resample", 3) != 3)
+        fail(ErrorCode::invalid_argument, pfile.string() + ": only resize (bicubic, resample 3) then centre crop is supported");
     }
     f.describe = "hf clip";
     return f;
@@ -460,9 +519,9 @@ ClipFolder ClipFolder::read(const fs::path& folder) {
     const json pre = j.value("pretrained_cfg", json::object());
     f.layout = VitLayout::timm;
     f.vit_prefix = "";
-    f.vit.heads = args.value("num_heads", timm_heads(name));
-    f.vit.eps = 1e-6f;
-    f.vit.act = activation_named(args.value("act_layer", std::string("gelu")), file);
+    timm_heads(name, args.value("num_heads", 0u), f.vit);
+    timm_norm_and_activation(name, f.vit);
+    if (args.contains("act_layer")) f.vit.act = activation_named(args.at("act_layer").get<std::string>(), file);
     f.vit.image_size = args.value("img_size", 224u);
     // timm's ImageNet constants unless the checkpoint says otherwise.
     f.preprocess.mean = triple(pre.value("mean", json()), "pretrained_cfg.mean", {0.485f, 0.456f, 0.406f});
@@ -470,8 +529,14 @@ ClipFolder ClipFolder::read(const fs::path& folder) {
     f.preprocess.size = f.vit.image_size;
     if (pre.value("interpolation", std::string("bicubic")) != "bicubic")
       fail(ErrorCode::invalid_argument, file.string() + ": only bicubic interpolation is supported");
-    if (pre.contains("crop_pct") && pre.at("crop_pct").get<double>() != 1.0)
-      fail(ErrorCode::invalid_argument, file.string() + ": crop_pct other than 1.0 is not supported");
+    // timm's eval transform: resize the shorter side to floor(size / crop_pct) (0.875
+    // unless given), then the centre crop.
+    const double crop_pct = pre.value("crop_pct", 0.875);
+    if (!(crop_pct > 0.0 && crop_pct <= 1.0))
+      fail(ErrorCode::invalid_argument, file.string() + ": crop_pct must be in (0, 1]");
+    f.preprocess.resize_to = static_cast<uint32_t>(std::floor(f.vit.image_size / crop_pct));
+    if (pre.value("crop_mode", std::string("center")) != "center")
+      fail(ErrorCode::invalid_argument, file.string() + ": only crop_mode center is supported");
     f.describe = "timm " + name;
     return f;
   }
@@ -498,9 +563,16 @@ struct TextTower {
     while (st.has(p + "encoder.layer." + std::to_string(c.layers) + ".attention.self.query.weight")) ++c.layers;
     c.intermediate = static_cast<uint32_t>(dim(st, p + "encoder.layer.0.intermediate.dense.weight", 0));
     c.heads = heads ? heads : c.hidden / 64;  // BERT's head width
+    if (c.layers == 0 || c.heads == 0 || c.hidden % c.heads != 0)
+      fail(ErrorCode::invalid_argument, "text tower: hidden size " + std::to_string(c.hidden) + " in " +
+                                            std::to_string(c.heads) + " heads (text_cfg.heads) over " +
+                                            std::to_string(c.layers) + " layers is not a BERT encoder");
     TextTower t{BertModel::from_tensors(c, st, p), {}};
     auto add = [&](const std::string& base) {
       const auto& s = st.info(base + ".weight").shape;
+      const uint32_t in = t.proj.empty() ? c.hidden : t.proj.back().out;
+      if (s.size() != 2 || s[1] != in || s[0] <= 0)
+        fail(ErrorCode::invalid_argument, base + ".weight must be [out, " + std::to_string(in) + "]");
       auto l = read_linear(st, base, static_cast<uint32_t>(s[0]), static_cast<uint32_t>(s[1]), st.has(base + ".bias"));
       l.prepare();
       t.proj.push_back(std::move(l));
@@ -513,9 +585,11 @@ struct TextTower {
     return t;
   }
 
+  Pooling pooling = Pooling::cls;
+
   std::vector<std::vector<float>> embed(const std::vector<std::vector<int32_t>>& ids) const {
     const std::vector<std::vector<int32_t>> types(ids.size());
-    auto cls = bert.embed(ids, types, Pooling::cls, false);
+    auto cls = bert.embed(ids, types, pooling, false);
     for (auto& v : cls) {
       for (size_t i = 0; i < proj.size(); ++i) {
         std::vector<float> out(proj[i].out);
@@ -546,6 +620,7 @@ class ClipEncoder : public Encoder {
                                             " px images but the ViT takes " + std::to_string(vit_->config().image_size));
     if (TextTower::present(st)) {
       text_ = std::make_unique<TextTower>(TextTower::load(st, folder_.text_heads));
+      text_->pooling = folder_.text_pooling;
       if (text_->proj.back().out != vit_->output_dim())
         fail(ErrorCode::invalid_argument, folder.string() + ": the text tower projects to " +
                                               std::to_string(text_->proj.back().out) + " dimensions, the image tower to " +

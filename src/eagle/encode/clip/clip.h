@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "eagle/encode/bert/bert.h"
 #include "eagle/encode/bert/layers.h"
 #include "eagle/encode/clip/preprocess.h"
 #include "eagle/encode/encoder.h"
@@ -47,6 +48,9 @@ struct VitConfig {
   bool glu = false;  // SwiGLU packed: fc1 yields the gate half then the value half
   layers::Activation act = layers::Activation::gelu;
   float eps = 1e-5f;
+  // The width of the model `heads` was looked up by (a timm model name); a checkpoint
+  // of another width is refused rather than run with the wrong heads. 0: not looked up.
+  uint32_t named_width = 0;
   uint32_t grid() const { return image_size / patch; }
 };
 
@@ -98,6 +102,7 @@ struct ClipFolder {
   ImagePreprocess preprocess;
   std::filesystem::path weights;
   uint32_t text_heads = 0;  // 0: hidden / 64
+  Pooling text_pooling = Pooling::cls;  // OpenCLIP's hf_pooler_type
   std::string describe;     // "openclip vit", "openclip timm", "hf clip", "timm"
   static ClipFolder read(const std::filesystem::path& folder);
 };
