@@ -574,6 +574,7 @@ TEST(VisualNative, ClipAndVitTowersEmbedTilesTextAndImageQueries) {
   auto& general = s.engine->catalog().get("eagle_visual");
   EXPECT_EQ(general.count(), 2u);
   EXPECT_EQ(general.schema().vector.dim, 16u);
+  EXPECT_EQ(general.schema().vector.metric, Metric::ip);  // seed §6.2, on L2-normalised embeddings
   auto& pathology = s.engine->catalog().get("eagle_medical_pathology");
   EXPECT_EQ(pathology.schema().vector.encoder, "uni2");
   EXPECT_EQ(pathology.schema().vector.dim, 32u);

@@ -537,7 +537,7 @@ std::vector<ConfigOption> make_options() {
                },
                [](const Config& c) { return fmt(c.visual.bm25_b); }});
   o.push_back({"visual.figure_files",
-               "a JATS or HTML figure whose image file (PNG or JPEG) sits beside the document becomes a figure tile",
+               "a JATS, HTML or Markdown figure whose image file (PNG or JPEG) sits beside the document becomes a figure tile",
                [](Config& c, const std::string& v) { c.visual.figure_files = to_bool("visual.figure_files", v); },
                [](const Config& c) { return std::string(c.visual.figure_files ? "true" : "false"); }});
   o.push_back({"visual.page_images", "an ingest of a PDF also renders its pages as page tiles of the visual collection",

@@ -102,7 +102,7 @@ struct Config {
     HnswParams hnsw;                  // seed: M=16, efConstruction=256, ef=64
     double bm25_b = 1.0;              // length normalisation of the tiles' text (see visual_schema)
     bool page_images = true;          // a PDF's pages become page tiles
-    bool figure_files = true;         // JATS/HTML figures whose image files sit beside them become figure tiles
+    bool figure_files = true;         // JATS/HTML/Markdown figures whose image files sit beside them become figure tiles
     double page_dpi = 72;             // rendering resolution of a page tile
     int jpeg_quality = 85;            // a page tile is kept as JPEG at this quality
     size_t tile_text_chars = 8000;    // a page tile's indexed text is cut at a word beyond this

@@ -754,7 +754,7 @@ IngestReport Engine::ingest(const std::vector<std::string>& inputs, const Ingest
         rep.skipped.push_back(file.string() + ": page images: " + e.what());
       }
     };
-    // The figures of a JATS or HTML document whose image files sit beside it.
+    // The figures of a JATS, HTML or Markdown document whose image files sit beside it.
     auto add_figure_files_of = [&](const fs::path& file, const ingest::Article& article, const std::vector<json>& rows) {
       try {
         ingest::figure_file_tiles(file, article, rows, tile_options, add_tile_of(article));
@@ -1026,8 +1026,9 @@ IngestReport Engine::ingest(const std::vector<std::string>& inputs, const Ingest
         }
       }
       for (const auto& w : work) total_bytes += w.bytes;
-      // An image file that a JATS or HTML document of this ingest shows as a figure is
-      // that document's figure tile, not an image document of its own (a PMC package).
+      // An image file that a JATS, HTML or Markdown document of this ingest shows as a
+      // figure is that document's figure tile, not an image document of its own (a PMC
+      // package).
       std::set<fs::path> figure_images;
       if (cfg_.visual.figure_files) {
         std::set<fs::path> image_folders;

@@ -97,6 +97,7 @@ json search_body(const httplib::Request& req) {
     bad("image", "a multipart search has one 'image' part and at most one 'request' part");
   if (body.contains("image")) bad("image", "give the image once: as the 'image' part or in the JSON, not both");
   const auto& image = req.get_file_value("image").content;
+  if (image.empty()) bad("image", "the 'image' part is empty");
   if (image.size() > search::kMaxQueryImageBytes)
     throw HttpError{413, "too_large", "'image' is larger than " + std::to_string(search::kMaxQueryImageBytes) + " bytes",
                     "image"};

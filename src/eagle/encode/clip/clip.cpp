@@ -472,6 +472,7 @@ ClipFolder ClipFolder::read(const fs::path& folder) {
     f.preprocess.size = pre.contains("size") ? pre.at("size").get<uint32_t>() : f.vit.image_size;
     const json text = model.value("text_cfg", json::object());
     if (text.contains("heads")) f.text_heads = text.at("heads").get<uint32_t>();
+    f.text_context_length = text.value("context_length", 0u);  // OpenCLIP's tokenizer truncates there
     // OpenCLIP's HFTextEncoder pools by hf_pooler_type, mean_pooler by default.
     const auto pooler = text.value("hf_pooler_type", std::string("mean_pooler"));
     if (pooler == "cls_last_hidden_state_pooler") f.text_pooling = Pooling::cls;
@@ -628,11 +629,14 @@ class ClipEncoder : public Encoder {
       tokenizer_ = std::make_unique<text::WordPieceTokenizer>(
           text::WordPieceTokenizer::from_vocab_file(folder / "vocab.txt", {opts_.lowercase}));
       opts_.max_length = std::min<size_t>(opts_.max_length, text_->bert.config().max_position);
+      if (folder_.text_context_length) opts_.max_length = std::min<size_t>(opts_.max_length, folder_.text_context_length);
     }
     info_.label = std::move(label);
     info_.implementation = "clip";
     info_.dim = vit_->output_dim();
-    info_.metric = Metric::cosine;
+    // Seed §6.2: the visual collection compares by inner product; on L2-normalised
+    // embeddings that is CLIP's cosine.
+    info_.metric = opts_.l2 ? Metric::ip : Metric::cosine;
     info_.modality = Modality::image;
     info_.embeds_text = text_ != nullptr;
     info_.max_batch = opts_.batch_size;

@@ -83,7 +83,7 @@ class VitModel {
 struct ClipOptions {
   bool l2 = true;           // L2-normalise embeddings (CLIP compares by cosine)
   size_t batch_size = 16;   // images per forward pass
-  size_t max_length = 256;  // text tokens (BiomedCLIP's context length)
+  size_t max_length = 256;  // text tokens (at most the folder's text_cfg.context_length)
   bool lowercase = true;
   ingest::ImageLimits limits;
 };
@@ -103,12 +103,14 @@ struct ClipFolder {
   std::filesystem::path weights;
   uint32_t text_heads = 0;  // 0: hidden / 64
   Pooling text_pooling = Pooling::cls;  // OpenCLIP's hf_pooler_type
+  uint32_t text_context_length = 0;     // text_cfg.context_length: tokens kept (0: the option's)
   std::string describe;     // "openclip vit", "openclip timm", "hf clip", "timm"
   static ClipFolder read(const std::filesystem::path& folder);
 };
 
-// The runtime behind the Encoder interface (Modality::image, metric cosine). It embeds
-// text when the folder has a text tower (embeds_text), otherwise refuses text.
+// The runtime behind the Encoder interface (Modality::image; metric IP on the
+// L2-normalised embeddings, cosine with normalize false). It embeds text when the
+// folder has a text tower (embeds_text), otherwise refuses text.
 std::unique_ptr<Encoder> make_clip_encoder(std::string label, const std::filesystem::path& folder,
                                            ClipOptions options = {});
 

@@ -45,8 +45,9 @@ struct TileOptions {
 void pdf_page_tiles(std::string_view pdf_bytes, const Article& article, const std::vector<nlohmann::json>& chunk_rows,
                     const TileOptions& options, const std::function<void(ImageTile&&)>& fn);
 
-// The figures of a JATS or HTML document whose image files sit beside it (`source`):
-// each figure chunk naming a graphic (JATS xlink:href, HTML img src) whose file is found
+// The figures of a JATS, HTML or Markdown document whose image files sit beside it
+// (`source`): each figure chunk naming a graphic (JATS xlink:href, HTML img src,
+// Markdown ![](...)) whose file is found
 // in the document's folder, as named or with .jpg, .jpeg or .png in place of its
 // extension (PMC packages ship "fig1.tif" named "fig1" and the file "fig1.jpg"), is a
 // figure tile found by its label and caption, linked to that chunk. Only the file name
