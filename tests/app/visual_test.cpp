@@ -73,6 +73,14 @@ std::map<std::string, store::Record> tiles(store::Collection& c) {
   return out;
 }
 
+// Reopens the engine of `s` with `encoders` configured (the visual slots' models).
+void reopen_with_encoders(eagle::test_support::TempEngine& s, nlohmann::json encoders) {
+  s.engine.reset();
+  auto cfg = eagle::test_support::engine_test_config(s.dir / "store");
+  cfg.encoders = std::move(encoders);
+  s.engine = std::make_unique<Engine>(cfg, StoreAccess::write, "test");
+}
+
 }  // namespace
 
 TEST_F(Visual, EveryPdfPageIsAPageTileWithImageNodeFieldsAndAKeptImage) {
@@ -411,10 +419,7 @@ TEST(VisualHooks, AMedicalImageGoesToItsSlotOrIsLeftOutNeverToTheGeneralEncoder)
 
   // With a model for the slot (here the descriptor, configured under the slot's
   // label), the image lands in the medical collection and is found there.
-  s.engine.reset();
-  auto cfg = eagle::test_support::engine_test_config(s.dir / "store");
-  cfg.encoders = {{"medimageinsight", {{"type", "descriptor"}}}};
-  s.engine = std::make_unique<Engine>(cfg, StoreAccess::write, "test");
+  reopen_with_encoders(s, {{"medimageinsight", {{"type", "descriptor"}}}});
   biomed.reindex = true;
   rep = s.engine->ingest({dir.string()}, biomed);
   EXPECT_TRUE(rep.skipped.empty()) << rep.skipped[0];
@@ -489,14 +494,11 @@ TEST(VisualRemote, AConfiguredMultimodalEncoderEmbedsTilesAndTextQueries) {
   while (!server.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
 
   eagle::test_support::TempEngine s("visual_remote");
-  s.engine.reset();
-  auto cfg = eagle::test_support::engine_test_config(s.dir / "store");
-  cfg.encoders = {{"qwen3-vl",
-                   {{"type", "dashscope-multimodal"},
-                    {"base_url", "http://127.0.0.1:" + std::to_string(port)},
-                    {"model", "qwen3-vl-embedding"},
-                    {"dim", 3}}}};
-  s.engine = std::make_unique<Engine>(cfg, StoreAccess::write, "test");
+  reopen_with_encoders(s, {{"qwen3-vl",
+                               {{"type", "dashscope-multimodal"},
+                                {"base_url", "http://127.0.0.1:" + std::to_string(port)},
+                                {"model", "qwen3-vl-embedding"},
+                                {"dim", 3}}}});
   const fs::path dir = s.dir / "figures";
   fs::create_directories(dir);
   std::ofstream(dir / "survival_curve.png", std::ios::binary)
@@ -525,10 +527,7 @@ TEST(VisualRemote, AConfiguredMultimodalEncoderEmbedsTilesAndTextQueries) {
 // other images are kept.
 TEST(VisualFiles, AnImageTheEncoderRefusesIsSkippedWithSkipBad) {
   eagle::test_support::TempEngine s("visual_refused");
-  s.engine.reset();
-  auto cfg = eagle::test_support::engine_test_config(s.dir / "store");
-  cfg.encoders = {{"qwen3-vl", {{"type", "descriptor"}, {"max_pixels", 1000}}}};
-  s.engine = std::make_unique<Engine>(cfg, StoreAccess::write, "test");
+  reopen_with_encoders(s, {{"qwen3-vl", {{"type", "descriptor"}, {"max_pixels", 1000}}}});
   const fs::path dir = s.dir / "figures";
   fs::create_directories(dir);
   std::ofstream(dir / "large.png", std::ios::binary) << ingest::encode_png(eagle::test_support::patterned_image(50, 50));
@@ -554,11 +553,8 @@ TEST(VisualFiles, AnImageTheEncoderRefusesIsSkippedWithSkipBad) {
 TEST(VisualNative, ClipAndVitTowersEmbedTilesTextAndImageQueries) {
   const fs::path models = fs::path(EAGLE_SOURCE_DIR) / "tests/fixtures/clip";
   eagle::test_support::TempEngine s("visual_native");
-  s.engine.reset();
-  auto cfg = eagle::test_support::engine_test_config(s.dir / "store");
-  cfg.encoders = {{"qwen3-vl", {{"type", "clip"}, {"path", (models / "openclip-timm").string()}}},
-                  {"uni2", {{"type", "clip"}, {"path", (models / "timm-reg").string()}}}};
-  s.engine = std::make_unique<Engine>(cfg, StoreAccess::write, "test");
+  reopen_with_encoders(s, {{"qwen3-vl", {{"type", "clip"}, {"path", (models / "openclip-timm").string()}}},
+                              {"uni2", {{"type", "clip"}, {"path", (models / "timm-reg").string()}}}});
   const fs::path dir = s.dir / "figures";
   fs::create_directories(dir);
   const auto curve = eagle::test_support::patterned_image(120, 80);

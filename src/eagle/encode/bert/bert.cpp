@@ -57,24 +57,9 @@ struct TensorSource {
     return st.read(prefix + name, shape);
   }
   // LayerNorm parameters are "weight"/"bias" in recent checkpoints, "gamma"/"beta" in old ones.
-  Norm norm(const std::string& base, uint32_t h) const {
-    Norm n;
-    if (st.has(prefix + base + ".weight")) {
-      n.g = get(base + ".weight", {h});
-      n.b = get(base + ".bias", {h});
-    } else {
-      n.g = get(base + ".gamma", {h});
-      n.b = get(base + ".beta", {h});
-    }
-    return n;
-  }
+  Norm norm(const std::string& base, uint32_t h) const { return layers::read_norm(st, prefix + base, h); }
   Linear lin(const std::string& base, uint32_t out, uint32_t in) const {
-    Linear l;
-    l.in = in;
-    l.out = out;
-    l.w = get(base + ".weight", {out, in});
-    l.b = get(base + ".bias", {out});
-    return l;
+    return layers::read_linear(st, prefix + base, out, in);
   }
 };
 
@@ -89,14 +74,7 @@ uint32_t cfg_u32(const json& j, const char* key, uint32_t fallback, bool require
 }  // namespace
 
 BertConfig BertConfig::from_json_file(const fs::path& file) {
-  std::ifstream in(file);
-  if (!in) fail(ErrorCode::not_found, "cannot read " + file.string());
-  json j;
-  try {
-    j = json::parse(in);
-  } catch (const json::exception& e) {
-    fail(ErrorCode::invalid_argument, file.string() + ": " + e.what());
-  }
+  const json j = layers::read_json_file(file);
   BertConfig c;
   c.vocab_size = cfg_u32(j, "vocab_size", 0, true);
   c.hidden = cfg_u32(j, "hidden_size", 0, true);
@@ -269,12 +247,7 @@ std::vector<std::vector<float>> BertModel::embed(const std::vector<std::vector<i
         for (uint32_t i = 0; i < H; ++i) v[i] += base[p * H + i];
       for (auto& f : v) f /= static_cast<float>(std::max<size_t>(len, 1));
     }
-    if (l2) {
-      double n = 0;
-      for (float f : v) n += static_cast<double>(f) * f;
-      if (n > 0)
-        for (auto& f : v) f = static_cast<float>(f / std::sqrt(n));
-    }
+    if (l2) layers::l2_normalize(v);
     out.push_back(std::move(v));
   }
   return out;

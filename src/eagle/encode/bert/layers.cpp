@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
+
+#include "eagle/core/error.h"
 
 #include "eagle/encode/bert/kernels.h"
 
@@ -25,6 +28,37 @@ Linear RandomWeights::linear(uint32_t out, uint32_t in) {
   l.w = fill(static_cast<size_t>(out) * in);
   l.b = fill(out);
   return l;
+}
+
+Linear read_linear(const SafeTensors& st, const std::string& base, uint32_t out, uint32_t in, bool bias) {
+  Linear l;
+  l.in = in;
+  l.out = out;
+  l.w = st.read(base + ".weight", {out, in});
+  if (bias) l.b = st.read(base + ".bias", {out});
+  return l;
+}
+
+Norm read_norm(const SafeTensors& st, const std::string& base, uint32_t h) {
+  if (st.has(base + ".weight")) return Norm{st.read(base + ".weight", {h}), st.read(base + ".bias", {h})};
+  return Norm{st.read(base + ".gamma", {h}), st.read(base + ".beta", {h})};
+}
+
+nlohmann::json read_json_file(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  if (!in) fail(ErrorCode::not_found, "cannot read " + file.string());
+  try {
+    return nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    fail(ErrorCode::invalid_argument, file.string() + ": " + e.what());
+  }
+}
+
+void l2_normalize(std::vector<float>& v) {
+  double n = 0;
+  for (float f : v) n += static_cast<double>(f) * f;
+  if (n > 0)
+    for (auto& f : v) f = static_cast<float>(f / std::sqrt(n));
 }
 
 Norm RandomWeights::norm(uint32_t h) { return Norm{std::vector<float>(h, 1.0f), std::vector<float>(h, 0.0f)}; }

@@ -6,8 +6,13 @@
 // PyTorch is tested through each of them.
 #include <cstddef>
 #include <cstdint>
+#include <filesystem>
+#include <nlohmann/json.hpp>
 #include <random>
+#include <string>
 #include <vector>
+
+#include "eagle/encode/safetensors.h"
 
 namespace eagle::encode::layers {
 
@@ -38,6 +43,16 @@ class RandomWeights {
   std::mt19937_64 rng_;
   std::normal_distribution<float> normal_{0.0f, 0.02f};
 };
+
+// `base`.weight [out][in] and, with `bias`, `base`.bias [out], shapes checked.
+Linear read_linear(const SafeTensors& st, const std::string& base, uint32_t out, uint32_t in, bool bias = true);
+// `base`.weight/.bias, or the old checkpoints' `base`.gamma/.beta, each [h].
+Norm read_norm(const SafeTensors& st, const std::string& base, uint32_t h);
+// A model folder's JSON file (config.json, open_clip_config.json, ...): not_found
+// when it cannot be read, invalid_argument naming it when it does not parse.
+nlohmann::json read_json_file(const std::filesystem::path& file);
+// v / |v| (left as is when zero).
+void l2_normalize(std::vector<float>& v);
 
 // Y[t][out] = X[t][in] * W^T + b
 void linear(const float* x, size_t tokens, const Linear& l, float* y);

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <random>
 
@@ -33,70 +32,45 @@ struct VitWeights {
 
 namespace {
 
-// The tensor names of one layout; `i` is a block index.
-struct Names {
-  VitLayout layout;
-  std::string p;  // prefix
-  std::string blk(uint32_t i) const {
-    switch (layout) {
-      case VitLayout::openclip: return p + "transformer.resblocks." + std::to_string(i) + ".";
-      case VitLayout::hf: return p + "encoder.layers." + std::to_string(i) + ".";
-      case VitLayout::timm: return p + "blocks." + std::to_string(i) + ".";
-    }
-    return {};
-  }
-  std::string patch() const {
-    return layout == VitLayout::openclip ? p + "conv1.weight"
-           : layout == VitLayout::hf     ? p + "embeddings.patch_embedding.weight"
-                                         : p + "patch_embed.proj.weight";
-  }
-  std::string cls() const {
-    return layout == VitLayout::openclip ? p + "class_embedding"
-           : layout == VitLayout::hf     ? p + "embeddings.class_embedding"
-                                         : p + "cls_token";
-  }
-  std::string pos() const {
-    return layout == VitLayout::openclip ? p + "positional_embedding"
-           : layout == VitLayout::hf     ? p + "embeddings.position_embedding.weight"
-                                         : p + "pos_embed";
-  }
-  std::string ln_pre() const {
-    return layout == VitLayout::openclip ? p + "ln_pre" : layout == VitLayout::hf ? p + "pre_layrnorm" : p + "norm_pre";
-  }
-  std::string ln_post() const {
-    return layout == VitLayout::openclip ? p + "ln_post" : layout == VitLayout::hf ? p + "post_layernorm" : p + "norm";
-  }
-  // Per block: norm1, norm2, fc1, fc2, attention output, LayerScale 1 and 2.
-  std::string ln1(uint32_t i) const {
-    return blk(i) + (layout == VitLayout::openclip ? "ln_1" : layout == VitLayout::hf ? "layer_norm1" : "norm1");
-  }
-  std::string ln2(uint32_t i) const {
-    return blk(i) + (layout == VitLayout::openclip ? "ln_2" : layout == VitLayout::hf ? "layer_norm2" : "norm2");
-  }
-  std::string fc1(uint32_t i) const { return blk(i) + (layout == VitLayout::openclip ? "mlp.c_fc" : "mlp.fc1"); }
-  std::string fc2(uint32_t i) const { return blk(i) + (layout == VitLayout::openclip ? "mlp.c_proj" : "mlp.fc2"); }
-  std::string attn_out(uint32_t i) const {
-    return blk(i) + (layout == VitLayout::openclip ? "attn.out_proj" : layout == VitLayout::hf ? "self_attn.out_proj"
-                                                                                               : "attn.proj");
-  }
-  std::string ls(uint32_t i, int which) const {
-    if (layout == VitLayout::openclip) return blk(i) + "ls_" + std::to_string(which) + ".gamma";
-    return blk(i) + "ls" + std::to_string(which) + ".gamma";
-  }
+using layers::read_linear;
+using layers::read_norm;
+
+// The tensor names of one layout, after its prefix; block tensors after
+// `blocks` + index + ".".
+struct LayoutNames {
+  const char *blocks, *patch, *cls, *pos, *ln_pre, *ln_post;
+  const char *ln1, *ln2, *fc1, *fc2, *attn_out, *ls1, *ls2;
 };
+constexpr LayoutNames kOpenClipNames{"transformer.resblocks.", "conv1.weight", "class_embedding",
+                                     "positional_embedding", "ln_pre", "ln_post", "ln_1", "ln_2", "mlp.c_fc",
+                                     "mlp.c_proj", "attn.out_proj", "ls_1.gamma", "ls_2.gamma"};
+constexpr LayoutNames kHfNames{"encoder.layers.", "embeddings.patch_embedding.weight", "embeddings.class_embedding",
+                               "embeddings.position_embedding.weight", "pre_layrnorm", "post_layernorm",
+                               "layer_norm1", "layer_norm2", "mlp.fc1", "mlp.fc2", "self_attn.out_proj",
+                               "ls1.gamma", "ls2.gamma"};
+constexpr LayoutNames kTimmNames{"blocks.", "patch_embed.proj.weight", "cls_token", "pos_embed", "norm_pre", "norm",
+                                 "norm1", "norm2", "mlp.fc1", "mlp.fc2", "attn.proj", "ls1.gamma", "ls2.gamma"};
 
-Norm read_norm(const SafeTensors& st, const std::string& base, uint32_t h) {
-  return Norm{st.read(base + ".weight", {h}), st.read(base + ".bias", {h})};
-}
-
-Linear read_linear(const SafeTensors& st, const std::string& base, uint32_t out, uint32_t in, bool bias = true) {
-  Linear l;
-  l.in = in;
-  l.out = out;
-  l.w = st.read(base + ".weight", {out, in});
-  if (bias) l.b = st.read(base + ".bias", {out});
-  return l;
-}
+// The full names of one checkpoint's tower: prefix + the layout's names.
+struct Names {
+  const LayoutNames& n;
+  std::string p;  // prefix
+  Names(VitLayout layout, std::string prefix)
+      : n(layout == VitLayout::openclip ? kOpenClipNames : layout == VitLayout::hf ? kHfNames : kTimmNames),
+        p(std::move(prefix)) {}
+  std::string blk(uint32_t i) const { return p + n.blocks + std::to_string(i) + "."; }
+  std::string patch() const { return p + n.patch; }
+  std::string cls() const { return p + n.cls; }
+  std::string pos() const { return p + n.pos; }
+  std::string ln_pre() const { return p + n.ln_pre; }
+  std::string ln_post() const { return p + n.ln_post; }
+  std::string ln1(uint32_t i) const { return blk(i) + n.ln1; }
+  std::string ln2(uint32_t i) const { return blk(i) + n.ln2; }
+  std::string fc1(uint32_t i) const { return blk(i) + n.fc1; }
+  std::string fc2(uint32_t i) const { return blk(i) + n.fc2; }
+  std::string attn_out(uint32_t i) const { return blk(i) + n.attn_out; }
+  std::string ls(uint32_t i, int which) const { return blk(i) + (which == 1 ? n.ls1 : n.ls2); }
+};
 
 int64_t dim(const SafeTensors& st, const std::string& name, size_t axis) {
   const auto& shape = st.info(name).shape;
@@ -307,16 +281,14 @@ std::vector<std::vector<float>> VitModel::embed(const std::vector<std::vector<fl
           }
       }
   }
-  std::vector<float> emb(B * patches * W);
-  layers::linear(cols.data(), B * patches, w_->patch, emb.data());
-  // Tokens: [class, registers..., patches], positions per the layout.
+  // Tokens: [class, registers..., patches], positions per the layout; each image's
+  // patch embeddings are written straight into its token rows.
   std::vector<float> x(T * W);
   for (size_t b = 0; b < B; ++b) {
     float* seq = x.data() + b * L * W;
     std::copy(w_->cls.begin(), w_->cls.end(), seq);
     std::copy(w_->reg.begin(), w_->reg.end(), seq + W);
-    std::copy(emb.begin() + static_cast<std::ptrdiff_t>(b * patches * W),
-              emb.begin() + static_cast<std::ptrdiff_t>((b + 1) * patches * W), seq + prefix * W);
+    layers::linear(cols.data() + b * patches * K, patches, w_->patch, seq + prefix * W);
     float* with_pos = c.pos_on_prefix ? seq : seq + prefix * W;
     layers::add_in_place(with_pos, w_->pos.data(), w_->pos.size());
   }
@@ -369,16 +341,6 @@ std::vector<std::vector<float>> VitModel::embed(const std::vector<std::vector<fl
 // ---- folders -------------------------------------------------------------------
 
 namespace {
-
-json read_json(const fs::path& file) {
-  std::ifstream in(file);
-  if (!in) fail(ErrorCode::not_found, "cannot read " + file.string());
-  try {
-    return json::parse(in);
-  } catch (const json::exception& e) {
-    fail(ErrorCode::invalid_argument, file.string() + ": " + e.what());
-  }
-}
 
 std::array<float, 3> triple(const json& j, const std::string& what, std::array<float, 3> fallback) {
   if (j.is_null()) return fallback;
@@ -437,7 +399,7 @@ ClipFolder ClipFolder::read(const fs::path& folder) {
   ClipFolder f;
   if (fs::exists(folder / "open_clip_config.json")) {
     const auto file = folder / "open_clip_config.json";
-    const json j = read_json(file);
+    const json j = layers::read_json_file(file);
     const json model = j.value("model_cfg", json::object());
     const json vision = model.value("vision_cfg", json::object());
     const json pre = j.value("preprocess_cfg", json::object());
@@ -483,7 +445,7 @@ ClipFolder ClipFolder::read(const fs::path& folder) {
   if (!fs::exists(folder / "config.json"))
     fail(ErrorCode::not_found, folder.string() + " has neither open_clip_config.json nor config.json: not a CLIP or ViT model folder");
   const auto file = folder / "config.json";
-  const json j = read_json(file);
+  const json j = layers::read_json_file(file);
   f.weights = first_existing(folder, {"model.safetensors"});
   if (j.contains("vision_config")) {
     const json v = j.at("vision_config");
@@ -497,7 +459,7 @@ ClipFolder ClipFolder::read(const fs::path& folder) {
     f.preprocess.crop_floor = true;  // CLIPImageProcessor's center_crop
     if (fs::exists(folder / "preprocessor_config.json")) {
       const auto pfile = folder / "preprocessor_config.json";
-      const json p = read_json(pfile);
+      const json p = layers::read_json_file(pfile);
       f.preprocess.mean = triple(p.value("image_mean", json()), "image_mean", f.preprocess.mean);
       f.preprocess.std = triple(p.value("image_std", json()), "image_std", f.preprocess.std);
       const json crop = p.value("crop_size", json());
@@ -603,13 +565,6 @@ struct TextTower {
   }
 };
 
-void l2_normalise(std::vector<float>& v) {
-  double n = 0;
-  for (float f : v) n += static_cast<double>(f) * f;
-  if (n > 0)
-    for (auto& f : v) f = static_cast<float>(f / std::sqrt(n));
-}
-
 class ClipEncoder : public Encoder {
  public:
   ClipEncoder(std::string label, const fs::path& folder, ClipOptions opts)
@@ -672,7 +627,7 @@ class ClipEncoder : public Encoder {
 
  private:
   Embedding finish(std::vector<float> v) const {
-    if (opts_.l2) l2_normalise(v);
+    if (opts_.l2) layers::l2_normalize(v);
     return v;
   }
   ClipOptions opts_;
