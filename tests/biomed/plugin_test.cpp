@@ -143,6 +143,7 @@ BiomedOptions seed_literal() {
   o.tier1_entity_filter = true;
   o.sparse_terms_enabled = true;
   o.xdrug_source_types.clear();
+  o.entity_min_query_share = 0.0;
   return o;
 }
 
@@ -708,6 +709,56 @@ TEST(Tier2Rerank, RegulatoryProfileFormulaWithCrossEncoderScores) {
   };
   EXPECT_NEAR(lipitor_score("label"), 0.35 * 1.0 - 2.5, 1e-9);
   EXPECT_NEAR(lipitor_score("paper"), 0.35 * 1.0, 1e-9);
+}
+
+// Entity evidence counts when the query's drug mentions carry at least
+// entity_min_query_share of its lexical weight (here one unit per word, so the share
+// is the drug's fraction of the words).
+TEST(Tier2Rerank, EntityEvidenceCountsWhenTheDrugIsWhatTheQueryIsAbout) {
+  Fixture f;
+  BiomedOptions o;
+  o.entity_min_query_share = 0.25;
+  auto p = f.plugin(o);
+  auto words = [](const std::string&, std::string_view text) {
+    double n = 0;
+    bool in_word = false;
+    for (char c : text) {
+      const bool w = std::isalnum(static_cast<unsigned char>(c)) != 0;
+      n += w && !in_word;
+      in_word = w;
+    }
+    return n;
+  };
+  HitList merged = {hit("plain", 0.03), hit("names_it", 0.02, {{"primary_drugs", {"imatinib"}}}), hit("low", 0.01)};
+  auto score_of = [&](const std::string& query, const HitList& ranked, const std::string& id) {
+    auto it = std::find_if(ranked.begin(), ranked.end(), [&](const auto& h) { return h.id == id; });
+    EXPECT_NE(it, ranked.end()) << query;
+    return it == ranked.end() ? 0.0 : it->score;
+  };
+  // 1 of 3 words: the drug is the subject; drug_entity profile, entity 1.0.
+  auto about = request("imatinib mechanism action");
+  auto ctx = context(about);
+  ctx.query_weight = words;
+  auto out = *p.tier2_rerank(ctx, about.query, merged);
+  EXPECT_NEAR(score_of(about.query, out, "names_it"), 0.35 * 0.5 + 0.35 * 1.0, 1e-9);
+  EXPECT_EQ(out[0].id, "names_it");
+  // 1 of 6 words (share 1/6 < 0.25): the evidence is dropped and the note says why.
+  auto aside = request("imatinib trial outcomes in older patients");
+  aside.explain = true;
+  auto ctx2 = context(aside);
+  ctx2.query_weight = words;
+  out = *p.tier2_rerank(ctx2, aside.query, merged);
+  EXPECT_NEAR(score_of(aside.query, out, "names_it"), 0.35 * 0.5, 1e-9);
+  EXPECT_EQ(out[0].id, "plain");
+  EXPECT_NEAR(out[1].explain.legs["tier2_entity_share"]["share"].get<double>(), 1.0 / 6, 1e-9);
+  // Threshold 0 (the seed), or a context that cannot weigh the query: evidence counts.
+  auto ctx3 = context(aside);
+  out = *p.tier2_rerank(ctx3, aside.query, merged);
+  EXPECT_NEAR(score_of(aside.query, out, "names_it"), 0.35 * 0.5 + 0.35, 1e-9);
+  auto ctx4 = context(aside);
+  ctx4.query_weight = words;
+  out = *f.plugin(seed_literal()).tier2_rerank(ctx4, aside.query, merged);
+  EXPECT_NEAR(score_of(aside.query, out, "names_it"), 0.35 * 0.5 + 0.35, 1e-9);
 }
 
 TEST(Tier2Rerank, FallsBackToExistingScoresWhenTheCrossEncoderIsMissingFailsOrMiscounts) {

@@ -88,6 +88,15 @@ void add_biomed_options(std::vector<ConfigOption>& o) {
         &B::rerank_text_chars, 1 << 20);
   count("biomed.entity_text_chars", "characters of a hit's text searched for the query's drugs (seed 512)",
         &B::entity_text_chars, 1 << 20);
+  o.push_back({"biomed.entity_min_query_share",
+               "Tier-2 entity evidence counts when the query's drug mentions carry at least this share of its "
+               "BM25 idf (0: always, the seed)",
+               [](Config& c, const std::string& v) {
+                 const double d = to_double("biomed.entity_min_query_share", v);
+                 if (!(d >= 0 && d <= 1)) fail(ErrorCode::invalid_argument, "biomed.entity_min_query_share must be in [0, 1]");
+                 c.biomed.options.entity_min_query_share = d;
+               },
+               [](const Config& c) { return fmt(c.biomed.options.entity_min_query_share); }});
   weight("biomed.supplement_entity_weight", "supplement score: weight of the entity score (seed 2.0)",
          &B::supplement_entity_weight);
   weight("biomed.supplement_dense_weight", "supplement score: weight of the dense score (seed 0.1)",

@@ -603,6 +603,16 @@ std::vector<std::string> BiomedPlugin::boost_terms_for_query(const std::string& 
   return terms;
 }
 
+std::string BiomedPlugin::boost_term_mentions(const std::string& query) const {
+  std::string out;
+  auto drugs = kb_.match_drug_entities(query);
+  for (const auto& m : drugs) out += m.text + " ";
+  if (!drugs.empty()) return out;
+  for (const auto& m : kb_.match_entities(query))
+    if (!kb_.entity(m.entity).related_drugs.empty()) out += m.text + " ";
+  return out;
+}
+
 std::optional<HitList> BiomedPlugin::tier2_rerank(HookContext& ctx, const std::string& query,
                                                   const HitList& merged) const {
   if (!opts_.tier2_enabled) return std::nullopt;
@@ -673,10 +683,26 @@ std::optional<HitList> BiomedPlugin::tier2_rerank(HookContext& ctx, const std::s
   auto wit = opts_.profiles.find(intent.workflow);
   const ProfileWeights w = wit != opts_.profiles.end() ? wit->second : opts_.profiles.at("default");
   const auto drugs = boost_terms_for_query(query);
+  // The share of the query's lexical weight its drug mentions carry, per collection
+  // (each has its own idf); 1 when it cannot be weighed.
+  std::map<std::string, double> entity_share;
+  const std::string mentions = drugs.empty() || opts_.entity_min_query_share <= 0 ? std::string() : boost_term_mentions(query);
+  auto share_in = [&](const std::string& collection) {
+    auto [it, fresh] = entity_share.emplace(collection, 1.0);
+    if (fresh && !mentions.empty() && ctx.query_weight) {
+      const double whole = ctx.query_weight(collection, query);
+      if (whole > 0) it->second = ctx.query_weight(collection, mentions) / whole;
+    }
+    return it->second;
+  };
   for (size_t i = 0; i < text_nodes.size(); ++i) {
     auto& h = text_nodes[i];
     const double ce_norm = range > 0 ? (ce[i] - lo) / range : 1.0;
-    const double entity = entity_match_score(h, drugs, opts_.entity_text_chars);
+    double entity = entity_match_score(h, drugs, opts_.entity_text_chars);
+    if (entity > 0 && share_in(h.collection) < opts_.entity_min_query_share) {
+      if (explain) h.explain.note("tier2_entity_share", {{"share", share_in(h.collection)}, {"min", opts_.entity_min_query_share}, {"entity", entity}});
+      entity = 0.0;
+    }
     const double section = section_match_score(h, intent.section_cues);
     const double xdrug = cross_drug_penalty(h, drugs, opts_.entity_text_chars, opts_.xdrug_source_types);
     const double final_score = w.w_ce * ce_norm + (w.w_entity * entity + w.w_sec * section - w.w_xdrug_penalty * xdrug);

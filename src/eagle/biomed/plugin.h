@@ -95,6 +95,15 @@ struct BiomedOptions {
   bool tier1_structure_search_skips_entity_filter = true;
   size_t rerank_text_chars = 2048;  // texts truncated before encoding / cross-encoding
   size_t entity_text_chars = 512;   // text[:512] for entity / penalty checks
+  // Tier-2's entity evidence counts when the query's drug mentions carry at least this
+  // share of the query's lexical weight (BM25 idf in the hit's collection). "What is
+  // the mechanism of action of toripalimab?" is about its drug (share 0.6); in
+  // "Emodin forms hydrogen bonds with residues involved in PGAM1 substrate binding"
+  // the chemistry words are two of nine (0.3), and boosting every abstract that
+  // says "hydrogen" buries the answer. 0: always (the seed). 0.25 is the smallest
+  // threshold with which the pipeline matches BM25 on SciFact train, learned on the
+  // dev splits with BioASQ dev (docs/biomed-ablation.md).
+  double entity_min_query_share = 0.25;
   // The cross-drug penalty applies to hits of these source types: a drug label or a
   // compound card is about its drugs, so one naming only other drugs answers another
   // question; a paper or snippet naming other drugs may still be about the query's
@@ -176,6 +185,9 @@ class BiomedPlugin {
   std::string entity_suffix(const std::string& query) const;
   // _boost_terms_for_query: the query's drugs, else related_drugs[:6] of its entities.
   std::vector<std::string> boost_terms_for_query(const std::string& query) const;
+  // The words of the query those boost terms come from: its drug mentions, else the
+  // mentions of the entities whose related drugs stand in.
+  std::string boost_term_mentions(const std::string& query) const;
   // The intent stashed by dense_expand, or detected now.
   QueryRetrievalIntent intent_of(search::HookContext& ctx, const std::string& query) const;
   const BiomedOptions& options() const { return opts_; }

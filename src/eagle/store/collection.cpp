@@ -1090,6 +1090,11 @@ std::vector<CollectionHit> Collection::search_text(std::string_view query, size_
   return out;
 }
 
+double Collection::query_weight(std::string_view text) const {
+  std::shared_lock lock(mutex_);
+  return lexical_.query_weight(text);
+}
+
 json Collection::describe() const {
   std::shared_lock lock(mutex_);
   return {{"schema", schema_.to_json()},

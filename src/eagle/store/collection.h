@@ -191,6 +191,8 @@ class Collection {
                                            uint32_t ef = 0) const;
   std::vector<CollectionHit> search_text(std::string_view query, size_t k, std::string_view filter = {},
                                          const TemplateParams& params = {}) const;
+  // The lexical index's weight of a text as a query (Bm25Index::query_weight).
+  double query_weight(std::string_view text) const;
   nlohmann::json describe() const;
 
  private:

@@ -164,6 +164,18 @@ std::vector<LexicalHit> Bm25Index::search(std::string_view query, size_t k, TopK
   return search_terms(analyzer_.terms(query), k, algo, allowed);
 }
 
+double Bm25Index::query_weight(std::string_view text) const {
+  if (doc_len_.empty()) return 0.0;
+  std::shared_ptr<const Snapshot> snap = current_snapshot();
+  double sum = 0.0;
+  for (const auto& t : analyzer_.terms(text)) {
+    auto it = term_ids_.find(std::string_view(t));
+    if (it == term_ids_.end() || postings_[it->second].empty()) continue;
+    sum += bm25_idf(postings_[it->second].size(), snap->docs);
+  }
+  return sum;
+}
+
 std::vector<LexicalHit> Bm25Index::search_terms(const std::vector<std::string>& terms, size_t k,
                                                 TopKAlgorithm algo, const Bitset* allowed) const {
   if (k == 0 || doc_len_.empty()) return {};

@@ -69,6 +69,11 @@ class Bm25Index {
                                        TopKAlgorithm algo = TopKAlgorithm::maxscore,
                                        const Bitset* allowed = nullptr) const;
 
+  // How much a text weighs as a query: the sum of the BM25 idf of its analysed terms
+  // (each occurrence counts, as query tf does; a term no document has adds 0). The
+  // biomed Tier-2 compares an entity's weight with the whole query's.
+  double query_weight(std::string_view text) const;
+
   const Bm25Params& params() const { return params_; }
   const text::Analyzer& analyzer() const { return analyzer_; }
   LexicalIndexStats stats() const;
