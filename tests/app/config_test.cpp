@@ -114,9 +114,14 @@ TEST(Config, TheSeedsNumbersAreKeysWithTheSeedsDefaults) {
   EXPECT_EQ(get("pipeline.rerank_policy"), "biomed=none,core=general");
   set_option(c, "store.hnsw_m", "32");
   EXPECT_EQ(c.hnsw.m, 32u);
+  EXPECT_EQ(get("biomed.entity_min_query_share"), "0.25");  // learned on the dev splits
+  set_option(c, "biomed.entity_min_query_share", "0");     // the seed: always
+  EXPECT_EQ(c.biomed.options.entity_min_query_share, 0.0);
   for (const auto& [key, bad] : std::vector<std::pair<std::string, std::string>>{
            {"biomed.injection_boost", "-1"},
            {"biomed.supplement_dense_weight", "nan"},
+           {"biomed.entity_min_query_share", "1.5"},
+           {"biomed.entity_min_query_share", "nan"},
            {"biomed.expansion_cap", "lots"},
            {"biomed.exploratory_search_collections", "no_encoder"},
            {"pipeline.rerank_policy", "biomed=sometimes"},

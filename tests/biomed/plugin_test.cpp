@@ -712,53 +712,62 @@ TEST(Tier2Rerank, RegulatoryProfileFormulaWithCrossEncoderScores) {
 }
 
 // Entity evidence counts when the query's drug mentions carry at least
-// entity_min_query_share of its lexical weight (here one unit per word, so the share
-// is the drug's fraction of the words).
+// entity_min_query_share of its BM25 weight in the hits' collection: 1 - weight(query
+// without the mentions) / weight(query).
 TEST(Tier2Rerank, EntityEvidenceCountsWhenTheDrugIsWhatTheQueryIsAbout) {
   Fixture f;
+  // A corpus where "imatinib" is rare and the generic words are common.
+  for (int i = 0; i < 20; ++i)
+    f.add_chunk("eagle_text_biomed", {{"id", "g" + std::to_string(i)},
+                                      {"text", "mechanism of action trial outcomes in older patients"},
+                                      {"document_id", "g" + std::to_string(i)}});
+  f.add_chunk("eagle_text_biomed", {{"id", "i1"}, {"text", "imatinib mechanism"}, {"document_id", "i1"}});
+  const auto& coll = *f.colls.at("eagle_text_biomed");
+  auto oracle_share = [&](const std::string& q, const std::string& blanked) {
+    return 1.0 - coll.query_weight(blanked) / coll.query_weight(q);
+  };
+  const std::string about_q = "imatinib mechanism of action";
+  const std::string aside_q = "imatinib trial outcomes in older patients with zzrareworda zzrarewordb zzrarewordc";
+  const double about_share = oracle_share(about_q, "         mechanism of action");
+  const double aside_share = oracle_share(aside_q, "         trial outcomes in older patients with zzrareworda zzrarewordb zzrarewordc");
+  ASSERT_GE(about_share, 0.25);
+  ASSERT_LT(aside_share, 0.25);
+
   BiomedOptions o;
   o.entity_min_query_share = 0.25;
   auto p = f.plugin(o);
-  auto words = [](const std::string&, std::string_view text) {
-    double n = 0;
-    bool in_word = false;
-    for (char c : text) {
-      const bool w = std::isalnum(static_cast<unsigned char>(c)) != 0;
-      n += w && !in_word;
-      in_word = w;
-    }
-    return n;
-  };
   HitList merged = {hit("plain", 0.03), hit("names_it", 0.02, {{"primary_drugs", {"imatinib"}}}), hit("low", 0.01)};
   auto score_of = [&](const std::string& query, const HitList& ranked, const std::string& id) {
     auto it = std::find_if(ranked.begin(), ranked.end(), [&](const auto& h) { return h.id == id; });
     EXPECT_NE(it, ranked.end()) << query;
     return it == ranked.end() ? 0.0 : it->score;
   };
-  // 1 of 3 words: the drug is the subject; drug_entity profile, entity 1.0.
-  auto about = request("imatinib mechanism action");
+  // The drug is the query's subject: drug_entity profile, entity 1.0.
+  auto about = request(about_q);
   auto ctx = context(about);
-  ctx.query_weight = words;
   auto out = *p.tier2_rerank(ctx, about.query, merged);
   EXPECT_NEAR(score_of(about.query, out, "names_it"), 0.35 * 0.5 + 0.35 * 1.0, 1e-9);
   EXPECT_EQ(out[0].id, "names_it");
-  // 1 of 6 words (share 1/6 < 0.25): the evidence is dropped and the note says why.
-  auto aside = request("imatinib trial outcomes in older patients");
+  // Mentioned in passing (a word the corpus lacks weighs the most): the evidence is
+  // dropped and the note gives the share.
+  auto aside = request(aside_q);
   aside.explain = true;
   auto ctx2 = context(aside);
-  ctx2.query_weight = words;
   out = *p.tier2_rerank(ctx2, aside.query, merged);
   EXPECT_NEAR(score_of(aside.query, out, "names_it"), 0.35 * 0.5, 1e-9);
   EXPECT_EQ(out[0].id, "plain");
-  EXPECT_NEAR(out[1].explain.legs["tier2_entity_share"]["share"].get<double>(), 1.0 / 6, 1e-9);
-  // Threshold 0 (the seed), or a context that cannot weigh the query: evidence counts.
+  EXPECT_NEAR(out[1].explain.legs["tier2_entity_share"]["share"].get<double>(), aside_share, 1e-12);
+  // Threshold 0 (the seed): the evidence counts.
   auto ctx3 = context(aside);
-  out = *p.tier2_rerank(ctx3, aside.query, merged);
+  out = *f.plugin(seed_literal()).tier2_rerank(ctx3, aside.query, merged);
   EXPECT_NEAR(score_of(aside.query, out, "names_it"), 0.35 * 0.5 + 0.35, 1e-9);
-  auto ctx4 = context(aside);
-  ctx4.query_weight = words;
-  out = *f.plugin(seed_literal()).tier2_rerank(ctx4, aside.query, merged);
-  EXPECT_NEAR(score_of(aside.query, out, "names_it"), 0.35 * 0.5 + 0.35, 1e-9);
+  // No drug in the query: the related drugs of its gene stand in, and the gene's
+  // mention is what is weighed ("ABL1" is a word the corpus lacks, so it weighs most).
+  f.kb.add({"NCBIGENE:25", "ABL1", {}, EntityType::gene, {"imatinib"}, {}, ""});
+  auto gene = request("ABL1 mechanism");
+  auto ctx4 = context(gene);
+  out = *f.plugin(o).tier2_rerank(ctx4, gene.query, merged);
+  EXPECT_GT(score_of(gene.query, out, "names_it"), 0.35 * 0.5 + 0.1) << "entity evidence through related drugs";
 }
 
 TEST(Tier2Rerank, FallsBackToExistingScoresWhenTheCrossEncoderIsMissingFailsOrMiscounts) {

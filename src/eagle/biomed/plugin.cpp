@@ -603,14 +603,31 @@ std::vector<std::string> BiomedPlugin::boost_terms_for_query(const std::string& 
   return terms;
 }
 
-std::string BiomedPlugin::boost_term_mentions(const std::string& query) const {
-  std::string out;
+std::string BiomedPlugin::blank_boost_term_mentions(const std::string& query) const {
+  std::string out = query;
+  auto blank = [&](const EntityMatch& m) {
+    for (size_t i = m.start; i < m.end && i < out.size(); ++i) out[i] = ' ';
+  };
   auto drugs = kb_.match_drug_entities(query);
-  for (const auto& m : drugs) out += m.text + " ";
+  for (const auto& m : drugs) blank(m);
   if (!drugs.empty()) return out;
   for (const auto& m : kb_.match_entities(query))
-    if (!kb_.entity(m.entity).related_drugs.empty()) out += m.text + " ";
+    if (!kb_.entity(m.entity).related_drugs.empty()) blank(m);
   return out;
+}
+
+double BiomedPlugin::boost_mention_share(const std::string& query, const HitList& hits) const {
+  std::set<std::string> names;
+  for (const auto& h : hits) names.insert(h.collection);
+  const std::string rest = blank_boost_term_mentions(query);
+  double whole = 0, without = 0;
+  for (const auto& name : names) {
+    const store::Collection* c = collections_ ? collections_(name) : nullptr;
+    if (!c) continue;
+    whole += c->query_weight(query);
+    without += c->query_weight(rest);
+  }
+  return whole > 0 ? std::clamp(1.0 - without / whole, 0.0, 1.0) : 1.0;
 }
 
 std::optional<HitList> BiomedPlugin::tier2_rerank(HookContext& ctx, const std::string& query,
@@ -683,24 +700,21 @@ std::optional<HitList> BiomedPlugin::tier2_rerank(HookContext& ctx, const std::s
   auto wit = opts_.profiles.find(intent.workflow);
   const ProfileWeights w = wit != opts_.profiles.end() ? wit->second : opts_.profiles.at("default");
   const auto drugs = boost_terms_for_query(query);
-  // The share of the query's lexical weight its drug mentions carry, per collection
-  // (each has its own idf); 1 when it cannot be weighed.
-  std::map<std::string, double> entity_share;
-  const std::string mentions = drugs.empty() || opts_.entity_min_query_share <= 0 ? std::string() : boost_term_mentions(query);
-  auto share_in = [&](const std::string& collection) {
-    auto [it, fresh] = entity_share.emplace(collection, 1.0);
-    if (fresh && !mentions.empty() && ctx.query_weight) {
-      const double whole = ctx.query_weight(collection, query);
-      if (whole > 0) it->second = ctx.query_weight(collection, mentions) / whole;
-    }
-    return it->second;
+  // Entity evidence only when the query is about its drugs: their mentions' share of
+  // the query's BM25 weight, over the collections of the hits (one share per query).
+  std::optional<double> share;
+  auto mention_share = [&] {
+    if (!share) share = boost_mention_share(query, text_nodes);
+    return *share;
   };
   for (size_t i = 0; i < text_nodes.size(); ++i) {
     auto& h = text_nodes[i];
     const double ce_norm = range > 0 ? (ce[i] - lo) / range : 1.0;
     double entity = entity_match_score(h, drugs, opts_.entity_text_chars);
-    if (entity > 0 && share_in(h.collection) < opts_.entity_min_query_share) {
-      if (explain) h.explain.note("tier2_entity_share", {{"share", share_in(h.collection)}, {"min", opts_.entity_min_query_share}, {"entity", entity}});
+    if (entity > 0 && opts_.entity_min_query_share > 0 && mention_share() < opts_.entity_min_query_share) {
+      if (explain)
+        h.explain.note("tier2_entity_share",
+                       {{"share", mention_share()}, {"min", opts_.entity_min_query_share}, {"entity", entity}});
       entity = 0.0;
     }
     const double section = section_match_score(h, intent.section_cues);

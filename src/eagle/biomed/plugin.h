@@ -96,13 +96,15 @@ struct BiomedOptions {
   size_t rerank_text_chars = 2048;  // texts truncated before encoding / cross-encoding
   size_t entity_text_chars = 512;   // text[:512] for entity / penalty checks
   // Tier-2's entity evidence counts when the query's drug mentions carry at least this
-  // share of the query's lexical weight (BM25 idf in the hit's collection). "What is
-  // the mechanism of action of toripalimab?" is about its drug (share 0.6); in
-  // "Emodin forms hydrogen bonds with residues involved in PGAM1 substrate binding"
-  // the chemistry words are two of nine (0.3), and boosting every abstract that
-  // says "hydrogen" buries the answer. 0: always (the seed). 0.25 is the smallest
-  // threshold with which the pipeline matches BM25 on SciFact train, learned on the
-  // dev splits with BioASQ dev (docs/biomed-ablation.md).
+  // share of the query's lexical weight (BM25 idf over the hits' collections). "What
+  // is the mechanism of action of toripalimab?" is about its drug; in "There is a
+  // relation between Erythromycin use and hypertrophic pyloric stenosis" the drug is
+  // one word of seven, and boosting every abstract that names it buried the answer
+  // (which says "macrolides"). 0: always (the seed). 0.25 is the smallest threshold
+  // with which the pipeline matches BM25 on SciFact train, learned on the dev splits
+  // with BioASQ dev (docs/biomed-ablation.md). It gates the entity term only: the
+  // cross-drug penalty (labels and compound cards) and the supplement's injection
+  // still use the query's drugs.
   double entity_min_query_share = 0.25;
   // The cross-drug penalty applies to hits of these source types: a drug label or a
   // compound card is about its drugs, so one naming only other drugs answers another
@@ -185,9 +187,14 @@ class BiomedPlugin {
   std::string entity_suffix(const std::string& query) const;
   // _boost_terms_for_query: the query's drugs, else related_drugs[:6] of its entities.
   std::vector<std::string> boost_terms_for_query(const std::string& query) const;
-  // The words of the query those boost terms come from: its drug mentions, else the
-  // mentions of the entities whose related drugs stand in.
-  std::string boost_term_mentions(const std::string& query) const;
+  // The query with the mentions the boost terms come from (its drugs, else the
+  // entities whose related drugs stand in) blanked out.
+  std::string blank_boost_term_mentions(const std::string& query) const;
+  // The share of the query's BM25 weight those mentions carry: 1 - weight(query
+  // without them) / weight(query), summed over the hits' collections, so every query
+  // term is attributed where the analyser put it (hyphenated compounds included).
+  // 1 when nothing can weigh it.
+  double boost_mention_share(const std::string& query, const search::HitList& hits) const;
   // The intent stashed by dense_expand, or detected now.
   QueryRetrievalIntent intent_of(search::HookContext& ctx, const std::string& query) const;
   const BiomedOptions& options() const { return opts_; }

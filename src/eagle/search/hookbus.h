@@ -54,10 +54,6 @@ struct HookContext {
     for (const auto& s : query_suffixes) out += " " + s;
     return out;
   }
-  // How much a text weighs as a query in a collection's lexical index: the sum of
-  // its analysed terms' BM25 idf (0 for a collection that is absent or has no rows).
-  // Set by the orchestrator; unset (empty) in a context built elsewhere.
-  std::function<double(const std::string& collection, std::string_view text)> query_weight;
   double encode_ms = 0;  // time in the encoder and in index searches (overhead accounting)
   double search_ms = 0;
   template <typename T>

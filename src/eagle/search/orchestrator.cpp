@@ -478,10 +478,6 @@ RetrievalResponse Orchestrator::retrieve(const RetrievalRequest& req) const {
   ctx.plugin_namespace = req.plugin_namespace;
   ctx.request = &req;
   ctx.telemetry = &tel;
-  ctx.query_weight = [this](const std::string& collection, std::string_view text) {
-    const store::Collection* c = collections_(collection);
-    return c ? c->query_weight(text) : 0.0;
-  };
   RetrievalResponse resp;
 
   // QUERY_ASSEMBLE (ALL): each subscriber appends a suffix (biomed: its entity

@@ -165,13 +165,13 @@ std::vector<LexicalHit> Bm25Index::search(std::string_view query, size_t k, TopK
 }
 
 double Bm25Index::query_weight(std::string_view text) const {
-  if (doc_len_.empty()) return 0.0;
-  std::shared_ptr<const Snapshot> snap = current_snapshot();
+  const uint32_t n = size();
+  if (n == 0) return 0.0;
   double sum = 0.0;
   for (const auto& t : analyzer_.terms(text)) {
     auto it = term_ids_.find(std::string_view(t));
-    if (it == term_ids_.end() || postings_[it->second].empty()) continue;
-    sum += bm25_idf(postings_[it->second].size(), snap->docs);
+    const uint32_t df = it == term_ids_.end() ? 0 : static_cast<uint32_t>(postings_[it->second].size());
+    sum += bm25_idf(df, n);
   }
   return sum;
 }

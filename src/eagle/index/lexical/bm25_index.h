@@ -70,8 +70,10 @@ class Bm25Index {
                                        const Bitset* allowed = nullptr) const;
 
   // How much a text weighs as a query: the sum of the BM25 idf of its analysed terms
-  // (each occurrence counts, as query tf does; a term no document has adds 0). The
-  // biomed Tier-2 compares an entity's weight with the whole query's.
+  // (each occurrence counts, as query tf does). A term no document has weighs the
+  // most (df 0): a brand name the corpus never uses is still the query's most
+  // specific word. The biomed Tier-2 compares a drug mention's weight with the
+  // whole query's. 0 for an empty index.
   double query_weight(std::string_view text) const;
 
   const Bm25Params& params() const { return params_; }
