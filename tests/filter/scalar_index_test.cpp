@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <limits>
+#include <map>
 #include <random>
 
 #include "eagle/core/error.h"
@@ -171,4 +172,34 @@ TEST(ScalarIndex, MatchesBruteForceOnRandomNumbers) {
       }
     }
   }
+}
+
+// A value's rows are kept inline while there is one and in a vector from two on
+// (scalar_index.h, Rows): every count from 0 to many, against a brute-force
+// oracle, in the index and in a copy of it.
+TEST(ScalarIndex, RowsOfAValueStayExactFromOneRowToMany) {
+  std::mt19937 rng(5);
+  ScalarIndex idx(FieldType::string);
+  std::map<std::string, V> oracle;
+  for (uint32_t r = 0; r < 4000; ++r) {
+    // Value "v<k>" gets rows with probability falling in k: many single-row values,
+    // some with a handful, a few with hundreds.
+    const uint32_t k = static_cast<uint32_t>(std::min<double>(std::exp(std::uniform_real_distribution<>(0, 9)(rng)), 5000));
+    const std::string v = "v" + std::to_string(k);
+    idx.add(r, v);
+    oracle[v].push_back(r);
+  }
+  const ScalarIndex copy = idx;
+  size_t singles = 0, multis = 0;
+  for (const auto& [v, rows] : oracle) {
+    (rows.size() == 1 ? singles : multis) += 1;
+    for (const ScalarIndex* i : {static_cast<const ScalarIndex*>(&idx), &copy}) {
+      std::vector<uint32_t> got;
+      i->equal(v).for_each([&](size_t r) { got.push_back(static_cast<uint32_t>(r)); });
+      ASSERT_EQ(got, rows) << v;
+    }
+  }
+  EXPECT_GT(singles, 50u);
+  EXPECT_GT(multis, 10u);
+  EXPECT_EQ(bits(idx.equal(std::string("absent"))), V({}));
 }

@@ -19,10 +19,9 @@ bool ScalarIndex::NumberLess::operator()(const A& a, const B& b) const {
 
 namespace {
 
-using Rows = std::vector<uint32_t>;
-
+template <typename Rows>
 void set_rows(const Rows& rows, Bitset& out) {
-  for (uint32_t r : rows) out.set(r);
+  rows.for_each([&](uint32_t r) { out.set(r); });
 }
 
 // Calls fn(key) with `s` as a lookup key of a dictionary keyed by K; false when no

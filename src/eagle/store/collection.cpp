@@ -154,7 +154,11 @@ json record_to_json(const Record& r, const CollectionSchema& schema, bool with_v
 }
 
 Collection::Collection(CollectionSchema schema, CollectionOptions opts, fs::path dir)
-    : schema_(std::move(schema)), opts_(opts), dir_(std::move(dir)), lexical_(opts.bm25, opts.analyzer) {
+    : schema_(std::move(schema)),
+      opts_(opts),
+      dir_(std::move(dir)),
+      texts_(std::make_unique<RowTexts>(dir_)),
+      lexical_(opts.bm25, opts.analyzer) {
   schema_.validate();
   // A collection's own length normalisation (the visual collection's tiles) wins.
   if (schema_.text_length_norm) opts_.bm25.b = *schema_.text_length_norm;
@@ -165,6 +169,7 @@ Collection::~Collection() = default;
 
 void Collection::reset_indexes() {
   rows_.clear();
+  texts_->clear();
   deleted_ = Bitset();
   live_.clear();
   lexical_ = index::Bm25Index(opts_.bm25, opts_.analyzer);
@@ -537,7 +542,7 @@ uint32_t Collection::append_row(Record& r) {
   vectors_->add(row, r.vector.data());
   for (size_t i = 0; i < scalar_.size(); ++i)
     if (scalar_[i]) scalar_[i]->add(row, r.values[i]);
-  rows_.push_back({std::move(r.id), std::move(r.text), PackedValues(std::move(r.values))});
+  rows_.push_back({std::move(r.id), texts_->spill(r.text), PackedValues(std::move(r.values))});
   deleted_.resize(rows_.size());
   return row;
 }
@@ -566,7 +571,9 @@ size_t Collection::apply_commit(TxnId txn) {
   if (it == txns_.end()) return 0;
   // Deletes first, then the staged rows (a staged row may carry a deleted id).
   const size_t n = apply_remove(it->second.deletes);
-  it->second.rows.for_each([&](uint32_t row) {
+  // Drained, not copied: each staged row leaves the transaction's set as it enters
+  // live_, so the two sets never both hold every row (40 bytes a row at the peak).
+  it->second.rows.drain([&](uint32_t row) {
     if (auto old = live_.put(row)) deleted_.set(*old);
     deleted_.reset(row);
   });
@@ -776,19 +783,27 @@ void Collection::checkpoint_unlocked() {
     if (!txns_.empty()) return;
   }
   std::string seg_name;
+  std::vector<uint64_t> text_offsets;
   {
     // 1. The segment: every row up to last_lsn_, written whole before it is named.
     //    Writers wait on write_mu_ (held by our caller), so a shared lock gives a
     //    stable state and searches go on while the file is written.
     std::shared_lock lock(mutex_);
     seg_name = numbered_name("seg-", last_lsn_, ".eagle");
-    write_segment(dir_ / seg_name);
+    text_offsets = write_segment(dir_ / seg_name);
   }
   std::unique_lock lock(mutex_);
   // 2. The manifest switches to it atomically; from here the old files are garbage.
   io::write_file_atomic(fsys(), dir_ / "MANIFEST", [&](std::ostream& out) {
     out << with_checksum({{"format", 2}, {"segment", seg_name}, {"last_lsn", last_lsn_}}).dump();
   });
+  // The rows' texts are read from the new segment from here on; the spill (what the
+  // log held) is emptied.
+  texts_->switch_segment(dir_ / seg_name);
+  for (size_t r = 0; r < rows_.size(); ++r) {
+    rows_[r].text.offset = text_offsets[r];
+    rows_[r].text.in_spill = 0;
+  }
   // 3. A fresh log for records after the segment; then drop what the segment covers.
   const fs::path new_wal = dir_ / numbered_name("wal-", last_lsn_ + 1, ".log");
   wal_ = std::make_unique<WalWriter>(new_wal, opts_.sync, fsys());
@@ -802,23 +817,36 @@ void Collection::checkpoint_unlocked() {
   fsys().sync_path(dir_, true);
 }
 
-void Collection::write_segment(const fs::path& file) const {
+std::vector<uint64_t> Collection::write_segment(const fs::path& file) const {
+  // Where each row's text lands in the file (its bytes, after the length), counted
+  // as written: the checkpoint moves the rows' text references there.
+  std::vector<uint64_t> text_offsets;
+  text_offsets.reserve(rows_.size());
   write_checked_file(fsys(), file, [&](std::ostream& out) {
     out.write(kSegMagic, sizeof(kSegMagic));
     io::write_pod<uint64_t>(out, last_lsn_);
     io::write_pod<uint64_t>(out, rows_.size());
+    uint64_t at = sizeof(kSegMagic) + 2 * sizeof(uint64_t);
+    std::string text;
     for (uint32_t r = 0; r < rows_.size(); ++r) {
       const auto& row = rows_[r];
+      texts_->read_into(row.text, text);
       io::write_str(out, row.id);
-      io::write_str(out, row.text);
+      io::write_str(out, text);
+      at += sizeof(uint64_t) + row.id.size() + sizeof(uint64_t);
+      text_offsets.push_back(at);
+      at += text.size();
       io::write_pod<uint8_t>(out, deleted_.test(r) ? 1 : 0);
       json vals = json::array();
       for (size_t i = 0; i < schema_.fields.size(); ++i) vals.push_back(value_to_json(row.values[i]));
-      io::write_str(out, vals.dump());
+      const std::string dumped = vals.dump();
+      io::write_str(out, dumped);
+      at += 1 + sizeof(uint64_t) + dumped.size();
     }
     lexical_.save(out);
     vectors_->save(out);
   });
+  return text_offsets;
 }
 
 void Collection::load_segment(const fs::path& file, bool checked) {
@@ -841,12 +869,20 @@ void Collection::load_segment(const fs::path& file, bool checked) {
     reset_indexes();
     rows_.resize(n);
     deleted_.resize(n);
+    // Texts stay in the file, referenced by offset (row_texts.h): `at` follows the
+    // reads (write_segment's layout) to know where each text's bytes are.
+    uint64_t at = sizeof(kSegMagic) + 2 * sizeof(uint64_t);
     for (uint32_t r = 0; r < n; ++r) {
       auto& row = rows_[r];
       row.id = io::read_str(in, "row id");
-      row.text = io::read_str(in, "row text");
+      const std::string text = io::read_str(in, "row text");
+      at += sizeof(uint64_t) + row.id.size() + sizeof(uint64_t);
+      row.text = RowTexts::segment_ref(at, text);
+      at += text.size();
       if (io::read_pod<uint8_t>(in, "row flag")) deleted_.set(r);
-      auto vals = json::parse(io::read_str(in, "row values"));
+      const std::string dumped = io::read_str(in, "row values");
+      at += 1 + sizeof(uint64_t) + dumped.size();
+      auto vals = json::parse(dumped);
       if (!vals.is_array() || vals.size() != schema_.fields.size())
         fail(ErrorCode::invalid_argument, "row values do not match the schema");
       std::vector<Value> values;
@@ -860,6 +896,7 @@ void Collection::load_segment(const fs::path& file, bool checked) {
     }
     lexical_ = index::Bm25Index::load(in);
     vectors_ = index::load_vector_index(in);
+    texts_->open_segment(file);
     if (lexical_.size() != n || vectors_->size() != n)
       fail(ErrorCode::invalid_argument, "segment indexes disagree with the row count");
     // Every vector read and every query is sized by the schema: a segment of another
@@ -926,7 +963,7 @@ std::optional<Record> Collection::get(const std::string& id) const {
   const auto found = live_.find(id);
   if (!found) return std::nullopt;
   const auto& row = rows_[*found];
-  return Record{row.id, row.text, {}, row.values.unpack(schema_.fields.size())};
+  return Record{row.id, texts_->read(row.text), {}, row.values.unpack(schema_.fields.size())};
 }
 
 std::optional<Record> Collection::get_with_vector(const std::string& id) const {
@@ -936,7 +973,7 @@ std::optional<Record> Collection::get_with_vector(const std::string& id) const {
   const auto& row = rows_[*found];
   std::vector<float> v(schema_.vector.dim);
   vectors_->stored_vector(*found, v.data());
-  return Record{row.id, row.text, std::move(v), row.values.unpack(schema_.fields.size())};
+  return Record{row.id, texts_->read(row.text), std::move(v), row.values.unpack(schema_.fields.size())};
 }
 
 std::optional<Record> Collection::get(const std::string& id, std::string_view expr,
@@ -950,7 +987,7 @@ std::optional<Record> Collection::get(const std::string& id, std::string_view ex
   RowAdapter view;
   view.bind(&row.id, &row.values);
   if (!filter::evaluate(parsed, view)) return std::nullopt;
-  return Record{row.id, row.text, {}, row.values.unpack(schema_.fields.size())};
+  return Record{row.id, texts_->read(row.text), {}, row.values.unpack(schema_.fields.size())};
 }
 
 std::vector<std::string> Collection::ids_where_equals(const std::string& field, const std::string& value) const {
@@ -992,20 +1029,28 @@ void Collection::compact() {
   }
   std::unique_ptr<Collection> fresh(new Collection(schema_, opts_, {}));
   {
+    // In batches: the texts come off disk (row_texts.h) and go back to it, so the
+    // rebuild never holds every text in memory.
+    constexpr size_t kBatch = 4096;
     std::shared_lock read(mutex_);
     std::vector<Record> live;
-    live.reserve(live_.size());
+    live.reserve(kBatch);
     std::vector<float> v(schema_.vector.dim);
     for (uint32_t r = 0; r < rows_.size(); ++r) {
       if (deleted_.test(r)) continue;
       vectors_->stored_vector(r, v.data());
-      live.push_back(Record{rows_[r].id, rows_[r].text, v, rows_[r].values.unpack(schema_.fields.size())});
+      live.push_back(Record{rows_[r].id, texts_->read(rows_[r].text), v, rows_[r].values.unpack(schema_.fields.size())});
+      if (live.size() == kBatch) {
+        fresh->apply_insert(live);
+        live.clear();
+      }
     }
     fresh->apply_insert(live);
   }
   {
     std::unique_lock lock(mutex_);
     rows_ = std::move(fresh->rows_);
+    texts_ = std::move(fresh->texts_);  // the rows' texts are in the fresh collection's spill
     deleted_ = std::move(fresh->deleted_);
     // The id index keys the rows it is built over: rebuilt over these.
     live_.clear();
@@ -1026,7 +1071,7 @@ std::vector<Record> Collection::records(const std::vector<CollectionHit>& hits) 
   for (const auto& h : hits) {
     if (h.row >= rows_.size()) fail(ErrorCode::invalid_argument, "row out of range");
     const auto& row = rows_[h.row];
-    out.push_back(Record{row.id, row.text, {}, row.values.unpack(schema_.fields.size())});
+    out.push_back(Record{row.id, texts_->read(row.text), {}, row.values.unpack(schema_.fields.size())});
   }
   return out;
 }
@@ -1037,7 +1082,7 @@ std::vector<Record> Collection::fetch(std::string_view expr, const TemplateParam
   std::vector<Record> out;
   filter_locked(expr, params).for_each([&](size_t r) {
     if (out.size() < limit)
-      out.push_back(Record{rows_[r].id, rows_[r].text, {}, rows_[r].values.unpack(schema_.fields.size())});
+      out.push_back(Record{rows_[r].id, texts_->read(rows_[r].text), {}, rows_[r].values.unpack(schema_.fields.size())});
   });
   return out;
 }
@@ -1047,7 +1092,7 @@ std::vector<Record> Collection::scan(size_t from, size_t limit, size_t* next) co
   std::vector<Record> out;
   size_t r = from;
   for (; r < rows_.size() && out.size() < limit; ++r)
-    if (!deleted_.test(r)) out.push_back(Record{rows_[r].id, rows_[r].text, {}, rows_[r].values.unpack(schema_.fields.size())});
+    if (!deleted_.test(r)) out.push_back(Record{rows_[r].id, texts_->read(rows_[r].text), {}, rows_[r].values.unpack(schema_.fields.size())});
   if (next) *next = r;
   return out;
 }

@@ -26,6 +26,7 @@
 #include <string_view>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 #include <functional>
 #include <vector>
 
@@ -34,6 +35,7 @@
 #include "eagle/core/schema.h"
 #include "eagle/core/value.h"
 #include "eagle/index/lexical/bm25_index.h"
+#include "eagle/store/row_texts.h"
 #include "eagle/store/rows_by_id.h"
 #include "eagle/store/wal.h"
 
@@ -172,9 +174,11 @@ class Collection {
   void visit(const std::vector<CollectionHit>& hits, F&& fn) const {
     static const Row kGone;  // a row renumbered by a compaction since the search: no id
     std::shared_lock lock(mutex_);
+    std::string text;
     for (size_t i = 0; i < hits.size(); ++i) {
       const auto& row = hits[i].row < rows_.size() ? rows_[hits[i].row] : kGone;
-      fn(i, row.id, row.text, row.values);
+      texts_->read_into(row.text, text);
+      fn(i, row.id, std::as_const(text), row.values);
     }
   }
   // Live records passing `filter`, in row order, at most `limit` (graph and
@@ -198,7 +202,7 @@ class Collection {
  private:
   struct Row {
     std::string id;
-    std::string text;
+    TextRef text;  // read through texts_ (row_texts.h)
     PackedValues values;
   };
   Collection(CollectionSchema schema, CollectionOptions opts, std::filesystem::path dir);
@@ -228,7 +232,8 @@ class Collection {
   // nullptr when every row may be returned (no filter, no deletions).
   std::optional<Bitset> allowed_locked(std::string_view filter, const TemplateParams& params) const;
   void load_segment(const std::filesystem::path& file, bool checked);
-  void write_segment(const std::filesystem::path& file) const;
+  // Returns the file offset of each row's text (row order).
+  std::vector<uint64_t> write_segment(const std::filesystem::path& file) const;
   void reset_indexes();
   io::FileSystem& fsys() const { return io::or_posix(opts_.file_system); }
 
@@ -241,6 +246,7 @@ class Collection {
   std::mutex write_mu_;
   mutable RwMutex mutex_;
   std::vector<Row> rows_;
+  std::unique_ptr<RowTexts> texts_;  // the rows' texts, on disk
   Bitset deleted_;
   RowsById<std::vector<Row>> live_{&rows_};  // id -> live row
   index::Bm25Index lexical_;

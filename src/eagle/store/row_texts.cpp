@@ -1,0 +1,156 @@
+#include "eagle/store/row_texts.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+#include "eagle/core/error.h"
+
+namespace fs = std::filesystem;
+
+namespace eagle::store {
+
+namespace {
+
+uint32_t crc_of(std::string_view s) {
+  return static_cast<uint32_t>(
+      crc32(crc32(0L, Z_NULL, 0), reinterpret_cast<const Bytef*>(s.data()), static_cast<uInt>(s.size())));
+}
+
+// Flushes once this much is buffered: large enough for few writes, small against
+// the memory the spill saves.
+constexpr size_t kSpillFlushBytes = size_t{1} << 20;
+
+// An unnamed file in `dir` (gone when closed, nothing to clean up after a crash);
+// where the folder refuses (read-only store, no O_TMPFILE support), one in the
+// system's temporary folder.
+int open_unnamed_file(const fs::path& dir) {
+  std::vector<fs::path> places;
+  if (!dir.empty()) places.push_back(dir);
+  std::error_code ec;
+  const fs::path tmp = fs::temp_directory_path(ec);
+  if (!ec) places.push_back(tmp);
+  for (const auto& d : places) {
+    const int fd = ::open(d.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    if (fd >= 0) return fd;
+  }
+  for (const auto& d : places) {
+    std::string name = (d / "eagle-texts-XXXXXX").string();
+    const int fd = ::mkostemp(name.data(), O_CLOEXEC);
+    if (fd >= 0) {
+      ::unlink(name.c_str());
+      return fd;
+    }
+  }
+  fail(ErrorCode::unavailable, "cannot create the row-text spill file in " +
+                                   (dir.empty() ? tmp.string() : dir.string()) + ": " + std::strerror(errno));
+}
+
+}  // namespace
+
+RowTexts::RowTexts(const fs::path& dir) : dir_(dir), spill_fd_(open_unnamed_file(dir)) {}
+
+RowTexts::~RowTexts() {
+  if (spill_fd_ >= 0) ::close(spill_fd_);
+  if (segment_fd_ >= 0) ::close(segment_fd_);
+}
+
+TextRef RowTexts::spill(std::string_view text) {
+  TextRef ref;
+  ref.offset = spill_bytes();
+  ref.in_spill = 1;
+  ref.length = static_cast<uint32_t>(text.size());
+  ref.crc = crc_of(text);
+  spill_buffer_.append(text);
+  if (spill_buffer_.size() >= kSpillFlushBytes) flush();
+  return ref;
+}
+
+void RowTexts::flush() noexcept {
+  size_t done = 0;
+  while (done < spill_buffer_.size()) {
+    const ssize_t n = ::pwrite(spill_fd_, spill_buffer_.data() + done, spill_buffer_.size() - done,
+                               static_cast<off_t>(spill_flushed_ + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;  // kept in the buffer: reads find it there, the next flush retries
+    done += static_cast<size_t>(n);
+  }
+  spill_flushed_ += done;
+  spill_buffer_.erase(0, done);
+}
+
+std::string RowTexts::file_name(const TextRef& ref) const {
+  return ref.in_spill ? "the row-text spill file of " + (dir_.empty() ? std::string("an in-memory collection") : dir_.string())
+                      : segment_.string();
+}
+
+void RowTexts::pread_exact(int fd, char* out, size_t n, uint64_t offset, const std::string& name) const {
+  size_t done = 0;
+  while (done < n) {
+    const ssize_t got = ::pread(fd, out + done, n - done, static_cast<off_t>(offset + done));
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) fail(ErrorCode::unavailable, "cannot read " + name + ": " + std::strerror(errno));
+    if (got == 0)
+      fail(ErrorCode::data_loss, name + " ends before the row text at bytes [" + std::to_string(offset) + ", " +
+                                     std::to_string(offset + n) + ")");
+    done += static_cast<size_t>(got);
+  }
+}
+
+void RowTexts::read_into(const TextRef& ref, std::string& out) const {
+  out.resize(ref.length);
+  if (ref.length == 0) return;
+  if (ref.in_spill && ref.offset >= spill_flushed_) {
+    // Not written yet: still in the buffer.
+    std::memcpy(out.data(), spill_buffer_.data() + (ref.offset - spill_flushed_), ref.length);
+  } else {
+    const int fd = ref.in_spill ? spill_fd_ : segment_fd_;
+    if (fd < 0) fail(ErrorCode::internal, "a row text refers to a segment that is not open");
+    pread_exact(fd, out.data(), ref.length, ref.offset, file_name(ref));
+  }
+  if (crc_of(out) != ref.crc)
+    fail(ErrorCode::data_loss, "row text in " + file_name(ref) + " at bytes [" + std::to_string(ref.offset) + ", " +
+                                   std::to_string(ref.offset + ref.length) + ") fails its checksum");
+}
+
+std::string RowTexts::read(const TextRef& ref) const {
+  std::string out;
+  read_into(ref, out);
+  return out;
+}
+
+void RowTexts::open_segment(const fs::path& file) {
+  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) fail(ErrorCode::unavailable, "cannot open " + file.string() + ": " + std::strerror(errno));
+  if (segment_fd_ >= 0) ::close(segment_fd_);
+  segment_fd_ = fd;
+  segment_ = file;
+}
+
+TextRef RowTexts::segment_ref(uint64_t offset, std::string_view text) {
+  TextRef ref;
+  ref.offset = offset;
+  ref.in_spill = 0;
+  ref.length = static_cast<uint32_t>(text.size());
+  ref.crc = crc_of(text);
+  return ref;
+}
+
+void RowTexts::switch_segment(const fs::path& file) {
+  open_segment(file);
+  clear();
+}
+
+void RowTexts::clear() {
+  spill_buffer_.clear();
+  spill_flushed_ = 0;
+  // Best effort: a spill that cannot shrink only costs disk until it is closed.
+  [[maybe_unused]] const int rc = ::ftruncate(spill_fd_, 0);
+}
+
+}  // namespace eagle::store

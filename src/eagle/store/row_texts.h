@@ -1,0 +1,75 @@
+#pragma once
+// Row texts kept on disk and read back by reference, so a collection's memory does not
+// grow with its texts (the 1,000,000-row ingest of the reliability issue held ~250
+// bytes a row of text in strings). A row's text lives in one of two files:
+//   - the collection's segment, where the last checkpoint wrote it (read in place);
+//   - the spill file, an unnamed temporary file (O_TMPFILE in the collection's folder)
+//     holding the texts of rows written since: the log holds them durably, so the
+//     spill needs no fsync and is rebuilt by replay after a crash.
+// A checkpoint writes every text into the new segment and moves the references there
+// (move_to_segment), which empties the spill. Reads use pread, not mmap: mapped pages
+// would count in the process's resident memory. Each reference carries the CRC-32
+// of its bytes, verified on every read: a flipped byte is data_loss naming the file
+// and the byte range, never served.
+//
+// Thread safety: spill() and the moves change state and need the owner's exclusive
+// lock; read() is const and safe under a shared lock.
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+namespace eagle::store {
+
+struct TextRef {
+  uint64_t offset : 63 = 0;  // byte offset in its file
+  uint64_t in_spill : 1 = 0;  // 1: the spill file; 0: the segment
+  uint32_t length = 0;
+  uint32_t crc = 0;  // CRC-32 (zlib, as the other store files) of the bytes
+};
+static_assert(sizeof(TextRef) == 16);
+
+class RowTexts {
+ public:
+  // `dir` is where the spill is created (empty: the system's temporary folder).
+  explicit RowTexts(const std::filesystem::path& dir);
+  ~RowTexts();
+  RowTexts(const RowTexts&) = delete;
+  RowTexts& operator=(const RowTexts&) = delete;
+
+  // Appends `text` to the spill (buffered in memory until flush()) and returns where.
+  TextRef spill(std::string_view text);
+  // Writes the buffered spill bytes. Never throws: on a write error the bytes stay in
+  // the buffer (reads find them there) and the next flush retries.
+  void flush() noexcept;
+
+  // The text at `ref`; data_loss when its bytes fail the checksum, unavailable when
+  // the file cannot be read.
+  std::string read(const TextRef& ref) const;
+  void read_into(const TextRef& ref, std::string& out) const;
+
+  // A segment being loaded: texts are then referenced in place (segment_ref). Opens
+  // `file` for reading; the previous segment (if any) is closed.
+  void open_segment(const std::filesystem::path& file);
+  static TextRef segment_ref(uint64_t offset, std::string_view text);
+  // After a checkpoint wrote every row's text into `file` (the owner points its
+  // references there): reads go to that segment, and the spill is emptied.
+  void switch_segment(const std::filesystem::path& file);
+  // Forgets every text (the rows are being rebuilt): empties the spill.
+  void clear();
+
+  uint64_t spill_bytes() const { return spill_flushed_ + spill_buffer_.size(); }
+
+ private:
+  void pread_exact(int fd, char* out, size_t n, uint64_t offset, const std::string& name) const;
+  std::string file_name(const TextRef& ref) const;
+
+  std::filesystem::path dir_;
+  int spill_fd_ = -1;
+  uint64_t spill_flushed_ = 0;  // bytes of the spill file already written
+  std::string spill_buffer_;    // bytes past spill_flushed_
+  int segment_fd_ = -1;
+  std::filesystem::path segment_;
+};
+
+}  // namespace eagle::store
