@@ -119,6 +119,10 @@ TEST(LargeIngest, AMillionRowsInOneCommandAndAKilledIngestOfThemLeavesTheStoreAs
                                static_cast<double>(ru.ru_maxrss) * 1024.0 / static_cast<double>(corpus_bytes)}}
                    .dump()
             << std::endl;
+  // Bounded memory (issue 12: well under 4x the corpus). Row texts stay on disk and
+  // the index is what remains; measured about 3.6x (docs/benchmarks.md). Resident
+  // memory varies by a few per cent between runs of the same ingest, hence the room.
+  EXPECT_LT(static_cast<double>(ru.ru_maxrss) * 1024.0 / static_cast<double>(corpus_bytes), 3.8);
   EXPECT_EQ(collection_rows(flag), static_cast<int64_t>(kRows) + 2);
   // A row from deep in the file, found by its own text; the rows from before are kept.
   for (uint64_t row : {uint64_t{3}, uint64_t{777777}, kRows - 1}) {

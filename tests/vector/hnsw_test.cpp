@@ -447,7 +447,7 @@ TEST(VectorIndexFactory, MakesTheSchemaKind) {
   auto hnsw = make_vector_index(testing::schema(3, Metric::cosine, VectorIndexKind::hnsw));
   EXPECT_EQ(hnsw->kind(), VectorIndexKind::hnsw);
   EXPECT_EQ(hnsw->metric(), Metric::cosine);
-  EXPECT_EQ(dynamic_cast<HnswIndex&>(*hnsw).storage(), VectorStorage::sq8);
+  EXPECT_EQ(dynamic_cast<HnswIndex&>(*hnsw).storage(), VectorStorage::f16);
   auto ip = make_vector_index(testing::schema(3, Metric::ip, VectorIndexKind::hnsw));
   EXPECT_EQ(dynamic_cast<HnswIndex&>(*ip).storage(), VectorStorage::f32);
 }

@@ -49,7 +49,7 @@ struct FilterPlannerParams {
 };
 
 struct HnswOptions {
-  // Unset: sq8 for cosine, f32 for IP and L2.
+  // Unset: f16 for cosine (unit vectors), f32 for IP and L2 (any magnitude).
   std::optional<VectorStorage> storage;
   // sq8: re-rank the best max(k, rerank_depth) of the beam with the fp16 copy (0: the
   // whole beam). On GloVe-100 a depth of 20 already gives the recall of the whole beam.
