@@ -87,7 +87,7 @@ TEST_P(HnswMetricTest, ResultsAreSortedWithSensibleScores) {
     for (size_t i = 1; i < hits.size(); ++i) EXPECT_TRUE(vector_detail::ranks_before(hits[i - 1], hits[i]));
     for (const auto& h : hits) {
       const double want = testing::brute_score(GetParam(), qv, b.data.data() + h.row * kDim, kDim);
-      // sq8 (cosine) scores come from the fp16 copy: ~1e-3 at most.
+      // fp16 vectors (cosine: f16, or sq8 re-ranked by its fp16 copy): ~1e-3 at most.
       EXPECT_NEAR(h.score, want, 2e-3 * (1 + std::fabs(want)));
     }
   }

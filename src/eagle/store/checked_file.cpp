@@ -87,11 +87,12 @@ void write_checked_file(io::FileSystem& fs, const fs::path& file, const std::fun
       on_bytes);
 }
 
-uint64_t verify_checked_file(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
+uint64_t verify_checked_file(const fs::path& file, const fs::path& read_from) {
+  const fs::path& source = read_from.empty() ? file : read_from;
+  std::ifstream in(source, std::ios::binary);
   if (!in) fail(ErrorCode::not_found, "cannot open " + file.string());
   std::error_code ec;
-  const uint64_t size = fs::file_size(file, ec);
+  const uint64_t size = fs::file_size(source, ec);
   if (ec || size < kTrailer) damaged(file, "too short for its checksum footer");
   char trailer[kTrailer];
   in.seekg(static_cast<std::streamoff>(size - kTrailer));

@@ -24,7 +24,9 @@ void write_checked_file(io::FileSystem& fs, const std::filesystem::path& file,
 
 // Verifies the footer against the content; data_loss naming the file and the first
 // bad block's byte range, or the footer itself. Returns the content length.
-uint64_t verify_checked_file(const std::filesystem::path& file);
+// `read_from`, when given, is where the bytes are read (/proc/self/fd/N: the very file
+// a descriptor holds, whatever has since been renamed over `file`).
+uint64_t verify_checked_file(const std::filesystem::path& file, const std::filesystem::path& read_from = {});
 
 // A JSON object with its "checksum" member set / checked (data_loss when it does not
 // match; an object without one is accepted: written before checksums existed).

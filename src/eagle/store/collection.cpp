@@ -157,7 +157,9 @@ Collection::Collection(CollectionSchema schema, CollectionOptions opts, fs::path
     : schema_(std::move(schema)),
       opts_(opts),
       dir_(std::move(dir)),
-      texts_(std::make_unique<RowTexts>(dir_)),
+      // A reader leaves the store's folder alone: its spill (replayed log records) goes
+      // to the temporary folder.
+      texts_(std::make_unique<RowTexts>(opts_.read_only ? fs::path{} : dir_)),
       lexical_(opts.bm25, opts.analyzer) {
   schema_.validate();
   // A collection's own length normalisation (the visual collection's tiles) wins.
@@ -851,8 +853,13 @@ std::vector<uint64_t> Collection::write_segment(const fs::path& file) const {
 
 void Collection::load_segment(const fs::path& file, bool checked) {
   if (!fs::exists(file)) fail(ErrorCode::data_loss, "segment named by MANIFEST is missing: " + file.string());
-  if (checked) verify_checked_file(file);
-  std::ifstream in(file, std::ios::binary);
+  // The descriptor the rows' texts will be read through is opened first, and the
+  // verification and the load read through it: a compaction may rename a new segment
+  // over this name (same lsn) meanwhile, and offsets from one file must not be used
+  // on the other.
+  const fs::path opened = texts_->open_segment(file);
+  if (checked) verify_checked_file(file, opened);
+  std::ifstream in(opened, std::ios::binary);
   if (!in) fail(ErrorCode::unavailable, "cannot open " + file.string());
   try {
     char magic[sizeof(kSegMagic)];
@@ -896,7 +903,6 @@ void Collection::load_segment(const fs::path& file, bool checked) {
     }
     lexical_ = index::Bm25Index::load(in);
     vectors_ = index::load_vector_index(in);
-    texts_->open_segment(file);
     if (lexical_.size() != n || vectors_->size() != n)
       fail(ErrorCode::invalid_argument, "segment indexes disagree with the row count");
     // Every vector read and every query is sized by the schema: a segment of another
@@ -1028,6 +1034,8 @@ void Collection::compact() {
     }
   }
   std::unique_ptr<Collection> fresh(new Collection(schema_, opts_, {}));
+  // Its texts become ours: spilled in our folder, not the temporary one (often RAM).
+  fresh->texts_ = std::make_unique<RowTexts>(dir_);
   {
     // In batches: the texts come off disk (row_texts.h) and go back to it, so the
     // rebuild never holds every text in memory.

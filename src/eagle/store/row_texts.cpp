@@ -9,6 +9,8 @@
 #include <cstring>
 #include <vector>
 
+#include <spdlog/spdlog.h>
+
 #include "eagle/core/error.h"
 
 namespace fs = std::filesystem;
@@ -30,30 +32,27 @@ constexpr size_t kSpillFlushBytes = size_t{1} << 20;
 // where the folder refuses (read-only store, no O_TMPFILE support), one in the
 // system's temporary folder.
 int open_unnamed_file(const fs::path& dir) {
-  std::vector<fs::path> places;
-  if (!dir.empty()) places.push_back(dir);
   std::error_code ec;
-  const fs::path tmp = fs::temp_directory_path(ec);
-  if (!ec) places.push_back(tmp);
-  for (const auto& d : places) {
-    const int fd = ::open(d.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-    if (fd >= 0) return fd;
+  fs::path tmp = fs::temp_directory_path(ec);
+  if (ec) tmp = "/tmp";
+  const fs::path first = dir.empty() ? tmp : dir;
+  const int fd = ::open(first.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+  if (fd >= 0) return fd;
+  // No O_TMPFILE here: a named file in the temporary folder (never in the store,
+  // where a crash before the unlink would leave it), unlinked at once.
+  std::string name = (tmp / "eagle-texts-XXXXXX").string();
+  const int named = ::mkostemp(name.data(), O_CLOEXEC);
+  if (named >= 0) {
+    ::unlink(name.c_str());
+    return named;
   }
-  for (const auto& d : places) {
-    std::string name = (d / "eagle-texts-XXXXXX").string();
-    const int fd = ::mkostemp(name.data(), O_CLOEXEC);
-    if (fd >= 0) {
-      ::unlink(name.c_str());
-      return fd;
-    }
-  }
-  fail(ErrorCode::unavailable, "cannot create the row-text spill file in " +
-                                   (dir.empty() ? tmp.string() : dir.string()) + ": " + std::strerror(errno));
+  fail(ErrorCode::unavailable, "cannot create the row-text spill file in " + first.string() + " or " + tmp.string() +
+                                   ": " + std::strerror(errno));
 }
 
 }  // namespace
 
-RowTexts::RowTexts(const fs::path& dir) : dir_(dir), spill_fd_(open_unnamed_file(dir)) {}
+RowTexts::RowTexts(const fs::path& dir) : dir_(dir) {}
 
 RowTexts::~RowTexts() {
   if (spill_fd_ >= 0) ::close(spill_fd_);
@@ -72,16 +71,35 @@ TextRef RowTexts::spill(std::string_view text) {
 }
 
 void RowTexts::flush() noexcept {
+  if (spill_buffer_.empty()) return;
+  std::string why;
+  if (spill_fd_ < 0) {
+    try {
+      spill_fd_ = open_unnamed_file(dir_);
+    } catch (const std::exception& e) {
+      why = e.what();
+    }
+  }
   size_t done = 0;
-  while (done < spill_buffer_.size()) {
+  while (why.empty() && done < spill_buffer_.size()) {
     const ssize_t n = ::pwrite(spill_fd_, spill_buffer_.data() + done, spill_buffer_.size() - done,
                                static_cast<off_t>(spill_flushed_ + done));
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;  // kept in the buffer: reads find it there, the next flush retries
-    done += static_cast<size_t>(n);
+    if (n < 0) why = std::string("cannot write the row-text spill file: ") + std::strerror(errno);
+    if (n == 0) why = "the row-text spill file took no bytes";
+    if (n > 0) done += static_cast<size_t>(n);
+  }
+  if (!why.empty()) {
+    // All of it stays buffered (a part written is written again at the same offsets),
+    // so every text is whole in exactly one place: memory grows instead of failing.
+    if (!warned_)
+      spdlog::warn("{}: {}; keeping row texts in memory ({} bytes) until a write succeeds",
+                   dir_.empty() ? std::string("an in-memory collection") : dir_.string(), why, spill_buffer_.size());
+    warned_ = true;
+    return;
   }
   spill_flushed_ += done;
-  spill_buffer_.erase(0, done);
+  spill_buffer_.clear();
 }
 
 std::string RowTexts::file_name(const TextRef& ref) const {
@@ -110,7 +128,7 @@ void RowTexts::read_into(const TextRef& ref, std::string& out) const {
     std::memcpy(out.data(), spill_buffer_.data() + (ref.offset - spill_flushed_), ref.length);
   } else {
     const int fd = ref.in_spill ? spill_fd_ : segment_fd_;
-    if (fd < 0) fail(ErrorCode::internal, "a row text refers to a segment that is not open");
+    if (fd < 0) fail(ErrorCode::internal, "a row text refers to a file that is not open: " + file_name(ref));
     pread_exact(fd, out.data(), ref.length, ref.offset, file_name(ref));
   }
   if (crc_of(out) != ref.crc)
@@ -124,12 +142,13 @@ std::string RowTexts::read(const TextRef& ref) const {
   return out;
 }
 
-void RowTexts::open_segment(const fs::path& file) {
+fs::path RowTexts::open_segment(const fs::path& file) {
   const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) fail(ErrorCode::unavailable, "cannot open " + file.string() + ": " + std::strerror(errno));
   if (segment_fd_ >= 0) ::close(segment_fd_);
   segment_fd_ = fd;
   segment_ = file;
+  return fs::path("/proc/self/fd") / std::to_string(fd);
 }
 
 TextRef RowTexts::segment_ref(uint64_t offset, std::string_view text) {
@@ -149,8 +168,12 @@ void RowTexts::switch_segment(const fs::path& file) {
 void RowTexts::clear() {
   spill_buffer_.clear();
   spill_flushed_ = 0;
-  // Best effort: a spill that cannot shrink only costs disk until it is closed.
-  [[maybe_unused]] const int rc = ::ftruncate(spill_fd_, 0);
+  // Closed, not truncated: ext4 (auto_da_alloc) treats a file truncated to zero and
+  // written again as a replace-by-truncate and forces its data out at every journal
+  // commit, i.e. at every fsync of the log. Closing the unnamed file frees its blocks;
+  // the next flush opens a fresh one.
+  if (spill_fd_ >= 0) ::close(spill_fd_);
+  spill_fd_ = -1;
 }
 
 }  // namespace eagle::store

@@ -3,11 +3,15 @@
 // grow with its texts (the 1,000,000-row ingest of the reliability issue held ~250
 // bytes a row of text in strings). A row's text lives in one of two files:
 //   - the collection's segment, where the last checkpoint wrote it (read in place);
-//   - the spill file, an unnamed temporary file (O_TMPFILE in the collection's folder)
-//     holding the texts of rows written since: the log holds them durably, so the
-//     spill needs no fsync and is rebuilt by replay after a crash.
+//   - the spill file, an unnamed temporary file (O_TMPFILE in the collection's folder;
+//     the system's temporary folder for read-only and in-memory collections) holding
+//     the texts of rows written since: the log holds them durably, so the spill needs
+//     no fsync and is rebuilt by replay after a crash. It is opened at the first
+//     flush, so a collection nobody writes holds one descriptor (its segment).
+// A damaged text (checksum) fails the read that needs it and every checkpoint until
+// the store is repaired: it is reported, never served or carried into a new segment.
 // A checkpoint writes every text into the new segment and moves the references there
-// (move_to_segment), which empties the spill. Reads use pread, not mmap: mapped pages
+// (switch_segment), which empties the spill. Reads use pread, not mmap: mapped pages
 // would count in the process's resident memory. Each reference carries the CRC-32
 // of its bytes, verified on every read: a flipped byte is data_loss naming the file
 // and the byte range, never served.
@@ -32,6 +36,7 @@ static_assert(sizeof(TextRef) == 16);
 class RowTexts {
  public:
   // `dir` is where the spill is created (empty: the system's temporary folder).
+  // Nothing is opened yet.
   explicit RowTexts(const std::filesystem::path& dir);
   ~RowTexts();
   RowTexts(const RowTexts&) = delete;
@@ -39,8 +44,9 @@ class RowTexts {
 
   // Appends `text` to the spill (buffered in memory until flush()) and returns where.
   TextRef spill(std::string_view text);
-  // Writes the buffered spill bytes. Never throws: on a write error the bytes stay in
-  // the buffer (reads find them there) and the next flush retries.
+  // Writes the buffered spill bytes. Never throws: on an error (no spill file, a
+  // failed or short write) every buffered byte stays in the buffer, where reads find
+  // it, and the next flush writes it again at the same offsets; a warning is logged.
   void flush() noexcept;
 
   // The text at `ref`; data_loss when its bytes fail the checksum, unavailable when
@@ -49,8 +55,11 @@ class RowTexts {
   void read_into(const TextRef& ref, std::string& out) const;
 
   // A segment being loaded: texts are then referenced in place (segment_ref). Opens
-  // `file` for reading; the previous segment (if any) is closed.
-  void open_segment(const std::filesystem::path& file);
+  // `file` for reading; the previous segment (if any) is closed. Returns the path
+  // through which to read the very file opened (/proc/self/fd/N), so a loader reads
+  // the same bytes its references will point into even if a compaction renames a new
+  // segment over the name meanwhile.
+  std::filesystem::path open_segment(const std::filesystem::path& file);
   static TextRef segment_ref(uint64_t offset, std::string_view text);
   // After a checkpoint wrote every row's text into `file` (the owner points its
   // references there): reads go to that segment, and the spill is emptied.
@@ -65,7 +74,8 @@ class RowTexts {
   std::string file_name(const TextRef& ref) const;
 
   std::filesystem::path dir_;
-  int spill_fd_ = -1;
+  int spill_fd_ = -1;  // opened at the first flush
+  bool warned_ = false;
   uint64_t spill_flushed_ = 0;  // bytes of the spill file already written
   std::string spill_buffer_;    // bytes past spill_flushed_
   int segment_fd_ = -1;

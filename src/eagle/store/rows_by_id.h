@@ -46,15 +46,14 @@ class RowsById {
   void for_each(F&& fn) const {
     for (uint32_t row : set_) fn(row);
   }
-  // Calls fn(row) for each row, removing it first: the freed node is there for fn to
-  // reuse (a commit moves a million staged rows into the live index without holding
-  // both sets whole).
+  // Calls fn(row) for each row and then removes it: the freed node is there for the
+  // next call to reuse (a commit moves a million staged rows into the live index
+  // without holding both sets whole). A row whose fn throws stays.
   template <typename F>
   void drain(F&& fn) {
     for (auto it = set_.begin(); it != set_.end();) {
-      const uint32_t row = *it;
+      fn(*it);
       it = set_.erase(it);
-      fn(row);
     }
   }
 
