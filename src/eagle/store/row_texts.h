@@ -16,6 +16,9 @@
 // of its bytes, verified on every read: a flipped byte is data_loss naming the file
 // and the byte range, never served.
 //
+// The spill is written outside io::FileSystem (the fault-injection layer): its writes
+// never decide what survives (the log does), and a failed one keeps the bytes in memory.
+//
 // Thread safety: spill() and the moves change state and need the owner's exclusive
 // lock; read() is const and safe under a shared lock.
 #include <cstdint>
