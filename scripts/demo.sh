@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# README command (1): install dependencies, build, ingest the sample corpus into the
+# README command (1): install what `eagle` needs (the runtime package set, not the
+# test tools), build the `eagle` binary alone, ingest the sample corpus into the
 # embedded store, and run a few example queries; then the biomedical demo: the FDA
 # labels and DrugBank structures in ../shared/data, asked a regulatory, a
 # drug-entity, a combination and a chemical question through the biomed plugin.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
-bash scripts/build.sh
+bash scripts/setup.sh runtime
+bash scripts/build.sh eagle
 store="${EAGLE_DEMO_DIR:-build/demo-store}"
 rm -rf "$store"
 eagle() { build/bin/eagle --data-dir "$store" "$@"; }

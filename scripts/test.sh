@@ -1,21 +1,89 @@
 #!/usr/bin/env bash
-# README command (2): install dependencies, build, and run the whole test suite.
+# README command (2): install dependencies, build, and run the whole test suite (what
+# CI runs). Stages, each timed:
+#   setup        scripts/setup.sh test (Debian and npm packages, idempotent)
+#   build        scripts/build.sh (everything, through ccache)
+#   test         the main suite, ctest -j2, on SQLite and a throwaway PostgreSQL
+#   tsan_build   build-tsan: the libraries, `eagle` and the four threaded test programs
+#   tsan_test    the test cases that start threads, under ThreadSanitizer (label tsan)
+#   fuzz_build   build-fuzz: the libFuzzer targets (clang, ASan + UBSan)
+#   fuzz         every fuzz target for 20 s, two at a time
+# The last line printed is one JSON object with every stage's seconds and what each
+# test stage ran; past EAGLE_CI_BUDGET_S (default 2400 s, 40 minutes) a warning names
+# the slowest stages. The warning never fails the run: the machine is noisy.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
-bash scripts/build.sh
-# The registry suite runs on SQLite and on a real PostgreSQL: with_postgres.sh starts
-# a throwaway server on a loopback port, runs the tests, and stops it.
-(cd build && bash ../scripts/with_postgres.sh ctest --output-on-failure --timeout 900)
+jobs="${EAGLE_BUILD_JOBS:-2}"
+budget="${EAGLE_CI_BUDGET_S:-2400}"
+run_start=$(date +%s)
+stage_names=()
+stage_seconds=()
+stage_result="failed"
+ran_main="[]"
+ran_tsan="[]"
+ran_fuzz="[]"
 
-# ThreadSanitizer, a separate target: the store, the concurrency tests and the server
-# tests again in an instrumented build of their own (build-tsan). TSan reports fail
-# the test binaries (halt_on_error) and the server tests check the server's log.
-cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=Release -DEAGLE_TSAN=ON >/dev/null
-ninja -C build-tsan -j "${EAGLE_BUILD_JOBS:-2}" eagle test_store test_concurrency test_server test_mcp_clients
-(cd build-tsan && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
-  ctest --output-on-failure --timeout 900 -R '^(test_store|test_concurrency|test_server|test_mcp_clients)$')
+report() {
+  local total=$(( $(date +%s) - run_start )) i json="" slow
+  for i in "${!stage_names[@]}"; do
+    json+="${json:+, }\"${stage_names[$i]}\": ${stage_seconds[$i]}"
+  done
+  echo
+  echo "{\"ci_stages_s\": {$json}, \"total_s\": $total, \"budget_s\": $budget, \"result\": \"$stage_result\"," \
+       "\"main_tests\": $ran_main, \"tsan_tests\": $ran_tsan, \"fuzz_targets\": $ran_fuzz}"
+  if [ "$total" -gt "$budget" ]; then
+    slow="$(for i in "${!stage_names[@]}"; do echo "${stage_seconds[$i]} ${stage_names[$i]}"; done |
+            sort -rn | head -3 | awk '{printf "%s%s %d s", (NR > 1 ? ", " : ""), $2, $1}')"
+    echo "WARNING: this run took $total s, over its budget of $budget s (CI's limit is 5400 s)." >&2
+    echo "WARNING: slowest stages: $slow. Make them faster before the limit blocks every landing." >&2
+  fi
+}
+trap report EXIT
+
+# stage NAME COMMAND...: runs COMMAND, records its wall time under NAME.
+stage() {
+  local name="$1" start
+  shift
+  start=$(date +%s)
+  echo "== stage $name: $*"
+  "$@"
+  stage_names+=("$name")
+  stage_seconds+=("$(( $(date +%s) - start ))")
+}
+
+# The names of the tests a ctest invocation in $1 with options $2... would run, as JSON.
+ctest_names() {
+  local dir="$1"
+  shift
+  (cd "$dir" && ctest -N "$@") | sed -n 's/^ *Test *#[0-9]*: \(.*\)$/"\1"/p' | paste -sd, | sed 's/^/[/; s/$/]/'
+}
+
+stage setup bash scripts/setup.sh test
+stage build bash scripts/build.sh
+
+# The registry suite runs on SQLite and on a real PostgreSQL: with_postgres.sh starts
+# a throwaway server on a loopback port, runs the tests, and stops it. Tests make
+# their own uniquely named temporary folders, so two run at once.
+ran_main="$(ctest_names build)"
+stage test bash -c "cd build && bash ../scripts/with_postgres.sh ctest -j $jobs --output-on-failure --timeout 900"
+
+# ThreadSanitizer, a separate build (build-tsan): the store, engine, server and MCP
+# client tests that start threads (tests/CMakeLists.txt, label tsan; the server and
+# MCP tests run `eagle` itself under TSan). TSan reports fail the test binaries
+# (halt_on_error) and the server tests check the server's log.
+tsan_targets=(eagle test_store test_concurrency test_server test_mcp_clients)
+stage tsan_build bash -c "cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=Release -DEAGLE_TSAN=ON \
+  -DEAGLE_BENCHMARKS=OFF >/dev/null && ninja -C build-tsan -j $jobs ${tsan_targets[*]}"
+# What ran under TSan: each test's command line (program and gtest filter).
+ran_tsan="$(cd build-tsan && ctest -N -V -L tsan | sed -n 's/^.*Test command: //p' |
+            sed 's#^[^ ]*/##; s/"/\\"/g; s/^/"/; s/$/"/' | paste -sd, | sed 's/^/[/; s/$/]/')"
+stage tsan_test bash -c "cd build-tsan && TSAN_OPTIONS='halt_on_error=1 second_deadlock_stack=1' \
+  ctest -j $jobs -L tsan --output-on-failure --timeout 900"
 
 # Fuzzing: every parser of outside input under libFuzzer with ASan + UBSan (clang,
-# build-fuzz), 20 s per target; any finding fails the run (docs/fuzzing.md).
-bash scripts/fuzz.sh "${EAGLE_FUZZ_SECONDS:-20}"
+# build-fuzz), 20 s per target, two at a time; any finding fails the run
+# (docs/fuzzing.md).
+stage fuzz_build bash scripts/fuzz.sh build
+ran_fuzz="$(ls build-fuzz/bin | grep '^fuzz_' | sed 's/^/"/; s/$/"/' | paste -sd, | sed 's/^/[/; s/$/]/')"
+stage fuzz bash scripts/fuzz.sh run "${EAGLE_FUZZ_SECONDS:-20}"
+stage_result="passed"

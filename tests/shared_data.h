@@ -2,6 +2,7 @@
 // Where tests read ../shared/data: $EAGLE_SHARED_DATA, else the path fixed at build
 // time. Tests that need it assert its presence (a missing folder fails, never skips).
 #include <cstdlib>
+#include "support/build_paths.h"
 #include <filesystem>
 
 namespace eagle::testing {

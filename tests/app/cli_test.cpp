@@ -1,5 +1,6 @@
 // End-to-end tests of the `eagle` binary: ingest, search, eval, errors.
 #include <gtest/gtest.h>
+#include "support/build_paths.h"
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>

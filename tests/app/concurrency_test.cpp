@@ -3,6 +3,7 @@
 // whole or not at all, and a document never appears after its delete returned. Run
 // in the normal build and under ThreadSanitizer (build-tsan, scripts/test.sh).
 #include <gtest/gtest.h>
+#include "support/build_paths.h"
 #include <unistd.h>
 
 #include <atomic>

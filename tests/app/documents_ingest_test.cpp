@@ -4,6 +4,7 @@
 // content find the table, or a paragraph that cites it with the table pulled in by
 // graph expansion; a section summary drills down to its chunks.
 #include <gtest/gtest.h>
+#include "support/build_paths.h"
 #include <unistd.h>
 
 #include <cmath>
@@ -23,8 +24,8 @@ using nlohmann::json;
 
 namespace {
 
-struct Store : eagle::test_support::TempEngine {
-  Store() : TempEngine("documents") {}
+struct DocsStore : eagle::test_support::TempEngine {
+  DocsStore() : TempEngine("documents") {}
   search::RetrievalResponse search(const std::string& query, size_t k = 5) { return TempEngine::search(query, k, true); }
 };
 
@@ -44,7 +45,7 @@ std::string explain_of(const search::ScoredHit& h) { return h.explain.legs.dump(
 
 TEST(DocumentsIngest, TheDocsFolderWithFormatAutoAnswersQuestionsFromTablesAndSections) {
   ASSERT_TRUE(fs::is_directory(docs())) << docs();
-  Store s;
+  DocsStore s;
   const auto rep = s.engine->ingest({docs().string()}, {});
   EXPECT_EQ(rep.documents, 17u);  // 8 JATS, 8 PDF, 1 PubMed article
   EXPECT_TRUE(rep.skipped.empty());
@@ -122,7 +123,7 @@ TEST(DocumentsIngest, TheDocsFolderWithFormatAutoAnswersQuestionsFromTablesAndSe
 }
 
 TEST(DocumentsIngest, TheSameBytesTwiceInOneIngestAreReadOnceAndADeletedDocumentIsReadAgain) {
-  Store s;
+  DocsStore s;
   const fs::path a = s.dir / "a", b = s.dir / "b";
   fs::create_directories(a);
   fs::create_directories(b);
@@ -141,7 +142,7 @@ TEST(DocumentsIngest, TheSameBytesTwiceInOneIngestAreReadOnceAndADeletedDocument
 }
 
 TEST(DocumentsIngest, FormatErrorsNameTheFileAndSkipBadSkipsThem) {
-  Store s;
+  DocsStore s;
   const fs::path folder = s.dir / "in";
   fs::create_directories(folder);
   fs::copy_file(docs() / "pubmed" / "pubmed-29768149.xml", folder / "a.xml");

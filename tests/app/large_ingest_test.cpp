@@ -3,6 +3,7 @@
 // Its peak memory is printed here and measured against the corpus size (and SQLite
 // FTS5) by bench_ingest.
 #include <gtest/gtest.h>
+#include "support/build_paths.h"
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/wait.h>

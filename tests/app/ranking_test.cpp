@@ -1,6 +1,7 @@
 // Issue 15's defects, each reproduced on the path a user takes (`eagle ingest`, then
 // `eagle search`) over the real data in ../shared/data, and each failing before its fix.
 #include <gtest/gtest.h>
+#include "support/build_paths.h"
 #include <unistd.h>
 
 #include <algorithm>

@@ -5,6 +5,7 @@
 // by document, page and chunk_type hold on image queries, and fusion keeps the tiles'
 // fields. Image files are tiles of their own; a file that is not an image is an error.
 #include <gtest/gtest.h>
+#include "support/build_paths.h"
 #include <httplib.h>
 
 #include <atomic>

@@ -5,6 +5,7 @@
 // delete the document and see it gone, open a label. Each step's screenshot is
 // written to build/test-artifacts/console/.
 #include <gtest/gtest.h>
+#include "support/build_paths.h"
 #include <unistd.h>
 
 #include <filesystem>

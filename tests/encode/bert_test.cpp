@@ -3,6 +3,7 @@
 // layers, 4/6/2 heads; padding within a batch; truncation; sentence pairs with a
 // classifier head). Tolerance: 1e-4 max absolute difference.
 #include "eagle/encode/bert/bert.h"
+#include "support/build_paths.h"
 #include "eagle/encode/bert/kernels.h"
 
 #include <gtest/gtest.h>

@@ -6,6 +6,7 @@
 // bytes through the Encoder interface. The tolerance is checked to be tight enough:
 // a wrong activation or a wrong interpolation lands far outside it.
 #include "eagle/encode/clip/clip.h"
+#include "support/build_paths.h"
 
 #include <gtest/gtest.h>
 
@@ -43,7 +44,7 @@ json read_json(const fs::path& p) { return json::parse(read_bytes(p)); }
 
 RgbImage image(const std::string& name) { return eagle::ingest::decode_image(read_bytes(fixtures() / name), name); }
 
-double max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
+double clip_max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
   EXPECT_EQ(a.size(), b.size());
   double m = 0;
   for (size_t i = 0; i < a.size() && i < b.size(); ++i) m = std::max(m, std::fabs(double(a[i]) - b[i]));
@@ -74,7 +75,7 @@ void expect_image_parity(const std::string& model, uint32_t dim) {
   ASSERT_EQ(got.size(), ref.at("image_embeddings").size());
   double worst = 0;
   for (size_t i = 0; i < got.size(); ++i) {
-    const double d = max_abs_diff(got[i], ref.at("image_embeddings")[i].get<std::vector<float>>());
+    const double d = clip_max_abs_diff(got[i], ref.at("image_embeddings")[i].get<std::vector<float>>());
     EXPECT_LT(d, kTolerance) << model << " image " << ref.at("images")[i];
     worst = std::max(worst, d);
   }
@@ -180,7 +181,7 @@ TEST(ClipParity, BiomedClipShapedTimmTrunkAndBertTextTower) {
   const auto got = enc->encode(texts, EncodeMode::query);
   ASSERT_EQ(got.size(), texts.size());
   for (size_t i = 0; i < got.size(); ++i)
-    EXPECT_LT(max_abs_diff(got[i], ref.at("text_embeddings")[i].get<std::vector<float>>()), kTolerance) << texts[i];
+    EXPECT_LT(clip_max_abs_diff(got[i], ref.at("text_embeddings")[i].get<std::vector<float>>()), kTolerance) << texts[i];
 }
 
 // The tolerance means something: the same tower with GELU in place of QuickGELU, or
@@ -192,20 +193,20 @@ TEST(ClipParity, ToleranceCatchesAWrongActivationOrInterpolation) {
   const auto img = image(ref.at("images")[0]);
   const auto want = ref.at("image_embeddings")[0].get<std::vector<float>>();
   auto right = VitModel::load(st, folder.layout, folder.vit_prefix, folder.vit);
-  EXPECT_LT(max_abs_diff(l2(right.embed({preprocess(img, folder.preprocess)})[0]), want), kTolerance);
+  EXPECT_LT(clip_max_abs_diff(l2(right.embed({preprocess(img, folder.preprocess)})[0]), want), kTolerance);
 
-  std::printf("hf-clip image 0: right %.3g, ", max_abs_diff(l2(right.embed({preprocess(img, folder.preprocess)})[0]), want));
+  std::printf("hf-clip image 0: right %.3g, ", clip_max_abs_diff(l2(right.embed({preprocess(img, folder.preprocess)})[0]), want));
   auto gelu_cfg = folder.vit;
   gelu_cfg.act = layers::Activation::gelu;
   auto wrong_act = VitModel::load(st, folder.layout, folder.vit_prefix, gelu_cfg);
-  const double act_miss = max_abs_diff(l2(wrong_act.embed({preprocess(img, folder.preprocess)})[0]), want);
+  const double act_miss = clip_max_abs_diff(l2(wrong_act.embed({preprocess(img, folder.preprocess)})[0]), want);
   EXPECT_GT(act_miss, 50 * kTolerance);
 
   // Box filter to the same size, same crop.
   const auto [w, h] = shorter_side_size(img.width, img.height, 32);
   const auto boxed = eagle::ingest::resize_area(img, static_cast<uint32_t>(w), static_cast<uint32_t>(h));
   auto no_resize = folder.preprocess;
-  const double filter_miss = max_abs_diff(l2(right.embed({preprocess(boxed, no_resize)})[0]), want);
+  const double filter_miss = clip_max_abs_diff(l2(right.embed({preprocess(boxed, no_resize)})[0]), want);
   EXPECT_GT(filter_miss, 50 * kTolerance);
   std::printf("gelu for quick_gelu %.3g, box filter for bicubic %.3g\n", act_miss, filter_miss);
 }

@@ -1,4 +1,5 @@
 #include <gtest/gtest.h>
+#include "support/build_paths.h"
 #include <unistd.h>
 
 #include <chrono>

@@ -52,7 +52,7 @@ double dot(const std::vector<float>& a, const std::vector<float>& b) {
   return s;
 }
 
-std::string read_file(const fs::path& p) {
+std::string read_image_bytes(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
@@ -174,7 +174,7 @@ TEST(Descriptor, EveryPageOfTheSamplePdfsFindsItselfAfterRescalingAndJpeg) {
   std::vector<std::pair<std::string, RgbImage>> queries;
   for (const auto& e : fs::directory_iterator(eagle::testing::shared_data() / "docs" / "pdf")) {
     const std::string file = e.path().filename().string();
-    for (auto& rp : render_pdf_pages(read_file(e.path()), file, 72)) {
+    for (auto& rp : render_pdf_pages(read_image_bytes(e.path()), file, 72)) {
       const std::string name = file + " p" + std::to_string(rp.page);
       pages.push_back({name, dct_lowfreq_descriptor(rp.image)});
       const RgbImage smaller = resize_area(rp.image, rp.image.width * 3 / 5, rp.image.height * 3 / 5);
@@ -206,7 +206,7 @@ TEST(Descriptor, EveryPageOfTheSamplePdfsFindsItselfAfterRescalingAndJpeg) {
 
 TEST(PdfRender, PagesAtTheAskedDpiAndErrorsNameTheFile) {
   const fs::path pdf = eagle::testing::shared_data() / "docs" / "pdf" / "jtmo-2010-4-1.pdf";
-  const auto pages = render_pdf_pages(read_file(pdf), "jtmo-2010-4-1.pdf", 36);
+  const auto pages = render_pdf_pages(read_image_bytes(pdf), "jtmo-2010-4-1.pdf", 36);
   ASSERT_EQ(pages.size(), 4u);
   EXPECT_EQ(pages[0].page, 1);
   // A4 or Letter at 36 DPI: about 300 x 400 pixels, portrait.
@@ -223,11 +223,11 @@ TEST(PdfRender, PagesAtTheAskedDpiAndErrorsNameTheFile) {
   EXPECT_GT(white, pages[0].image.pixels.size() / 3 / 2);
   EXPECT_GT(dark, 0u);
   EXPECT_EQ(message_of([] { render_pdf_pages("not a pdf", "x.pdf", 72); }), "not a PDF file: x.pdf");
-  EXPECT_NE(message_of([&] { render_pdf_pages(read_file(pdf), "jtmo.pdf", 0); }).find("DPI must be in [1, 600]"),
+  EXPECT_NE(message_of([&] { render_pdf_pages(read_image_bytes(pdf), "jtmo.pdf", 0); }).find("DPI must be in [1, 600]"),
             std::string::npos);
   ImageLimits small;
   small.max_pixels = 1000;
-  EXPECT_NE(message_of([&] { render_pdf_pages(read_file(pdf), "jtmo.pdf", 72, small); }).find("jtmo.pdf: page 1 is"),
+  EXPECT_NE(message_of([&] { render_pdf_pages(read_image_bytes(pdf), "jtmo.pdf", 72, small); }).find("jtmo.pdf: page 1 is"),
             std::string::npos);
 }
 

@@ -12,7 +12,7 @@ using eagle::Document;
 using eagle::store::TextStore;
 
 namespace {
-fs::path temp_dir(const std::string& name) {
+fs::path text_store_dir(const std::string& name) {
   auto p = fs::temp_directory_path() / ("eagle_store_" + name + "_" + std::to_string(::getpid()));
   fs::remove_all(p);
   return p;
@@ -21,7 +21,7 @@ Document doc(std::string id, std::string text) { return Document{std::move(id), 
 }  // namespace
 
 TEST(TextStore, SavesReopensAndGrows) {
-  auto dir = temp_dir("grow");
+  auto dir = text_store_dir("grow");
   {
     TextStore s({}, {});
     s.add({doc("d1", "osimertinib in EGFR-mutant NSCLC"), doc("d2", "adalimumab for rheumatoid arthritis")});
@@ -48,7 +48,7 @@ TEST(TextStore, DuplicateIdLeavesTheStoreUnchanged) {
 }
 
 TEST(TextStore, CorruptFileIsAClearErrorAndMissingStoreIsNotFound) {
-  auto dir = temp_dir("corrupt");
+  auto dir = text_store_dir("corrupt");
   try {
     TextStore::open(dir);
     FAIL();

@@ -9,6 +9,7 @@
 // The npm packages come from tests/js (scripts/setup.sh installs them); a missing one
 // fails the test with that instruction, never skips it.
 #include <gtest/gtest.h>
+#include "support/build_paths.h"
 #include <unistd.h>
 
 #include <filesystem>

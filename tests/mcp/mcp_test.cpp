@@ -5,6 +5,7 @@
 // the stdio framing. Real clients (the conformance suite, the TypeScript SDK) are in
 // mcp_clients_test.cpp.
 #include <gtest/gtest.h>
+#include "support/build_paths.h"
 #include <unistd.h>
 
 #include <filesystem>

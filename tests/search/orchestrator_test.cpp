@@ -70,7 +70,7 @@ struct Fixture {
   }
 };
 
-std::vector<std::string> ids(const HitList& l) {
+std::vector<std::string> hit_ids(const HitList& l) {
   std::vector<std::string> out;
   for (const auto& h : l) out.push_back(h.id);
   return out;
@@ -144,7 +144,7 @@ TEST(Orchestrator, AFailingPlanIsSkippedAndAuditedAndTheQueryStillAnswers) {
   auto req = request("egfr");
   req.plugin_namespace = "biomed";
   auto resp = o.retrieve(req);
-  EXPECT_EQ(ids(resp.hits), (std::vector<std::string>{"t1"}));
+  EXPECT_EQ(hit_ids(resp.hits), (std::vector<std::string>{"t1"}));
   auto a = f.audits();
   EXPECT_EQ(std::count(a.begin(), a.end(), "plan_failed"), 2);
 }
@@ -163,7 +163,7 @@ TEST(Orchestrator, RrfMergesPlansAndDedupesTheSameChunkAcrossCollections) {
   auto req = request("egfr inhibitor");
   req.plugin_namespace = "biomed";
   auto resp = f.orch().retrieve(req);
-  auto got = ids(resp.hits);
+  auto got = hit_ids(resp.hits);
   EXPECT_EQ(std::count(got.begin(), got.end(), "b1") + std::count(got.begin(), got.end(), "t1"), 1);
   auto a = f.audits();
   EXPECT_NE(std::find(a.begin(), a.end(), "rrf_dedupe"), a.end());
@@ -178,11 +178,11 @@ TEST(Orchestrator, ScopeUnionIsPushedDownAndInjectionShapedValuesAreLiterals) {
   auto req = request("egfr", 10);
   req.scope_filter.kb_names = {"onc"};
   req.scope_filter.document_ids = {"d3"};
-  auto got = ids(o.retrieve(req).hits);
+  auto got = hit_ids(o.retrieve(req).hits);
   std::sort(got.begin(), got.end());
   EXPECT_EQ(got, (std::vector<std::string>{"a", "c"}));  // (kb in [onc] or doc in [d3])
   req.facets["year"] = 2020;                                // AND facets
-  EXPECT_EQ(ids(o.retrieve(req).hits), (std::vector<std::string>{"c"}));
+  EXPECT_EQ(hit_ids(o.retrieve(req).hits), (std::vector<std::string>{"c"}));
   auto evil = request("egfr", 10);
   evil.kb_name = "a\" or kb_name != \"";
   EXPECT_TRUE(o.retrieve(evil).hits.empty());
@@ -191,7 +191,7 @@ TEST(Orchestrator, ScopeUnionIsPushedDownAndInjectionShapedValuesAreLiterals) {
   EXPECT_THROW(o.retrieve(bad), Error);
   auto legacy = request("egfr", 10);
   legacy.legacy_scope = {"d2"};
-  EXPECT_EQ(ids(o.retrieve(legacy).hits), (std::vector<std::string>{"b"}));
+  EXPECT_EQ(hit_ids(o.retrieve(legacy).hits), (std::vector<std::string>{"b"}));
 }
 
 namespace {
@@ -230,7 +230,7 @@ TEST(Orchestrator, TagsResolveThroughTheRegistryCappedAtMaxScopeDocumentsAndCata
   auto resp = o.retrieve(req);
   EXPECT_EQ(cat.last_ns, "biomed");
   EXPECT_TRUE(resp.metadata["scope_capped"].get<bool>());
-  auto got = ids(resp.hits);
+  auto got = hit_ids(resp.hits);
   std::sort(got.begin(), got.end());
   EXPECT_EQ(got, (std::vector<std::string>{"a", "b"}));  // b via the catalog union plan
   ASSERT_EQ(resp.route.plans.size(), 2u);
@@ -264,14 +264,14 @@ TEST(Orchestrator, ARouteWhosePlansAllFailFallsBackToTheCoreDefaultRoute) {
   auto req = request("ccl19 ligand");
   req.plugin_namespace = "biomed";
   auto resp = f.orch().retrieve(req);
-  EXPECT_EQ(ids(resp.hits), (std::vector<std::string>{"t1"}));
+  EXPECT_EQ(hit_ids(resp.hits), (std::vector<std::string>{"t1"}));
   auto a = f.audits();
   EXPECT_EQ(std::count(a.begin(), a.end(), "plan_failed"), 1);
   EXPECT_EQ(std::count(a.begin(), a.end(), "route_fallback"), 1);
   EXPECT_EQ(resp.route.hints.value("fallback", ""), "core_default");
   // A route with one working plan does not fall back.
   f.sink->events.clear();
-  EXPECT_EQ(ids(f.orch().retrieve(request("ccl19 ligand")).hits), ids(resp.hits));
+  EXPECT_EQ(hit_ids(f.orch().retrieve(request("ccl19 ligand")).hits), hit_ids(resp.hits));
   auto after = f.audits();
   EXPECT_EQ(std::count(after.begin(), after.end(), "route_fallback"), 0);
 }
@@ -290,7 +290,7 @@ TEST(Orchestrator, GraphExpansionFollowsConnectToOneHopInheritingTheScore) {
   cfg.hybrid_text_collections.clear();
   recall_one(f, "core");  // one recalled hit: the others can only come by expansion
   auto resp = f.orch(cfg).retrieve(request("egfr results", 10));
-  auto got = ids(resp.hits);
+  auto got = hit_ids(resp.hits);
   EXPECT_EQ(got[0], "p");
   EXPECT_NE(std::find(got.begin(), got.end(), "tbl"), got.end());    // an edge without a relation
   EXPECT_NE(std::find(got.begin(), got.end(), "fig"), got.end());    // "cites" is followed by default
@@ -299,7 +299,7 @@ TEST(Orchestrator, GraphExpansionFollowsConnectToOneHopInheritingTheScore) {
   for (const auto& h : resp.hits) EXPECT_DOUBLE_EQ(h.score, resp.hits[0].score);  // inherited
   // pipeline.expansion_relations picks the relations followed.
   cfg.expansion_relations = {"next"};
-  got = ids(f.orch(cfg).retrieve(request("egfr results", 10)).hits);
+  got = hit_ids(f.orch(cfg).retrieve(request("egfr results", 10)).hits);
   EXPECT_NE(std::find(got.begin(), got.end(), "nb"), got.end());
   EXPECT_EQ(std::find(got.begin(), got.end(), "fig"), got.end());
 }
@@ -319,7 +319,7 @@ TEST(Orchestrator, ParentDocumentRetrievalDrillsDownByPathUnlessTheRouteDisables
   cfg.hybrid_text_collections.clear();
   recall_one(f, "core");
   auto drilled = f.orch(cfg).retrieve(request("summary of results section", 10)).hits;
-  EXPECT_EQ(ids(drilled), (std::vector<std::string>{"s", "c1"}));
+  EXPECT_EQ(hit_ids(drilled), (std::vector<std::string>{"s", "c1"}));
   EXPECT_EQ(drilled[1].expanded_from, "eagle_text\x1fs");  // a reranker can tell where its score came from
   f.bus.subscribe<HookPoint::CLASSIFY_QUERY>("biomed", 0, [](HookContext&, const RetrievalRequest&) {
     RouteDecision d;
@@ -329,7 +329,7 @@ TEST(Orchestrator, ParentDocumentRetrievalDrillsDownByPathUnlessTheRouteDisables
   });
   auto req = request("summary of results section", 10);
   req.plugin_namespace = "biomed";
-  EXPECT_EQ(ids(f.orch(cfg).retrieve(req).hits), (std::vector<std::string>{"s"}));
+  EXPECT_EQ(hit_ids(f.orch(cfg).retrieve(req).hits), (std::vector<std::string>{"s"}));
 }
 
 TEST(Orchestrator, RerankPolicyResolutionAndSupplementInjectionThroughHooks) {
@@ -429,7 +429,7 @@ TEST(Orchestrator, VisualFilterSeesImageHitsAndAThrowingFirstSubscriberIsSkipped
   }, "broken_route");
   auto resp = f.orch().retrieve(request("egfr mutation"));
   EXPECT_EQ(filtered, 1u);
-  EXPECT_EQ(ids(resp.hits), (std::vector<std::string>{"para"}));
+  EXPECT_EQ(hit_ids(resp.hits), (std::vector<std::string>{"para"}));
   EXPECT_EQ(resp.route.source, "core_default");  // the broken classifier abstained
   auto a = f.audits();
   EXPECT_NE(std::find(a.begin(), a.end(), "hook_failed"), a.end());
@@ -465,7 +465,7 @@ TEST(Orchestrator, ScopeTagsResolveThroughTheSqliteRegistry) {
   auto req = request("egfr", 10);
   req.plugin_namespace = "biomed";
   req.scope_filter.tags = {"oncology"};
-  auto got = ids(o.retrieve(req).hits);
+  auto got = hit_ids(o.retrieve(req).hits);
   std::sort(got.begin(), got.end());
   EXPECT_EQ(got, (std::vector<std::string>{"a", "c"}));  // doc-b is out of scope; c via the catalog union
   req.plugin_namespace = "core";  // tags are namespace-scoped: nothing resolves
@@ -548,7 +548,7 @@ TEST(Orchestrator, NoScopeLeaksThroughExpansionDrillDownOrTheSupplementContext) 
   for (const auto& [name, narrow] : scopes) {
     auto req = request("egfr results", 10);
     narrow(req);
-    auto got = ids(f.orch(cfg).retrieve(req).hits);
+    auto got = hit_ids(f.orch(cfg).retrieve(req).hits);
     EXPECT_NE(std::find(got.begin(), got.end(), "ok"), got.end()) << name;     // in-scope edge followed
     EXPECT_NE(std::find(got.begin(), got.end(), "c_in"), got.end()) << name;   // in-scope child
     EXPECT_EQ(std::find(got.begin(), got.end(), "leak"), got.end()) << name;   // graph expansion held
@@ -562,7 +562,7 @@ TEST(Orchestrator, NoScopeLeaksThroughExpansionDrillDownOrTheSupplementContext) 
     EXPECT_GT(allowed.count(), 0u) << name;
   }
   // Without a scope everything is reachable (the test would catch nothing otherwise).
-  auto open = ids(f.orch(cfg).retrieve(request("egfr results", 10)).hits);
+  auto open = hit_ids(f.orch(cfg).retrieve(request("egfr results", 10)).hits);
   EXPECT_NE(std::find(open.begin(), open.end(), "leak"), open.end());
   EXPECT_NE(std::find(open.begin(), open.end(), "c_out"), open.end());
 }
@@ -579,5 +579,5 @@ TEST(Orchestrator, AFilterExpressionIsParsedAloneSoItCannotEscapeItsParentheses)
   req.filter = "kb_name == {kb}";  // template parameters are not the caller's to bind
   EXPECT_THROW(f.orch().retrieve(req), Error);
   req.filter = "kb_name != \"nothing\"";
-  EXPECT_EQ(ids(f.orch().retrieve(req).hits), (std::vector<std::string>{"a"}));
+  EXPECT_EQ(hit_ids(f.orch().retrieve(req).hits), (std::vector<std::string>{"a"}));
 }

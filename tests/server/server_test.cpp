@@ -3,6 +3,7 @@
 // must not leak, the store lock, and at the end every recorded response validated
 // against the OpenAPI document by tests/server/openapi_check.mjs (ajv, npm).
 #include <gtest/gtest.h>
+#include "support/build_paths.h"
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>

@@ -4,6 +4,7 @@
 // anything: the kill comes after a number of acknowledgements drawn from a seeded
 // generator, so the run is the same on a fast or a slow disk.
 #include <gtest/gtest.h>
+#include "support/build_paths.h"
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>

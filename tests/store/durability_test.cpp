@@ -27,9 +27,9 @@ using namespace eagle::store;
 
 namespace {
 
-constexpr uint32_t kDim = 4;
+constexpr uint32_t kDurableDim = 4;
 
-fs::path temp_dir(const std::string& tag) { return eagle::testing::fresh_temp_dir("durable", tag); }
+fs::path durable_dir(const std::string& tag) { return eagle::testing::fresh_temp_dir("durable", tag); }
 
 Record row(const CollectionSchema& s, const std::string& id, const std::string& text = "text") {
   return eagle::testing::chunk_record(s, id, text, {1, 2, 3, 4});
@@ -44,8 +44,8 @@ fs::path only_log(const fs::path& dir) {
 // ---- 1. validation happens before the log
 
 TEST(Durability, ARecordRefusedForANaNIsNeverLogged) {
-  const auto dir = temp_dir("nan");
-  const auto schema = chunk_schema("c", kDim);
+  const auto dir = durable_dir("nan");
+  const auto schema = chunk_schema("c", kDurableDim);
   {
     auto c = Collection::create(dir, schema);
     c->insert({row(schema, "good")});
@@ -72,8 +72,8 @@ TEST(Durability, ARecordRefusedForANaNIsNeverLogged) {
 }
 
 TEST(Durability, InvalidUtf8IsRefusedNamingRecordAndField) {
-  const auto dir = temp_dir("utf8");
-  const auto schema = chunk_schema("c", kDim);
+  const auto dir = durable_dir("utf8");
+  const auto schema = chunk_schema("c", kDurableDim);
   auto c = Collection::create(dir, schema);
   auto r = row(schema, "r1", "caf\xC3");  // a lead byte with no continuation
   try {
@@ -96,8 +96,8 @@ TEST(Durability, InvalidUtf8IsRefusedNamingRecordAndField) {
 // The file size limit (RLIMIT_FSIZE, SIGXFSZ ignored) makes write(2) stop part-way
 // through a frame, as a full disk does. In a child process: the limit is per process.
 TEST(Durability, AFailedAppendIsRolledBackAndTheNextWriteSurvives) {
-  const auto dir = temp_dir("efbig");
-  const auto schema = chunk_schema("c", kDim);
+  const auto dir = durable_dir("efbig");
+  const auto schema = chunk_schema("c", kDurableDim);
   { Collection::create(dir, schema)->insert({row(schema, "before")}); }
   const uint64_t log_size = fs::file_size(only_log(dir));
   pid_t pid = ::fork();
@@ -152,8 +152,8 @@ void flip_byte(const fs::path& f, uint64_t offset) {
 }
 
 TEST(Durability, AFlippedByteInsideTheLogRefusesTheOpenAndRepairKeepsThePrefix) {
-  const auto dir = temp_dir("flip");
-  const auto schema = chunk_schema("c", kDim);
+  const auto dir = durable_dir("flip");
+  const auto schema = chunk_schema("c", kDurableDim);
   uint64_t first_frame_end = 0;
   {
     auto c = Collection::create(dir, schema);
@@ -193,8 +193,8 @@ TEST(Durability, AFlippedByteInsideTheLogRefusesTheOpenAndRepairKeepsThePrefix) 
 }
 
 TEST(Durability, TornTailsAreStillCutOnOpen) {
-  const auto dir = temp_dir("torn");
-  const auto schema = chunk_schema("c", kDim);
+  const auto dir = durable_dir("torn");
+  const auto schema = chunk_schema("c", kDurableDim);
   {
     auto c = Collection::create(dir, schema);
     c->insert({row(schema, "a")});
@@ -242,8 +242,8 @@ namespace {
 // replay cannot apply (a NaN logged as null). Replay skips it, keeps it in
 // quarantine.jsonl once, and applies everything around it.
 TEST(Durability, ARecordReplayCannotApplyIsQuarantinedNotFatal) {
-  const auto dir = temp_dir("quarantine");
-  const auto schema = chunk_schema("c", kDim);
+  const auto dir = durable_dir("quarantine");
+  const auto schema = chunk_schema("c", kDurableDim);
   { Collection::create(dir, schema)->insert({row(schema, "a")}); }
   const auto log = only_log(dir);
   {
@@ -279,8 +279,8 @@ fs::path only_file(const fs::path& dir, const std::string& prefix) {
 // A flipped byte anywhere in a checkpointed collection is reported (file and byte
 // range) when the file is read, never served or silently cut away.
 TEST(Durability, EveryStoredFileIsChecksummedAndAFlippedByteIsReported) {
-  const auto dir = temp_dir("checksums");
-  const auto schema = chunk_schema("c", kDim);
+  const auto dir = durable_dir("checksums");
+  const auto schema = chunk_schema("c", kDurableDim);
   {
     auto c = Collection::create(dir, schema);
     std::vector<Record> rows;

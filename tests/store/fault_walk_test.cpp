@@ -31,7 +31,7 @@ using eagle::testing::SimulatedCrash;
 
 namespace {
 
-constexpr uint32_t kDim = 4;
+constexpr uint32_t kWalkDim = 4;
 
 struct RowData {
   std::string text;
@@ -42,7 +42,7 @@ struct RowData {
 // Collection name -> id -> row; an absent collection has no key.
 using State = std::map<std::string, std::map<std::string, RowData>>;
 
-CollectionSchema schema_of(const std::string& name) { return chunk_schema(name, kDim, Metric::ip); }
+CollectionSchema schema_of(const std::string& name) { return chunk_schema(name, kWalkDim, Metric::ip); }
 
 RowData data_for(const std::string& id, int version) {
   const float v = static_cast<float>(std::hash<std::string>{}(id) % 1000) / 7.0f + static_cast<float>(version);
@@ -155,7 +155,7 @@ std::vector<Op> operations() {
   ops.push_back({"rebuild d",
                  [](Catalog& cat) {
                    auto& d = cat.get("d");
-                   auto built = cat.begin_rebuild(chunk_schema("d", kDim + 2, Metric::ip));
+                   auto built = cat.begin_rebuild(chunk_schema("d", kWalkDim + 2, Metric::ip));
                    try {
                      std::vector<Record> rows;
                      for (const auto& r : d.fetch("", {}, kMaxSearchK)) {

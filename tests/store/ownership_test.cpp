@@ -21,7 +21,7 @@ using namespace eagle::store;
 
 namespace {
 
-constexpr uint32_t kDim = 8;
+constexpr uint32_t kOwnerDim = 8;
 
 fs::path temp_dir(const std::string& tag) { return eagle::testing::fresh_temp_dir("own", tag); }
 
@@ -32,7 +32,7 @@ Record rec(const CollectionSchema& schema, const std::string& id, const std::str
   r.text = text.empty() ? "text of " + id : text;
   std::mt19937 rng(seed);
   std::normal_distribution<float> g;
-  for (uint32_t i = 0; i < kDim; ++i) r.vector.push_back(g(rng));
+  for (uint32_t i = 0; i < kOwnerDim; ++i) r.vector.push_back(g(rng));
   r.values.assign(schema.fields.size(), std::monostate{});
   r.values[*schema.field_index("document_id")] = doc;
   return r;
@@ -91,7 +91,7 @@ TEST(StoreLock, AChildProcessCannotTakeALockItsParentHolds) {
 
 TEST(ReadOnlyOpen, NeverTruncatesDeletesOrWritesAndSeesCompleteRecords) {
   auto dir = temp_dir("ro");
-  auto schema = chunk_schema("c", kDim);
+  auto schema = chunk_schema("c", kOwnerDim);
   {
     auto w = Collection::create(dir, schema);
     w->upsert({rec(schema, "a", "d1", 1), rec(schema, "b", "d1", 2)});
@@ -132,7 +132,7 @@ TEST(ReadOnlyOpen, AReaderNeverCutsAWriteTheWriterIsAppending) {
   // the writer acknowledged a moment later. Readers open again and again while the
   // writer appends; afterwards every acknowledged write is in the log.
   auto dir = temp_dir("race");
-  auto schema = chunk_schema("c", kDim);
+  auto schema = chunk_schema("c", kOwnerDim);
   auto w = Collection::create(dir, schema);
   std::atomic<bool> stop{false};
   std::thread reader([&] {
@@ -160,7 +160,7 @@ TEST(ReadOnlyOpen, AReaderNeverCutsAWriteTheWriterIsAppending) {
 
 TEST(Replace, DeletesStaleChunksAndUpsertsNewOnesInOneWrite) {
   auto dir = temp_dir("replace");
-  auto schema = chunk_schema("c", kDim);
+  auto schema = chunk_schema("c", kOwnerDim);
   {
     auto c = Collection::create(dir, schema);
     c->upsert({rec(schema, "doc#1", "doc", 1), rec(schema, "doc#2", "doc", 2), rec(schema, "doc#3", "doc", 3),
@@ -180,7 +180,7 @@ TEST(Replace, DeletesStaleChunksAndUpsertsNewOnesInOneWrite) {
 }
 
 TEST(GetWithFilter, ReturnsTheRowOnlyWhenItPassesTheFilter) {
-  auto schema = chunk_schema("c", kDim);
+  auto schema = chunk_schema("c", kOwnerDim);
   auto c = Collection::in_memory(schema);
   auto a = rec(schema, "a", "d1", 1);
   a.values[*schema.field_index("kb_name")] = std::string("kb1");
@@ -195,7 +195,7 @@ class CompactTest : public ::testing::TestWithParam<VectorIndexKind> {};
 
 TEST_P(CompactTest, DropsDeletedRowsAndKeepsEveryLiveRowsResults) {
   auto dir = temp_dir("compact");
-  auto schema = chunk_schema("c", kDim);
+  auto schema = chunk_schema("c", kOwnerDim);
   schema.vector.index = GetParam();
   auto c = Collection::create(dir, schema);
   std::vector<Record> recs;

@@ -22,7 +22,7 @@ using namespace eagle::store;
 
 namespace {
 
-constexpr uint32_t kDim = 4;
+constexpr uint32_t kRowTextDim = 4;
 
 std::string text_for(std::mt19937& rng, int i) {
   // Varied lengths (empty, then up to ~3,000 bytes), multi-byte UTF-8, and the id
@@ -58,7 +58,7 @@ void expect_texts(const Collection& c, const std::map<std::string, std::string>&
 
 TEST(RowTexts, ReferencesFollowEveryStateChangeExactly) {
   const auto dir = eagle::testing::fresh_temp_dir("row_texts", "states");
-  const auto schema = chunk_schema("c", kDim);
+  const auto schema = chunk_schema("c", kRowTextDim);
   std::mt19937 rng(12);
   std::map<std::string, std::string> oracle;
   auto make = [&](int from, int to, const std::string& tag) {
@@ -115,7 +115,7 @@ TEST(RowTexts, ReferencesFollowEveryStateChangeExactly) {
 
 TEST(RowTexts, AFlippedByteInAReferencedTextIsDataLossNamingFileAndRange) {
   const auto dir = eagle::testing::fresh_temp_dir("row_texts", "flip");
-  const auto schema = chunk_schema("c", kDim);
+  const auto schema = chunk_schema("c", kRowTextDim);
   const std::string target = "the text of row seven, unique in the file";
   {
     auto c = Collection::create(dir, schema);

@@ -19,11 +19,11 @@ using namespace eagle::store;
 
 namespace {
 
-constexpr uint32_t kDim = 4;
+constexpr uint32_t kTxnDim = 4;
 
-fs::path temp_dir(const std::string& tag) { return eagle::testing::fresh_temp_dir("txn", tag); }
+fs::path txn_dir(const std::string& tag) { return eagle::testing::fresh_temp_dir("txn", tag); }
 
-Record row(const CollectionSchema& s, const std::string& id, const std::string& text = "text") {
+Record txn_row(const CollectionSchema& s, const std::string& id, const std::string& text = "text") {
   return eagle::testing::chunk_record(s, id, text, {1, 2, 3, static_cast<float>(id.size())});
 }
 
@@ -42,13 +42,13 @@ size_t log_frames(const fs::path& dir) {
 }  // namespace
 
 TEST(Transaction, StagedRowsAreInvisibleUntilTheCommitThenAllAppearAtOnce) {
-  const auto schema = chunk_schema("c", kDim);
+  const auto schema = chunk_schema("c", kTxnDim);
   auto c = Collection::in_memory(schema);
-  c->upsert({row(schema, "keep", "old keep"), row(schema, "gone", "old gone")});
+  c->upsert({txn_row(schema, "keep", "old keep"), txn_row(schema, "gone", "old gone")});
   const TxnId t = new_txn_id();
-  c->stage(t, {"gone"}, {row(schema, "keep", "new keep alpha"), row(schema, "fresh", "fresh alpha")});
-  c->stage(t, {}, {row(schema, "later", "later alpha")});
-  // Nothing of the transaction is seen: the replaced row and the deleted one stay.
+  c->stage(t, {"gone"}, {txn_row(schema, "keep", "new keep alpha"), txn_row(schema, "fresh", "fresh alpha")});
+  c->stage(t, {}, {txn_row(schema, "later", "later alpha")});
+  // Nothing of the transaction is seen: the replaced txn_row and the deleted one stay.
   EXPECT_EQ(c->count(), 2u);
   EXPECT_EQ(text_of(*c, "keep"), "old keep");
   EXPECT_EQ(text_of(*c, "gone"), "old gone");
@@ -64,11 +64,11 @@ TEST(Transaction, StagedRowsAreInvisibleUntilTheCommitThenAllAppearAtOnce) {
 }
 
 TEST(Transaction, AnIdStagedTwiceKeepsTheLaterRow) {
-  const auto schema = chunk_schema("c", kDim);
+  const auto schema = chunk_schema("c", kTxnDim);
   auto c = Collection::in_memory(schema);
   const TxnId t = new_txn_id();
-  c->stage(t, {}, {row(schema, "a", "first")});
-  c->stage(t, {}, {row(schema, "a", "second")});
+  c->stage(t, {}, {txn_row(schema, "a", "first")});
+  c->stage(t, {}, {txn_row(schema, "a", "second")});
   c->commit(t);
   EXPECT_EQ(c->count(), 1u);
   EXPECT_EQ(text_of(*c, "a"), "second");
@@ -77,8 +77,8 @@ TEST(Transaction, AnIdStagedTwiceKeepsTheLaterRow) {
 
 TEST(Transaction, ALargeTransactionSurvivesReopenWhole) {
   // More rows than one write may carry (kMaxBatch) and parts split by bytes.
-  const auto dir = temp_dir("large");
-  auto schema = chunk_schema("c", kDim);
+  const auto dir = txn_dir("large");
+  auto schema = chunk_schema("c", kTxnDim);
   schema.vector.index = VectorIndexKind::flat;  // the log is under test, not the graph
   const size_t n = kMaxBatch + 20000;
   {
@@ -87,11 +87,11 @@ TEST(Transaction, ALargeTransactionSurvivesReopenWhole) {
     for (size_t start = 0; start < n; start += 40000) {
       std::vector<Record> part;
       for (size_t i = start; i < std::min(n, start + 40000); ++i)
-        part.push_back(row(schema, "r" + std::to_string(i), "row " + std::to_string(i)));
+        part.push_back(txn_row(schema, "r" + std::to_string(i), "row " + std::to_string(i)));
       c->stage(t, {}, std::move(part));
     }
     // Two records of 20 MB: more than kTxnPartBytes in one stage() call, so two parts.
-    c->stage(t, {}, {row(schema, "big1", std::string(20u << 20, 'x')), row(schema, "big2", std::string(20u << 20, 'y'))});
+    c->stage(t, {}, {txn_row(schema, "big1", std::string(20u << 20, 'x')), txn_row(schema, "big2", std::string(20u << 20, 'y'))});
     EXPECT_EQ(c->count(), 0u);
     c->commit(t);
     EXPECT_EQ(c->count(), n + 2);
@@ -106,16 +106,16 @@ TEST(Transaction, ALargeTransactionSurvivesReopenWhole) {
 }
 
 TEST(Transaction, AnUncommittedTransactionIsNeverSeenAfterReopenAndLaterWritesAre) {
-  const auto dir = temp_dir("uncommitted");
-  const auto schema = chunk_schema("c", kDim);
+  const auto dir = txn_dir("uncommitted");
+  const auto schema = chunk_schema("c", kTxnDim);
   {
     auto c = Collection::create(dir, schema);
-    c->upsert({row(schema, "a", "old a")});
+    c->upsert({txn_row(schema, "a", "old a")});
     const TxnId t = new_txn_id();
-    c->stage(t, {"a"}, {row(schema, "b", "staged b")});
+    c->stage(t, {"a"}, {txn_row(schema, "b", "staged b")});
     // A write between the parts and the crash: acknowledged, so it must survive.
-    c->upsert({row(schema, "c", "plain c")});
-    c->stage(t, {}, {row(schema, "d", "staged d")});
+    c->upsert({txn_row(schema, "c", "plain c")});
+    c->stage(t, {}, {txn_row(schema, "d", "staged d")});
     // The process "dies" here: no commit.
   }
   for (int round = 0; round < 2; ++round) {  // and a second open after the first one appended
@@ -126,18 +126,18 @@ TEST(Transaction, AnUncommittedTransactionIsNeverSeenAfterReopenAndLaterWritesAr
     EXPECT_EQ(text_of(*c, "c"), "plain c");
     EXPECT_EQ(text_of(*c, "d"), "<absent>");
     EXPECT_FALSE(c->in_transaction());
-    if (round == 0) c->upsert({row(schema, "e", "after")});
+    if (round == 0) c->upsert({txn_row(schema, "e", "after")});
   }
   fs::remove_all(dir);
 }
 
 TEST(Transaction, AnAbortedTransactionLeavesNothingAndCannotCommitLater) {
-  const auto dir = temp_dir("abort");
-  const auto schema = chunk_schema("c", kDim);
+  const auto dir = txn_dir("abort");
+  const auto schema = chunk_schema("c", kTxnDim);
   {
     auto c = Collection::create(dir, schema);
     const TxnId t = new_txn_id();
-    c->stage(t, {}, {row(schema, "x", "staged")});
+    c->stage(t, {}, {txn_row(schema, "x", "staged")});
     c->abort(t);
     EXPECT_EQ(c->commit(t), 0u);  // nothing staged any more
     EXPECT_EQ(c->count(), 0u);
@@ -148,13 +148,13 @@ TEST(Transaction, AnAbortedTransactionLeavesNothingAndCannotCommitLater) {
 }
 
 TEST(Transaction, CheckpointWaitsForAnOpenTransaction) {
-  const auto dir = temp_dir("checkpoint");
-  const auto schema = chunk_schema("c", kDim);
+  const auto dir = txn_dir("checkpoint");
+  const auto schema = chunk_schema("c", kTxnDim);
   const TxnId t = new_txn_id();
   {
     auto c = Collection::create(dir, schema);
-    c->upsert({row(schema, "a")});
-    c->stage(t, {}, {row(schema, "b")});
+    c->upsert({txn_row(schema, "a")});
+    c->stage(t, {}, {txn_row(schema, "b")});
     c->checkpoint();  // deferred: the part must stay in the log
     EXPECT_FALSE(fs::exists(dir / "MANIFEST"));
     EXPECT_THROW(c->compact(), Error);
@@ -168,11 +168,11 @@ TEST(Transaction, CheckpointWaitsForAnOpenTransaction) {
 }
 
 TEST(Transaction, AReaderNeverSeesAnOpenTransaction) {
-  const auto dir = temp_dir("reader");
-  const auto schema = chunk_schema("c", kDim);
+  const auto dir = txn_dir("reader");
+  const auto schema = chunk_schema("c", kTxnDim);
   auto writer = Collection::create(dir, schema);
   const TxnId t = new_txn_id();
-  writer->stage(t, {}, {row(schema, "staged")});
+  writer->stage(t, {}, {txn_row(schema, "staged")});
   CollectionOptions ro;
   ro.read_only = true;
   EXPECT_EQ(Collection::open(dir, ro)->count(), 0u);
@@ -183,16 +183,16 @@ TEST(Transaction, AReaderNeverSeesAnOpenTransaction) {
 }
 
 TEST(Transaction, OverTwoCollectionsTheCatalogRecordIsTheCommitPoint) {
-  const auto root = temp_dir("catalog");
-  const auto sa = chunk_schema("a", kDim), sb = chunk_schema("b", kDim);
+  const auto root = txn_dir("catalog");
+  const auto sa = chunk_schema("a", kTxnDim), sb = chunk_schema("b", kTxnDim);
   // 1. Committed through the catalog: both collections have it.
   {
     Catalog cat(root);
     auto& a = cat.create(sa);
     auto& b = cat.create(sb);
     const TxnId t = new_txn_id();
-    a.stage(t, {}, {row(sa, "a1")});
-    b.stage(t, {}, {row(sb, "b1")});
+    a.stage(t, {}, {txn_row(sa, "a1")});
+    b.stage(t, {}, {txn_row(sb, "b1")});
     cat.commit(t, {&a, &b});
     EXPECT_EQ(a.count() + b.count(), 2u);
   }
@@ -207,8 +207,8 @@ TEST(Transaction, OverTwoCollectionsTheCatalogRecordIsTheCommitPoint) {
   {
     Catalog cat(root);
     for (TxnId t : {committed, lost}) {
-      cat.get("a").stage(t, {}, {row(sa, "a-" + std::to_string(t))});
-      cat.get("b").stage(t, {}, {row(sb, "b-" + std::to_string(t))});
+      cat.get("a").stage(t, {}, {txn_row(sa, "a-" + std::to_string(t))});
+      cat.get("b").stage(t, {}, {txn_row(sb, "b-" + std::to_string(t))});
     }
     WalWriter log(root / "TRANSACTIONS", WalSync::always);
     char hex[17];

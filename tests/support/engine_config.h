@@ -2,6 +2,7 @@
 // The configuration every Engine-level test starts from: the store at `data_dir` and
 // one converted GloVe file shared by every test binary of the build.
 #include <filesystem>
+#include "support/build_paths.h"
 
 #include "eagle/app/config.h"
 

@@ -2,6 +2,7 @@
 // One `eagle serve` child process on a free port (port 0; the port is read from its
 // first line), for the tests that drive the server over real sockets.
 #include <gtest/gtest.h>
+#include "support/build_paths.h"
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>

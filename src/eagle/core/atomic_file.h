@@ -15,4 +15,9 @@ void fsync_path(const std::filesystem::path& p, bool is_dir);
 // Throws eagle::Error(unavailable) naming the file when any step fails.
 void write_file_atomic(const std::filesystem::path& file, const std::function<void(std::ostream&)>& write);
 
+// The same for a cache that several processes may rebuild at once (the compiled
+// vocabulary, the converted word vectors): each writes its own FILE.tmp.<pid>.<n>, so
+// two writers never interleave in one temporary file; the last rename wins whole.
+void write_shared_file_atomic(const std::filesystem::path& file, const std::function<void(std::ostream&)>& write);
+
 }  // namespace eagle

@@ -178,8 +178,8 @@ void create_directories_durably(FileSystem& fs, const fs::path& dir) {
 }
 
 void write_file_atomic(FileSystem& fs, const fs::path& file, const std::function<void(std::ostream&)>& write,
-                       const std::function<void(const char*, size_t)>& on_bytes) {
-  const fs::path tmp = file.string() + ".tmp";
+                       const std::function<void(const char*, size_t)>& on_bytes, const std::string& tmp_suffix) {
+  const fs::path tmp = file.string() + tmp_suffix;
   {
     auto out_file = fs.open_writable(tmp, FileSystem::OpenMode::truncate);
     FileStreamBuf buf(*out_file, on_bytes);

@@ -12,6 +12,7 @@
 #include <functional>
 #include <memory>
 #include <ostream>
+#include <string>
 
 namespace eagle::io {
 
@@ -66,8 +67,10 @@ void create_directories_durably(FileSystem& fs, const std::filesystem::path& dir
 // synced, renamed over FILE, and the folder synced. A crash leaves the old file or
 // the new one (at worst a stray .tmp that openers delete). `on_bytes`, when given,
 // sees every byte written, in order (block checksums are computed this way).
+// `tmp_suffix` names the temporary file (FILE + suffix).
 void write_file_atomic(FileSystem& fs, const std::filesystem::path& file,
                        const std::function<void(std::ostream&)>& write,
-                       const std::function<void(const char*, size_t)>& on_bytes = {});
+                       const std::function<void(const char*, size_t)>& on_bytes = {},
+                       const std::string& tmp_suffix = ".tmp");
 
 }  // namespace eagle::io

@@ -153,6 +153,11 @@ std::vector<std::string> split_text(std::string_view text, size_t max_chars) {
   return p.finish();
 }
 
+std::string base_name(std::string_view path) {
+  const size_t slash = path.find_last_of("/\\");
+  return std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
+}
+
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r' || s.front() == '\n'))
     s.remove_prefix(1);

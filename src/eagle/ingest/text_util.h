@@ -19,6 +19,9 @@ std::string slug(std::string_view s);
 // `s` without leading and trailing ASCII blanks (space, tab, CR, LF).
 std::string_view trim(std::string_view s);
 
+// The last component of a path ("/", "\\" separators): "labels/humira.xml" -> "humira.xml".
+std::string base_name(std::string_view path);
+
 // ASCII lower-casing; other bytes (UTF-8) are kept as they are.
 std::string ascii_lower(std::string_view s);
 

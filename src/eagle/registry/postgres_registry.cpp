@@ -16,7 +16,7 @@ namespace {
 // advisory lock: two engines starting together would otherwise race in CREATE
 // TABLE IF NOT EXISTS (a known unique-violation on pg_type). Fixed text, no values:
 // the only statement sent with PQexec (it holds several commands).
-constexpr const char* kSchema = R"sql(
+constexpr const char* kPostgresSchema = R"sql(
 BEGIN;
 SELECT pg_advisory_xact_lock(hashtext('eagle.registry.schema'));
 CREATE TABLE IF NOT EXISTS documents (
@@ -372,7 +372,7 @@ PostgresRegistry::PostgresRegistry(const std::string& conninfo, const std::strin
       if (e.code() != ErrorCode::conflict) throw;
     }
   }
-  impl_->command(kSchema, "create tables");
+  impl_->command(kPostgresSchema, "create tables");
 }
 
 PostgresRegistry::~PostgresRegistry() = default;

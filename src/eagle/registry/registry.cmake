@@ -28,6 +28,7 @@ target_include_directories(eagle_registry PUBLIC ${EAGLE_ROOT}/src)
 target_link_libraries(eagle_registry PUBLIC eagle_core
                       PRIVATE SQLite::SQLite3 PkgConfig::LIBPQ PkgConfig::UTF8PROC nlohmann_json::nlohmann_json)
 
+if(EAGLE_TESTS OR NOT DEFINED EAGLE_TESTS)
 # The suite runs every test against both backends. The PostgreSQL half needs
 # EAGLE_TEST_POSTGRES (a libpq conninfo) and FAILS without it; run ctest under
 # scripts/with_postgres.sh, which starts a server and sets it.
@@ -38,3 +39,4 @@ add_executable(test_registry ${EAGLE_ROOT}/tests/registry/registry_test.cpp)
 target_link_libraries(test_registry PRIVATE eagle_registry PkgConfig::LIBPQ GTest::gtest_main GTest::gtest)
 add_test(NAME test_registry COMMAND test_registry)
 set_tests_properties(test_registry PROPERTIES TIMEOUT 600)
+endif()

@@ -17,7 +17,7 @@ namespace {
 // so the case-insensitive substring match of lookup_document_ids_by_name_terms runs
 // on copies folded in C++ (the same Unicode fold PostgreSQL's ILIKE applies under a
 // UTF-8 locale). collections_used is a JSON array of strings.
-constexpr const char* kSchema = R"sql(
+constexpr const char* kSqliteSchema = R"sql(
 CREATE TABLE IF NOT EXISTS documents (
   document_id        TEXT PRIMARY KEY NOT NULL,
   name               TEXT NOT NULL DEFAULT '',
@@ -378,7 +378,7 @@ SqliteRegistry::SqliteRegistry(const std::string& path, bool read_only) : impl_(
   // reader-writer that writes nothing) leaves it byte for byte as it was.
   if (!read_only && version < kSchemaVersion) {
     Transaction tx(*impl_);
-    impl_->exec(kSchema, "create schema");
+    impl_->exec(kSqliteSchema, "create schema");
     impl_->exec(("PRAGMA user_version = " + std::to_string(kSchemaVersion)).c_str(), "set schema version");
     tx.commit();
   }

@@ -2,6 +2,7 @@
 // Shared-data access for the biomedical ingest tests: a missing ../shared/data file
 // fails the test with a message saying what is missing and how to point at it.
 #include <gtest/gtest.h>
+#include "support/build_paths.h"
 
 #include <filesystem>
 #include <string>

@@ -2,6 +2,7 @@
 // CSVs, NCBI genes, MeSH trees and OBO, the drug-suffix rule, merging and surface
 // precedence.
 #include <gtest/gtest.h>
+#include "support/build_paths.h"
 
 #include "eagle/biomed/vocab/entity_matcher.h"
 #include "eagle/biomed/vocab/vocabulary.h"

@@ -2,6 +2,7 @@
 // seed's letter-boundary examples and BioASQ-like sentences on real data, the oracle
 // on real text, and the cache's load time. Needs ../shared/data (fails, never skips).
 #include <gtest/gtest.h>
+#include "support/build_paths.h"
 #include <unistd.h>
 
 #include <chrono>

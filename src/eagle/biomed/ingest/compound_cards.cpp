@@ -17,11 +17,6 @@ using nlohmann::json;
 
 namespace {
 
-std::string base_name(std::string_view source) {
-  const size_t slash = source.find_last_of("/\\");
-  return std::string(slash == std::string_view::npos ? source : source.substr(slash + 1));
-}
-
 size_t column(const std::vector<std::string>& header, std::string_view name, const std::string& source) {
   for (size_t i = 0; i < header.size(); ++i)
     if (collapse_whitespace(header[i]) == name) return i;
@@ -34,7 +29,7 @@ size_t column(const std::vector<std::string>& header, std::string_view name, con
 std::vector<CompoundCard> read_compound_cards(std::istream& in, std::string_view source_name,
                                               const CompoundCardOptions& options) {
   const std::string source(source_name);
-  const std::string file_name = base_name(source);
+  const std::string file_name = ingest::base_name(source);
   std::vector<std::string> fields;
   size_t line = 0;
   if (!read_csv_record(in, fields, line))

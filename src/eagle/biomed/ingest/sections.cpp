@@ -173,7 +173,9 @@ size_t word_count(std::string_view s) {
   return n;
 }
 
-std::string_view trim(std::string_view s) {
+// Without leading and trailing C whitespace (form feed and vertical tab too, unlike
+// ingest::trim).
+std::string_view trim_c_space(std::string_view s) {
   while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
   while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
   return s;
@@ -192,7 +194,7 @@ std::optional<Heading> heading_at(std::string_view text, size_t p, bool line_sta
     const char c = text[q];
     if (c == '\n' || c == '.' || c == ';') break;
     if (c != ':') continue;
-    std::string_view label = trim(text.substr(p, q - p));
+    std::string_view label = trim_c_space(text.substr(p, q - p));
     if (label.empty() || word_count(label) > kMaxLabelWords) break;
     std::string section = canonical_section(label);
     if (section.empty()) break;
@@ -232,7 +234,7 @@ std::optional<Heading> heading_at(std::string_view text, size_t p, bool line_sta
   if (!line_start) return std::nullopt;
   size_t eol = text.find('\n', p);
   if (eol == std::string_view::npos) eol = text.size();
-  std::string_view line = trim(text.substr(p, eol - p));
+  std::string_view line = trim_c_space(text.substr(p, eol - p));
   if (line.empty() || line.size() > kMaxLabelBytes) return std::nullopt;
   std::string section = canonical_section(line);
   if (section.empty()) return std::nullopt;
@@ -264,7 +266,7 @@ std::vector<SectionSpan> split_paper_sections(std::string_view text) {
   std::vector<SectionSpan> spans;
   auto add = [&](std::string section, std::string heading, size_t begin, size_t end) {
     const std::string_view raw = text.substr(begin, end - begin);
-    const std::string_view body = trim(raw);
+    const std::string_view body = trim_c_space(raw);
     if (body.empty()) return;
     const size_t b = begin + static_cast<size_t>(body.data() - raw.data());
     spans.push_back({std::move(section), std::move(heading), b, b + body.size(), std::string(body)});

@@ -394,11 +394,6 @@ void collect_sections(const xmlNode* container, int parent, size_t depth, SplLab
   }
 }
 
-std::string base_name(std::string_view source) {
-  const size_t slash = source.find_last_of("/\\");
-  return std::string(slash == std::string_view::npos ? source : source.substr(slash + 1));
-}
-
 }  // namespace
 
 SplLabel parse_spl(std::string_view xml, std::string_view source_name, const LoincSectionMap& sections) {
@@ -433,7 +428,7 @@ SplLabel parse_spl(std::string_view xml, std::string_view source_name, const Loi
   }
 
   SplLabel label;
-  label.file_name = base_name(source);
+  label.file_name = ingest::base_name(source);
   label.source_uri = source;
   label.document_id = attr(child(root, "id"), "root");
   if (label.document_id.empty())

@@ -497,7 +497,7 @@ void Vocabulary::save_cache(const VocabularyPaths& paths, const fs::path& cache_
     fail(ErrorCode::conflict, "vocabulary has entities added since compile(); compile() before save_cache()");
   const auto sources = stamp_sources(paths);
   if (cache_file.has_parent_path()) fs::create_directories(cache_file.parent_path());
-  write_file_atomic(cache_file, [&](std::ostream& out) { VocabularyCodec::write(*this, sources, out); });
+  write_shared_file_atomic(cache_file, [&](std::ostream& out) { VocabularyCodec::write(*this, sources, out); });
 }
 
 const Entity& Vocabulary::entity(EntityId id) const {

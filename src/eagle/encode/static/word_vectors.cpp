@@ -1,5 +1,7 @@
 #include "eagle/encode/static/word_vectors.h"
 
+#include "eagle/core/atomic_file.h"
+
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -203,10 +205,10 @@ size_t convert_wink_json(const fs::path& json_file, const fs::path& out_file) {
   }
   offsets.push_back(static_cast<uint32_t>(strings.size()));
   h.strings_bytes = strings.size();
-  const fs::path tmp = out_file.string() + ".tmp";
   fs::create_directories(out_file.parent_path().empty() ? "." : out_file.parent_path());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+  // Two processes may convert at once on a fresh machine: each writes its own
+  // temporary file and renames it whole (write_shared_file_atomic).
+  write_shared_file_atomic(out_file, [&](std::ostream& out) {
     out.write(reinterpret_cast<const char*>(&h), sizeof(h));
     out.write(reinterpret_cast<const char*>(offsets.data()), static_cast<std::streamsize>(offsets.size() * 4));
     for (const auto& w : words) out.write(reinterpret_cast<const char*>(&w.rank), 4);
@@ -225,9 +227,7 @@ size_t convert_wink_json(const fs::path& json_file, const fs::path& out_file) {
       out.write(reinterpret_cast<const char*>(q.data()), dim);
     }
     out.write(strings.data(), static_cast<std::streamsize>(strings.size()));
-    if (!out) fail(ErrorCode::unavailable, "cannot write " + tmp.string());
-  }
-  fs::rename(tmp, out_file);
+  });
   return words.size();
 }
 
