@@ -9,6 +9,7 @@
 // files/s, pages/s (PDF), chunks, and eagle_s / peer_s: what the layout rules, the tree
 // walk and the chunking cost on top of the parse. End-to-end ingest (embedding,
 // store) is timed by `eagle ingest` itself (docs/benchmarks.md).
+#include "eagle/app/build_paths.h"
 #include <libxml/parser.h>
 #include <poppler/cpp/poppler-document.h>
 #include <poppler/cpp/poppler-global.h>
@@ -68,7 +69,7 @@ size_t peer_read(const fs::path& file, FileKind kind) {
 
 int main(int argc, char** argv) {
   CLI::App app{"bench_documents: structured-document readers + chunker vs the parse alone"};
-  std::string docs_dir = std::string(EAGLE_SHARED_DATA) + "/docs";
+  std::string docs_dir = std::string(eagle::app::build_shared_data()) + "/docs";
   size_t rounds = 5;
   app.add_option("--docs", docs_dir, "folder with pdf/, jats/, pubmed/ subfolders")->capture_default_str();
   app.add_option("--rounds", rounds, "passes over each format's files (the best pass is reported)")

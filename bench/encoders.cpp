@@ -5,6 +5,7 @@
 // BiomedCLIP's: 768 wide, 12 layers, 12 heads, 3072 MLP, 224 x 224, projection 512) at
 // batch 1 and 32; 2 threads. Prints JSON lines with the median ms per batch of each
 // engine, then the ratios.
+#include "eagle/app/build_paths.h"
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <array>
@@ -52,7 +53,7 @@ int main(int argc, char** argv) {
   CLI::App app{"bench_encoders: native BERT runtime vs PyTorch (JSON lines)"};
   int threads = 2;
   double min_seconds = 2.0;
-  std::string python = "/usr/bin/python3", script = std::string(EAGLE_SOURCE_DIR) + "/bench/torch_bert.py";
+  std::string python = "/usr/bin/python3", script = std::string(eagle::app::build_source_dir()) + "/bench/torch_bert.py";
   bool skip_torch = false;
   app.add_option("--threads", threads, "threads for both engines")->capture_default_str();
   app.add_option("--min-seconds", min_seconds, "time per case and engine")->capture_default_str();
@@ -60,7 +61,7 @@ int main(int argc, char** argv) {
   app.add_flag("--no-torch", skip_torch, "measure the native runtime only");
   std::string only_model, only_case, tower = "all";
   app.add_option("--tower", tower, "text (BERT), image (ViT) or all")->check(CLI::IsMember({"text", "image", "all"}))->capture_default_str();
-  std::string vit_script = std::string(EAGLE_SOURCE_DIR) + "/bench/torch_vit.py";
+  std::string vit_script = std::string(eagle::app::build_source_dir()) + "/bench/torch_vit.py";
   app.add_option("--model", only_model, "only this shape (bert-base or minilm-l6)");
   app.add_option("--case", only_case, "only this batch x seq, e.g. 1x32");
   CLI11_PARSE(app, argc, argv);

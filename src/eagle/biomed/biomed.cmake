@@ -21,6 +21,5 @@ target_link_libraries(eagle_biomed PUBLIC eagle_search eagle_chem eagle_biomed_v
 
 if(EAGLE_BENCHMARKS)
   add_executable(bench_matcher ${CMAKE_SOURCE_DIR}/bench/matcher.cpp)
-  target_link_libraries(bench_matcher PRIVATE eagle_biomed_vocab eagle_ingest nlohmann_json::nlohmann_json CLI11::CLI11)
-  target_compile_definitions(bench_matcher PRIVATE EAGLE_SHARED_DATA="${EAGLE_SHARED_DATA}")
+  target_link_libraries(bench_matcher PRIVATE eagle_build_paths eagle_biomed_vocab eagle_ingest nlohmann_json::nlohmann_json CLI11::CLI11)
 endif()
