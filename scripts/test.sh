@@ -3,11 +3,11 @@
 # CI runs). Stages, each timed:
 #   setup        scripts/setup.sh test (Debian and npm packages, idempotent)
 #   build        scripts/build.sh (everything, through ccache)
+#   fuzz_build   build-fuzz: the libFuzzer targets (clang, ASan + UBSan)
 #   test         the main suite, ctest -j2, on SQLite and a throwaway PostgreSQL
+#   fuzz         every fuzz target for 20 s, one at a time, beside `test`
 #   tsan_build   build-tsan: the libraries, `eagle` and the four threaded test programs
 #   tsan_test    the test cases that start threads, under ThreadSanitizer (label tsan)
-#   fuzz_build   build-fuzz: the libFuzzer targets (clang, ASan + UBSan)
-#   fuzz         every fuzz target for 20 s, two at a time
 # The last line printed is one JSON object with every stage's seconds and what each
 # test stage ran; past EAGLE_CI_BUDGET_S (default 2400 s, 40 minutes) a warning names
 # the slowest stages. The warning never fails the run: the machine is noisy.
@@ -38,7 +38,8 @@ report() {
     echo "WARNING: slowest stages: $slow. Make them faster before the limit blocks every landing." >&2
   fi
 }
-trap report EXIT
+fuzz_pid=""
+trap 'report; [ -z "$fuzz_pid" ] || kill "$fuzz_pid" 2>/dev/null || true' EXIT
 
 # stage NAME COMMAND...: runs COMMAND, records its wall time under NAME.
 stage() {
@@ -61,11 +62,33 @@ ctest_names() {
 stage setup bash scripts/setup.sh test
 stage build bash scripts/build.sh
 
+# Fuzzing: every parser of outside input under libFuzzer with ASan + UBSan (clang,
+# build-fuzz), 20 s per target; any finding fails the run (docs/fuzzing.md). The
+# targets run one at a time beside the main suite: for most of the suite's time
+# test_large_ingest keeps one core busy and the other would idle, and a fuzzer runs
+# for a fixed time, so this stage costs no wall time of its own.
+stage fuzz_build bash scripts/fuzz.sh build
+ran_fuzz="$(ls build-fuzz/bin | grep '^fuzz_' | sed 's/^/"/; s/$/"/' | paste -sd, | sed 's/^/[/; s/$/]/')"
+fuzz_log="$(mktemp)"
+fuzz_start=$(date +%s)
+EAGLE_FUZZ_JOBS=1 bash scripts/fuzz.sh run "${EAGLE_FUZZ_SECONDS:-20}" >"$fuzz_log" 2>&1 &
+fuzz_pid=$!
+
 # The registry suite runs on SQLite and on a real PostgreSQL: with_postgres.sh starts
 # a throwaway server on a loopback port, runs the tests, and stops it. Tests make
 # their own uniquely named temporary folders, so two run at once.
 ran_main="$(ctest_names build)"
 stage test bash -c "cd build && bash ../scripts/with_postgres.sh ctest -j $jobs --output-on-failure --timeout 900"
+
+echo "== stage fuzz (beside test): waiting for the fuzzers"
+fuzz_rc=0
+wait "$fuzz_pid" || fuzz_rc=$?
+fuzz_pid=""
+cat "$fuzz_log"
+rm -f "$fuzz_log"
+stage_names+=("fuzz_beside_test")
+stage_seconds+=("$(( $(date +%s) - fuzz_start ))")
+[ "$fuzz_rc" -eq 0 ] || { echo "fuzzing found a defect (inputs in build-fuzz/findings/)" >&2; exit 1; }
 
 # ThreadSanitizer, a separate build (build-tsan): the store, engine, server and MCP
 # client tests that start threads (tests/CMakeLists.txt, label tsan; the server and
@@ -80,10 +103,4 @@ ran_tsan="$(cd build-tsan && ctest -N -V -L tsan | sed -n 's/^.*Test command: //
 stage tsan_test bash -c "cd build-tsan && TSAN_OPTIONS='halt_on_error=1 second_deadlock_stack=1' \
   ctest -j $jobs -L tsan --output-on-failure --timeout 900"
 
-# Fuzzing: every parser of outside input under libFuzzer with ASan + UBSan (clang,
-# build-fuzz), 20 s per target, two at a time; any finding fails the run
-# (docs/fuzzing.md).
-stage fuzz_build bash scripts/fuzz.sh build
-ran_fuzz="$(ls build-fuzz/bin | grep '^fuzz_' | sed 's/^/"/; s/$/"/' | paste -sd, | sed 's/^/[/; s/$/]/')"
-stage fuzz bash scripts/fuzz.sh run "${EAGLE_FUZZ_SECONDS:-20}"
 stage_result="passed"
