@@ -27,6 +27,16 @@ else
   debootstrap --variant=minbase bookworm "$root" "$mirror"
 fi
 cp /etc/resolv.conf "$root/etc/resolv.conf"
+# Where the host reaches the npm registry through a TLS-inspecting proxy (this
+# workplace does), the chroot trusts the host's CA bundle as the host does; a real
+# fresh machine needs nothing of the kind. EAGLE_FRESH_CA_BUNDLE= (empty) turns it off.
+ca_bundle="${EAGLE_FRESH_CA_BUNDLE-${NODE_EXTRA_CA_CERTS:-}}"
+ca_env=()
+if [ -n "$ca_bundle" ] && [ -f "$ca_bundle" ]; then
+  mkdir -p "$root/etc/eagle-host-ca"
+  cp "$ca_bundle" "$root/etc/eagle-host-ca/bundle.crt"
+  ca_env=(NODE_EXTRA_CA_CERTS=/etc/eagle-host-ca/bundle.crt npm_config_cafile=/etc/eagle-host-ca/bundle.crt)
+fi
 mkdir -p "$root/work/shared"
 git clone -q "$repo" "$root/work/main"
 mount --bind "$repo/../shared" "$root/work/shared"
@@ -37,6 +47,6 @@ mount --rbind /dev "$root/dev"
 
 start=$(date +%s)
 chroot "$root" /usr/bin/env -i HOME=/root PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-  TERM=dumb bash -c 'cd /work/main && time bash scripts/demo.sh'
+  TERM=dumb "${ca_env[@]}" bash -c 'cd /work/main && time bash scripts/demo.sh'
 seconds=$(( $(date +%s) - start ))
 echo "{\"fresh_demo_s\": $seconds, \"debian\": \"$(cat "$root/etc/debian_version")\", \"commit\": \"$(git rev-parse --short HEAD)\"}"
