@@ -46,20 +46,13 @@ class ServerProcess {
       ::_exit(127);
     }
     // Ready when it says so; the port is in its first line.
-    const std::regex port_re("on http://[^:]+:([0-9]+)");
-    for (int i = 0; i < 1200; ++i) {
-      const std::string log = read_text_file(log_);
-      std::smatch m;
-      if (port_ == 0 && std::regex_search(log, m, port_re)) port_ = std::stoi(m[1]);
-      if (log.find("eagle: ready") != std::string::npos || (!wait_ready && port_ > 0)) break;
-      int status;
-      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
-        pid_ = -1;
-        break;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
+    wait_for_log(wait_ready ? "eagle: ready" : "");
   }
+  // Waits until the server's log says it is ready (its store and plugins loaded);
+  // false when it exited first or did not say so within kStartLimit. The limit only
+  // bounds a hung start: under ThreadSanitizer on a busy machine a start that takes
+  // a second natively can take a minute.
+  bool wait_until_ready() { return wait_for_log("eagle: ready"); }
   ~ServerProcess() {
     stop();
     // Under ThreadSanitizer (build-tsan) the server reports races to its log.
@@ -80,6 +73,29 @@ class ServerProcess {
   std::string log() const { return read_text_file(log_); }
 
  private:
+  static constexpr auto kStartLimit = std::chrono::minutes(10);
+
+  // Polls the log until it holds `marker` (or, for an empty marker, the port), the
+  // child exits, or kStartLimit passes. Records the port on the way.
+  bool wait_for_log(const std::string& marker) {
+    static const std::regex port_re("on http://[^:]+:([0-9]+)");
+    const auto deadline = std::chrono::steady_clock::now() + kStartLimit;
+    while (pid_ > 0 && std::chrono::steady_clock::now() < deadline) {
+      const std::string log = read_text_file(log_);
+      std::smatch m;
+      if (port_ == 0 && std::regex_search(log, m, port_re)) port_ = std::stoi(m[1]);
+      if (marker.empty() ? port_ > 0 : log.find(marker) != std::string::npos) return true;
+      int status;
+      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+        pid_ = -1;
+        exit_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        return false;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return false;
+  }
+
   pid_t pid_ = -1;
   int port_ = 0;
   int exit_ = -1;
