@@ -20,6 +20,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "bench_rows.h"
 #include "bench_support.h"
 #include "eagle/core/schema.h"
 #include "eagle/encode/static/word_vectors.h"
@@ -130,31 +131,11 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   try {
     const bool temporary = work.empty();
-    const fs::path root = temporary ? fs::temp_directory_path() / ("eagle_bench_store_" + std::to_string(::getpid()))
-                                    : fs::path(work);
-    fs::remove_all(root);
-    fs::create_directories(root);
-    eagle::ingest::ReadOptions ro;
-    ro.format = eagle::ingest::InputFormat::beir;
-    const auto passages = eagle::ingest::read_corpus(beir, ro).documents;
+    const fs::path root = eagle::bench::fresh_work_folder(work, "store");
+    const auto passages = eagle::bench::read_passages(beir);
     auto encoder = eagle::encode::make_glove_encoder("glove", glove);
     const auto schema = eagle::chunk_schema("bench", encoder->info().dim, encoder->info().metric);
-    const auto doc_field = *schema.field_index("document_id");
-    std::vector<Record> records(rows);
-    for (uint64_t start = 0; start < rows; start += 1024) {
-      const uint64_t end = std::min<uint64_t>(rows, start + 1024);
-      std::vector<std::string> texts;
-      for (uint64_t i = start; i < end; ++i) texts.push_back(eagle::eval::spliced_text(passages, i));
-      auto vecs = encoder->encode(texts, eagle::encode::EncodeMode::document);
-      for (uint64_t i = start; i < end; ++i) {
-        auto& r = records[i];
-        r.id = "r" + std::to_string(i);
-        r.text = std::move(texts[i - start]);
-        r.vector = std::move(vecs[i - start]);
-        r.values.assign(schema.fields.size(), std::monostate{});
-        r.values[doc_field] = r.id;
-      }
-    }
+    const auto records = eagle::bench::passage_rows(passages, rows, *encoder, schema);
     std::vector<std::string> queries;
     for (const auto& q : eagle::eval::load_queries(fs::path(beir) / "queries.jsonl")) queries.push_back(q.text);
     std::cout << json{{"bench", "store"}, {"build_flags", "-O2 -march=x86-64-v2 (CMake Release)"},

@@ -13,6 +13,7 @@ set(EAGLE_FUZZ_TARGETS
   fuzz_filter:eagle_store
   fuzz_analyzer:eagle_text
   fuzz_wal:eagle_store
+  fuzz_log_record:eagle_store
   fuzz_segment:eagle_store
   fuzz_spl:eagle_biomed_ingest
   fuzz_config:eagle_app_config

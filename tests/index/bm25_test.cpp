@@ -6,33 +6,16 @@
 #include <random>
 #include <sstream>
 
+#include "bm25_test_support.h"
 #include "eagle/core/error.h"
 
 using namespace eagle::index;
 using eagle::text::AnalyzerOptions;
 using eagle::text::Stemmer;
+using eagle::test_support::random_doc;
+using eagle::test_support::raw_analyzer;
 
 namespace {
-
-AnalyzerOptions raw_analyzer() {
-  AnalyzerOptions o;
-  o.stemmer = Stemmer::none;
-  o.stopwords = false;
-  return o;
-}
-
-// Zipf-ish random documents over a small vocabulary so terms repeat and tie.
-std::string random_doc(std::mt19937& rng, int vocab, int min_len, int max_len) {
-  std::uniform_int_distribution<int> len(min_len, max_len);
-  std::string s;
-  int n = len(rng);
-  for (int i = 0; i < n; ++i) {
-    double u = std::uniform_real_distribution<double>(0, 1)(rng);
-    int w = static_cast<int>(std::pow(vocab, u)) - 1;
-    s += "w" + std::to_string(w) + " ";
-  }
-  return s;
-}
 
 void expect_same(const std::vector<LexicalHit>& fast, const std::vector<LexicalHit>& oracle,
                  const std::string& ctx) {

@@ -1,4 +1,6 @@
 #include "eagle/store/collection.h"
+#include "eagle/store/record_codec.h"
+#include "eagle/core/base64.h"
 #include "eagle/store/checked_file.h"
 
 #include <fcntl.h>
@@ -90,6 +92,15 @@ std::optional<TxnId> parse_txn_hex(std::string_view s) {
   return t;
 }
 
+// The transaction a txn_part record belongs to, in either payload form.
+std::optional<TxnId> part_txn(std::string_view payload) {
+  if (is_binary_write(payload)) {
+    auto t = binary_write_txn(payload);
+    return t && *t ? t : std::nullopt;
+  }
+  return parse_txn_hex(payload);
+}
+
 }  // namespace
 
 TxnId new_txn_id() {
@@ -173,6 +184,8 @@ void Collection::reset_indexes() {
   rows_.clear();
   texts_->clear();
   deleted_ = Bitset();
+  hidden_docs_ = 0;
+  hidden_len_ = 0;
   live_.clear();
   lexical_ = index::Bm25Index(opts_.bm25, opts_.analyzer);
   vectors_ = index::make_vector_index(schema_.vector);
@@ -310,7 +323,7 @@ void Collection::load_from_disk(const std::string& manifest) {
         [&](uint64_t lsn, WalOp op, const std::string& payload) {
           if (lsn <= segment_lsn) return;
           if (op == WalOp::txn_part) {
-            const auto t = parse_txn_hex(payload);
+            const auto t = part_txn(payload);
             if (t && !is_committed(*t)) {
               ++skipped_parts[*t];
               last_lsn_ = lsn;
@@ -322,7 +335,7 @@ void Collection::load_from_disk(const std::string& manifest) {
           } catch (const std::exception& e) {
             // A part that cannot be applied fails its whole transaction.
             if (op == WalOp::txn_part)
-              if (auto t = parse_txn_hex(payload)) txn_state(*t).failed = true;
+              if (auto t = part_txn(payload)) txn_state(*t).failed = true;
             // Intact but not applicable (written by an older version that logged
             // before validating): never applied, kept aside, said out loud.
             quarantine(file, lsn, op, payload, e.what());
@@ -438,10 +451,12 @@ void Collection::log(WalOp op, const std::string& payload) {
 }
 
 namespace {
-std::string records_payload(const std::vector<Record>& records, const CollectionSchema& schema) {
-  json arr = json::array();
-  for (const auto& r : records) arr.push_back(record_to_json(r, schema, true));
-  return arr.dump();
+// A write as its log record holds it (record_codec.h: binary, vectors as stored).
+std::string write_payload(const std::vector<std::string>& deletes, const std::vector<Record>& records,
+                          const CollectionSchema& schema) {
+  std::string out;
+  encode_write(0, deletes, records, schema, out);
+  return out;
 }
 }  // namespace
 
@@ -452,7 +467,7 @@ void Collection::insert(std::vector<Record> records) {
     std::unique_lock lock(mutex_);
     validate_batch(records, false);
     if (records.empty()) return;
-    log(WalOp::insert, wal_ ? records_payload(records, schema_) : std::string());
+    log(WalOp::insert, wal_ ? write_payload({}, records, schema_) : std::string());
     apply_insert(records);
   }
   maybe_checkpoint();
@@ -465,7 +480,7 @@ void Collection::upsert(std::vector<Record> records) {
     std::unique_lock lock(mutex_);
     validate_batch(records, true);
     if (records.empty()) return;
-    log(WalOp::upsert, wal_ ? records_payload(records, schema_) : std::string());
+    log(WalOp::upsert, wal_ ? write_payload({}, records, schema_) : std::string());
     apply_insert(records);
   }
   maybe_checkpoint();
@@ -485,12 +500,7 @@ size_t Collection::replace(const std::vector<std::string>& delete_ids, std::vect
     for (const auto& id : delete_ids)
       if (live_.contains(id)) present.push_back(id);
     if (present.empty() && records.empty()) return 0;
-    if (wal_) {
-      json payload = {{"delete", present}, {"upsert", json::parse(records_payload(records, schema_))}};
-      log(WalOp::replace, payload.dump());
-    } else {
-      log(WalOp::replace, std::string());
-    }
+    log(WalOp::replace, wal_ ? write_payload(present, records, schema_) : std::string());
     n = apply_remove(present);
     apply_insert(records);
   }
@@ -510,7 +520,7 @@ size_t Collection::remove(const std::vector<std::string>& ids, bool auto_checkpo
     for (const auto& id : ids)
       if (live_.contains(id)) present.push_back(id);
     if (present.empty()) return 0;
-    log(WalOp::delete_ids, json(present).dump());
+    log(WalOp::delete_ids, wal_ ? write_payload(present, {}, schema_) : std::string());
     n = apply_remove(present);
   }
   if (auto_checkpoint) maybe_checkpoint();
@@ -529,7 +539,7 @@ size_t Collection::remove_where(std::string_view expr, const TemplateParams& par
     std::vector<std::string> ids;
     rows.for_each([&](size_t r) { ids.push_back(rows_[r].id); });
     if (ids.empty()) return 0;
-    log(WalOp::delete_ids, json(ids).dump());
+    log(WalOp::delete_ids, wal_ ? write_payload(ids, {}, schema_) : std::string());
     n = apply_remove(ids);
   }
   maybe_checkpoint();
@@ -549,10 +559,24 @@ uint32_t Collection::append_row(Record& r) {
   return row;
 }
 
+void Collection::hide(uint32_t row) {
+  if (deleted_.test(row)) return;
+  deleted_.set(row);
+  ++hidden_docs_;
+  hidden_len_ += lexical_.doc_len(row);
+}
+
+void Collection::unhide(uint32_t row) {
+  if (!deleted_.test(row)) return;
+  deleted_.reset(row);
+  --hidden_docs_;
+  hidden_len_ -= lexical_.doc_len(row);
+}
+
 void Collection::apply_insert(std::vector<Record>& records) {
   for (auto& r : records) {
     const uint32_t row = append_row(r);
-    if (auto old = live_.put(row)) deleted_.set(*old);  // upsert: the old row becomes a tombstone
+    if (auto old = live_.put(row)) hide(*old);  // upsert: the old row becomes a tombstone
   }
 }
 
@@ -561,7 +585,7 @@ void Collection::apply_staged(TxnId txn, std::vector<std::string> deletes, std::
   t.deletes.insert(t.deletes.end(), std::make_move_iterator(deletes.begin()), std::make_move_iterator(deletes.end()));
   for (auto& r : records) {
     const uint32_t row = append_row(r);
-    deleted_.set(row);  // hidden until the commit
+    hide(row);  // hidden until the commit
     // A row staged again in the same transaction replaces the earlier one, which
     // stays hidden for good.
     t.rows.put(row);
@@ -576,8 +600,8 @@ size_t Collection::apply_commit(TxnId txn) {
   // Drained, not copied: each staged row leaves the transaction's set as it enters
   // live_, so the two sets never both hold every row (40 bytes a row at the peak).
   it->second.rows.drain([&](uint32_t row) {
-    if (auto old = live_.put(row)) deleted_.set(*old);
-    deleted_.reset(row);
+    if (auto old = live_.put(row)) hide(*old);
+    unhide(row);
   });
   txns_.erase(it);
   return n;
@@ -585,23 +609,33 @@ size_t Collection::apply_commit(TxnId txn) {
 
 std::vector<std::string> Collection::part_payloads(TxnId txn, const std::vector<std::string>& deletes,
                                                    const std::vector<Record>& records) const {
-  // Each part: "<txn>\n{"delete":[...],"upsert":[...]}", at most kTxnPartBytes of
-  // elements (a single larger record goes alone; the log refuses it past its limit).
+  // Each part: the binary write (record_codec.h) with the transaction's id, at most
+  // kTxnPartBytes of deletes and records (a single larger record goes alone; the log
+  // refuses it past its limit).
   std::vector<std::string> parts;
-  std::string dels, ups;
-  const std::string head = txn_hex(txn) + "\n";
+  std::vector<std::string> dels;
+  std::vector<Record> ups;  // copies of one part's records at a time
+  size_t bytes = 0;
   auto flush = [&] {
-    parts.push_back(head + "{\"delete\":[" + dels + "],\"upsert\":[" + ups + "]}");
+    std::string part;
+    encode_write(txn, dels, ups, schema_, part);
+    parts.push_back(std::move(part));
     dels.clear();
     ups.clear();
+    bytes = 0;
   };
-  auto add = [&](std::string& to, const std::string& element) {
-    if (!(dels.empty() && ups.empty()) && dels.size() + ups.size() + element.size() > kTxnPartBytes) flush();
-    if (!to.empty()) to += ',';
-    to += element;
+  auto room = [&](size_t more) {
+    if (!(dels.empty() && ups.empty()) && bytes + more > kTxnPartBytes) flush();
+    bytes += more;
   };
-  for (const auto& id : deletes) add(dels, json(id).dump());
-  for (const auto& r : records) add(ups, record_to_json(r, schema_, true).dump());
+  for (const auto& id : deletes) {
+    room(encoded_id_bytes(id));
+    dels.push_back(id);
+  }
+  for (const auto& r : records) {
+    room(encoded_record_bytes(r, schema_));
+    ups.push_back(r);
+  }
   if (!dels.empty() || !ups.empty() || parts.empty()) flush();
   return parts;
 }
@@ -679,7 +713,7 @@ size_t Collection::apply_remove(const std::vector<std::string>& ids) {
   for (const auto& id : ids) {
     auto row = live_.erase(id);
     if (!row) continue;
-    deleted_.set(*row);
+    hide(*row);
     ++n;
   }
   return n;
@@ -703,6 +737,19 @@ void Collection::replay(uint64_t lsn, WalOp op, const std::string& payload) {
     last_lsn_ = lsn;
     return;
   }
+  if (is_binary_write(payload)) {
+    auto w = decode_write(payload, schema_);
+    if (op == WalOp::txn_part) {
+      if (w.txn == 0) fail(ErrorCode::invalid_argument, "transaction part without a transaction id");
+      apply_staged(w.txn, std::move(w.deletes), w.records);
+    } else {
+      if (!w.deletes.empty()) apply_remove(w.deletes);
+      if (!w.records.empty()) apply_insert(w.records);
+    }
+    last_lsn_ = lsn;
+    return;
+  }
+  // Records logged as JSON text (stores written before the binary form).
   if (op == WalOp::txn_part) {
     const auto t = parse_txn_hex(payload);
     const auto nl = payload.find('\n');
@@ -744,8 +791,10 @@ void Collection::quarantine(const fs::path& log, uint64_t lsn, WalOp op, const s
         return;
     }
   }
-  json entry = {{"log", log.filename().string()}, {"lsn", lsn}, {"op", static_cast<int>(op)}, {"error", why},
-                {"payload", payload}};
+  json entry = {{"log", log.filename().string()}, {"lsn", lsn}, {"op", static_cast<int>(op)}, {"error", why}};
+  // A binary record is kept whole (base64); an older JSON one as its text.
+  if (is_binary_write(payload)) entry["payload_base64"] = base64_encode(payload);
+  else entry["payload"] = payload;
   const bool created = !fs::exists(file);
   const std::string line = entry.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
   auto out = fsys().open_writable(file, io::FileSystem::OpenMode::append);
@@ -905,6 +954,10 @@ void Collection::load_segment(const fs::path& file, bool checked) {
     vectors_ = index::load_vector_index(in);
     if (lexical_.size() != n || vectors_->size() != n)
       fail(ErrorCode::invalid_argument, "segment indexes disagree with the row count");
+    deleted_.for_each([&](size_t r) {
+      ++hidden_docs_;
+      hidden_len_ += lexical_.doc_len(static_cast<index::DocId>(r));
+    });
     // Every vector read and every query is sized by the schema: a segment of another
     // shape (damage, or another collection's) is refused, never indexed out of bounds.
     if (vectors_->dim() != schema_.vector.dim || vectors_->metric() != schema_.vector.metric)
@@ -1060,6 +1113,8 @@ void Collection::compact() {
     rows_ = std::move(fresh->rows_);
     texts_ = std::move(fresh->texts_);  // the rows' texts are in the fresh collection's spill
     deleted_ = std::move(fresh->deleted_);
+    hidden_docs_ = fresh->hidden_docs_;
+    hidden_len_ = fresh->hidden_len_;
     // The id index keys the rows it is built over: rebuilt over these.
     live_.clear();
     live_.reserve(fresh->live_.size());
@@ -1136,7 +1191,7 @@ std::vector<CollectionHit> Collection::search_text(std::string_view query, size_
     fail(ErrorCode::invalid_argument, "k must be in [1, " + std::to_string(kMaxSearchK) + "]");
   std::shared_lock lock(mutex_);
   auto allowed = allowed_locked(expr, params);
-  auto hits = lexical_.search(query, k, index::TopKAlgorithm::maxscore, allowed ? &*allowed : nullptr);
+  auto hits = lexical_.search(query, k, index::TopKAlgorithm::maxscore, allowed ? &*allowed : nullptr, live_docs());
   std::vector<CollectionHit> out;
   out.reserve(hits.size());
   for (const auto& h : hits) out.push_back({h.doc, rows_[h.doc].id, h.score});
@@ -1145,7 +1200,7 @@ std::vector<CollectionHit> Collection::search_text(std::string_view query, size_
 
 double Collection::query_weight(std::string_view text) const {
   std::shared_lock lock(mutex_);
-  return lexical_.query_weight(text);
+  return lexical_.query_weight(text, live_docs());
 }
 
 json Collection::describe() const {

@@ -35,6 +35,7 @@
 #include "eagle/core/schema.h"
 #include "eagle/core/value.h"
 #include "eagle/index/lexical/bm25_index.h"
+#include "eagle/store/record.h"
 #include "eagle/store/row_texts.h"
 #include "eagle/store/rows_by_id.h"
 #include "eagle/store/wal.h"
@@ -49,13 +50,6 @@ class VectorIndex;
 namespace eagle::store {
 
 using TemplateParams = std::map<std::string, nlohmann::json>;
-
-struct Record {
-  std::string id;
-  std::string text;
-  std::vector<float> vector;
-  std::vector<Value> values;  // one per schema field, in schema order (null when absent)
-};
 
 // {"id": "...", "text": "...", "vector": [...], "<field>": value, ...}. Unknown
 // fields, wrong types and a wrong vector dimension are errors naming the field.
@@ -213,6 +207,11 @@ class Collection {
   void log(WalOp op, const std::string& payload);
   void apply_insert(std::vector<Record>& records);
   uint32_t append_row(Record& r);  // indexes the row; returns its row number
+  // A row leaves (deleted, replaced, staged) or joins (committed) the live rows; the
+  // BM25 statistics count live rows only (LiveDocs).
+  void hide(uint32_t row);
+  void unhide(uint32_t row);
+  index::LiveDocs live_docs() const { return {&deleted_, hidden_docs_, hidden_len_}; }
   size_t apply_remove(const std::vector<std::string>& ids);
   void replay(uint64_t lsn, WalOp op, const std::string& payload);
   // Transactions: the staged part applied invisibly / the staged rows swapped in.
@@ -247,7 +246,9 @@ class Collection {
   mutable RwMutex mutex_;
   std::vector<Row> rows_;
   std::unique_ptr<RowTexts> texts_;  // the rows' texts, on disk
-  Bitset deleted_;
+  Bitset deleted_;  // hidden rows: deleted, replaced, or staged and not committed
+  uint32_t hidden_docs_ = 0;
+  uint64_t hidden_len_ = 0;  // their BM25 lengths
   RowsById<std::vector<Row>> live_{&rows_};  // id -> live row
   index::Bm25Index lexical_;
   std::unique_ptr<index::VectorIndex> vectors_;

@@ -17,12 +17,14 @@
 
 namespace eagle::store {
 
-// replace: {"delete": [ids], "upsert": [records]} applied as one write.
-// txn_part: "<16 hex digits: transaction id>\n" + a replace payload, one part of a
-//   write too large for one record (collection.h, transactions); applied at replay
-//   only when the transaction's txn_commit follows (or the catalog's TRANSACTIONS
-//   log holds its id).
+// Payloads (record_codec.h): insert, upsert, delete_ids, replace and txn_part hold a
+// binary write (deletes, then records; a txn_part carries its transaction id), applied
+// as one write; a txn_part is applied at replay only when its transaction's
+// txn_commit follows (or the catalog's TRANSACTIONS log holds its id).
 // txn_commit: "<16 hex digits>": the commit record of that transaction.
+// Logs written before the binary form hold JSON text (insert/upsert: [records];
+// delete_ids: [ids]; replace: {"delete": [ids], "upsert": [records]}; txn_part:
+// "<16 hex digits>\n" + a replace object); replay still reads them.
 enum class WalOp : uint8_t { insert = 1, upsert = 2, delete_ids = 3, replace = 4, txn_part = 5, txn_commit = 6 };
 inline constexpr uint8_t kMaxWalOp = 6;
 

@@ -17,13 +17,6 @@ TopKAlgorithm parse_topk_algorithm(std::string_view name) {
        "unknown top-k algorithm '" + std::string(name) + "': expected maxscore or exhaustive");
 }
 
-struct Bm25Index::Snapshot {
-  uint32_t docs = 0;
-  double avg_doc_len = 0;
-  std::vector<double> norm;           // k1 * (1 - b + b * dl / avgdl), per doc
-  std::vector<double> max_tf_ratio;   // max over a term's postings of tf / (tf + norm)
-};
-
 namespace {
 
 // The BM25 saturation term; both searchers call exactly this so their scores agree.
@@ -33,183 +26,104 @@ inline double tf_ratio(uint32_t tf, double norm) {
 }
 
 // Lucene's BM25 idf, always positive.
-inline double bm25_idf(uint32_t df, uint32_t n) {
-  return std::log(1.0 + (static_cast<double>(n) - df + 0.5) / (static_cast<double>(df) + 0.5));
+inline double bm25_idf(uint64_t df, uint64_t n) {
+  return std::log(1.0 + (static_cast<double>(n) - static_cast<double>(df) + 0.5) / (static_cast<double>(df) + 0.5));
 }
 
-// "a ranks before b": higher score, then lower doc id (the oracle's order).
-inline bool ranks_before(const LexicalHit& a, const LexicalHit& b) {
-  return a.score > b.score || (a.score == b.score && a.doc < b.doc);
+// A document's BM25 length norm, k1 * (1 - b + b * dl / avgdl), as norm0 + norm1 * dl
+// (two constants per query). Every score and every bound goes through this one
+// function, so a segmented search and one index over the same documents agree to
+// the last bit.
+struct LengthNorm {
+  double norm0;
+  double norm1;
+  LengthNorm(const Bm25Params& p, const CorpusStats& s) {
+    const double avg = s.docs && s.total_len ? static_cast<double>(s.total_len) / static_cast<double>(s.docs) : 1.0;
+    norm0 = p.k1 * (1.0 - p.b);
+    norm1 = p.k1 * p.b / avg;
+  }
+  double operator()(uint32_t doc_len) const { return norm0 + norm1 * static_cast<double>(doc_len); }
+};
+
+struct Candidate {
+  uint32_t segment;
+  DocId doc;
+  double score;
+};
+
+// "a ranks before b": higher score, then earlier segment, then lower doc id (the
+// order of one index over the segments' documents added in segment order).
+inline bool ranks_before(const Candidate& a, const Candidate& b) {
+  if (a.score != b.score) return a.score > b.score;
+  if (a.segment != b.segment) return a.segment < b.segment;
+  return a.doc < b.doc;
 }
 
-constexpr char kMagic[8] = {'E', 'G', 'L', 'B', 'M', '2', '5', '\0'};
-constexpr uint32_t kVersion = 1;
+struct QueryTerm {
+  const PostingList* list;
+  double weight;       // idf * (k1 + 1) * query tf
+  double upper_bound;  // weight * the best saturation the term's impacts reach
+};
 
-}  // namespace
-
-Bm25Index::Bm25Index(Bm25Params params, text::AnalyzerOptions analyzer)
-    : params_(params), analyzer_(analyzer) {
-  if (!(params.k1 >= 0) || !(params.b >= 0 && params.b <= 1))
-    fail(ErrorCode::invalid_argument, "BM25 needs k1 >= 0 and 0 <= b <= 1");
-}
-Bm25Index::Bm25Index(Bm25Index&& o) noexcept
-    : params_(o.params_),
-      analyzer_(o.analyzer_),
-      term_ids_(std::move(o.term_ids_)),
-      postings_(std::move(o.postings_)),
-      doc_len_(std::move(o.doc_len_)),
-      total_len_(o.total_len_),
-      snapshot_(std::move(o.snapshot_)) {}
-Bm25Index& Bm25Index::operator=(Bm25Index&& o) noexcept {
-  params_ = o.params_;
-  analyzer_ = o.analyzer_;
-  term_ids_ = std::move(o.term_ids_);
-  postings_ = std::move(o.postings_);
-  doc_len_ = std::move(o.doc_len_);
-  total_len_ = o.total_len_;
-  snapshot_ = std::move(o.snapshot_);
-  return *this;
-}
-Bm25Index::~Bm25Index() = default;
-
-DocId Bm25Index::add(std::string_view text) {
-  const DocId doc = static_cast<DocId>(doc_len_.size());
-  // Count term frequencies for this document; a small sorted vector beats a map
-  // for abstracts of a few hundred tokens.
-  std::vector<std::pair<uint32_t, uint32_t>> tfs;
-  uint32_t len = 0;
-  analyzer_.analyze(text, [&](std::string_view term) {
-    auto it = term_ids_.find(term);
-    uint32_t id;
-    if (it == term_ids_.end()) {
-      id = static_cast<uint32_t>(postings_.size());
-      term_ids_.emplace(std::string(term), id);
-      postings_.emplace_back();
-    } else {
-      id = it->second;
+// The best k candidates seen so far, shared by the segments of one search so a
+// later segment starts pruning at the k-th score the earlier ones reached.
+class TopK {
+ public:
+  explicit TopK(size_t k) : k_(k) { heap_.reserve(k + 1); }
+  bool full() const { return heap_.size() == k_; }
+  double threshold() const { return full() ? heap_.front().score : 0.0; }
+  // Returns whether the candidate was kept.
+  bool offer(const Candidate& c) {
+    if (heap_.size() < k_) {
+      heap_.push_back(c);
+      std::push_heap(heap_.begin(), heap_.end(), ranks_before);
+      return true;
     }
-    tfs.emplace_back(id, 1);
-    ++len;
-  });
-  std::sort(tfs.begin(), tfs.end());
-  for (size_t i = 0; i < tfs.size();) {
-    size_t j = i;
-    while (j < tfs.size() && tfs[j].first == tfs[i].first) ++j;
-    postings_[tfs[i].first].append(doc, static_cast<uint32_t>(j - i));
-    i = j;
+    if (!ranks_before(c, heap_.front())) return false;
+    std::pop_heap(heap_.begin(), heap_.end(), ranks_before);
+    heap_.back() = c;
+    std::push_heap(heap_.begin(), heap_.end(), ranks_before);
+    return true;
   }
-  doc_len_.push_back(len);
-  total_len_ += len;
-  std::lock_guard lock(refresh_mutex_);
-  snapshot_.reset();
-  return doc;
-}
-
-std::shared_ptr<const Bm25Index::Snapshot> Bm25Index::current_snapshot() const {
-  std::lock_guard lock(refresh_mutex_);
-  if (!snapshot_) snapshot_ = build_snapshot();
-  return snapshot_;
-}
-
-std::shared_ptr<const Bm25Index::Snapshot> Bm25Index::build_snapshot() const {
-  auto snap = std::make_shared<Snapshot>();
-  snap->docs = size();
-  snap->avg_doc_len = snap->docs ? static_cast<double>(total_len_) / snap->docs : 0.0;
-  snap->norm.resize(snap->docs);
-  const double avg = snap->avg_doc_len > 0 ? snap->avg_doc_len : 1.0;
-  for (uint32_t d = 0; d < snap->docs; ++d)
-    snap->norm[d] = params_.k1 * (1.0 - params_.b + params_.b * doc_len_[d] / avg);
-  // Exact per-term bounds for MaxScore: the best saturation any posting reaches.
-  snap->max_tf_ratio.assign(postings_.size(), 0.0);
-  DocId docs[kBlockSize];
-  uint32_t tfs[kBlockSize];
-  for (size_t t = 0; t < postings_.size(); ++t) {
-    double best = 0;
-    const auto& pl = postings_[t];
-    for (size_t b = 0; b < pl.num_blocks(); ++b) {
-      uint32_t n = pl.decode_block(b, docs, tfs);
-      for (uint32_t i = 0; i < n; ++i) best = std::max(best, tf_ratio(tfs[i], snap->norm[docs[i]]));
-    }
-    snap->max_tf_ratio[t] = best;
+  std::vector<Candidate> sorted() && {
+    std::sort(heap_.begin(), heap_.end(), ranks_before);
+    return std::move(heap_);
   }
-  return snap;
-}
 
-std::vector<Bm25Index::QueryTerm> Bm25Index::prepare(const std::vector<std::string>& terms,
-                                                     const Snapshot& snap) const {
-  std::vector<std::pair<uint32_t, uint32_t>> ids;  // (term id, query tf)
-  for (const auto& t : terms) {
-    auto it = term_ids_.find(std::string_view(t));
-    if (it == term_ids_.end()) continue;
-    auto pos = std::find_if(ids.begin(), ids.end(), [&](auto& p) { return p.first == it->second; });
-    if (pos == ids.end()) ids.emplace_back(it->second, 1);
-    else ++pos->second;
-  }
-  std::vector<QueryTerm> q;
-  for (auto [id, qtf] : ids) {
-    const auto& pl = postings_[id];
-    if (pl.empty()) continue;
-    QueryTerm qt;
-    qt.list = &pl;
-    qt.term = id;
-    qt.weight = bm25_idf(pl.size(), snap.docs) * (params_.k1 + 1.0) * qtf;
-    qt.upper_bound = qt.weight * snap.max_tf_ratio[id];
-    q.push_back(qt);
-  }
-  return q;
-}
+ private:
+  size_t k_;
+  std::vector<Candidate> heap_;  // front: the worst kept
+};
 
-std::vector<LexicalHit> Bm25Index::search(std::string_view query, size_t k, TopKAlgorithm algo,
-                                          const Bitset* allowed) const {
-  return search_terms(analyzer_.terms(query), k, algo, allowed);
-}
+// How a segment's documents are scored and which may be returned.
+struct SegmentScan {
+  uint32_t segment;
+  const std::vector<uint32_t>* doc_len;
+  const LengthNorm* norm;
+  const Bitset* hidden;
+  const Bitset* allowed;
+  bool returnable(DocId d) const { return (!hidden || !hidden->test(d)) && (!allowed || allowed->test(d)); }
+};
 
-double Bm25Index::query_weight(std::string_view text) const {
-  const uint32_t n = size();
-  if (n == 0) return 0.0;
-  double sum = 0.0;
-  for (const auto& t : analyzer_.terms(text)) {
-    auto it = term_ids_.find(std::string_view(t));
-    const uint32_t df = it == term_ids_.end() ? 0 : static_cast<uint32_t>(postings_[it->second].size());
-    sum += bm25_idf(df, n);
-  }
-  return sum;
-}
-
-std::vector<LexicalHit> Bm25Index::search_terms(const std::vector<std::string>& terms, size_t k,
-                                                TopKAlgorithm algo, const Bitset* allowed) const {
-  if (k == 0 || doc_len_.empty()) return {};
-  std::shared_ptr<const Snapshot> snap = current_snapshot();
-  auto q = prepare(terms, *snap);
-  if (q.empty()) return {};
-  return algo == TopKAlgorithm::exhaustive ? exhaustive(q, k, *snap, allowed)
-                                           : maxscore(std::move(q), k, *snap, allowed);
-}
-
-// The oracle: score every posting of every query term into a dense accumulator,
-// then sort. Simple enough to be obviously right.
-std::vector<LexicalHit> Bm25Index::exhaustive(const std::vector<QueryTerm>& q, size_t k,
-                                              const Snapshot& snap, const Bitset* allowed) const {
-  std::vector<double> acc(snap.docs, 0.0);
-  std::vector<uint8_t> seen(snap.docs, 0);
+// The oracle: score every posting of every query term into a dense accumulator.
+// Simple enough to be obviously right.
+void exhaustive(const std::vector<QueryTerm>& q, const SegmentScan& s, TopK& top) {
+  const size_t n = s.doc_len->size();
+  std::vector<double> acc(n, 0.0);
+  std::vector<uint8_t> seen(n, 0);
   DocId docs[kBlockSize];
   uint32_t tfs[kBlockSize];
   for (const auto& t : q) {
     for (size_t b = 0; b < t.list->num_blocks(); ++b) {
-      uint32_t n = t.list->decode_block(b, docs, tfs);
-      for (uint32_t i = 0; i < n; ++i) {
-        acc[docs[i]] += t.weight * tf_ratio(tfs[i], snap.norm[docs[i]]);
+      uint32_t m = t.list->decode_block(b, docs, tfs);
+      for (uint32_t i = 0; i < m; ++i) {
+        acc[docs[i]] += t.weight * tf_ratio(tfs[i], (*s.norm)((*s.doc_len)[docs[i]]));
         seen[docs[i]] = 1;
       }
     }
   }
-  std::vector<LexicalHit> all;
-  for (DocId d = 0; d < snap.docs; ++d)
-    if (seen[d] && (!allowed || allowed->test(d))) all.push_back({d, acc[d]});
-  const size_t m = std::min(k, all.size());
-  std::partial_sort(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(m), all.end(), ranks_before);
-  all.resize(m);
-  return all;
+  for (DocId d = 0; d < n; ++d)
+    if (seen[d] && s.returnable(d)) top.offer({s.segment, d, acc[d]});
 }
 
 // MaxScore (Turtle & Flood 1995), evaluated a window of doc ids at a time as in
@@ -219,8 +133,7 @@ std::vector<LexicalHit> Bm25Index::exhaustive(const std::vector<QueryTerm>& q, s
 // scored term-at-a-time into an accumulator (cheap, branch-free), then each
 // candidate is completed by probing the non-essential lists with skips, stopping as
 // soon as its score plus the remaining bounds cannot beat the k-th score.
-std::vector<LexicalHit> Bm25Index::maxscore(std::vector<QueryTerm> q, size_t k,
-                                            const Snapshot& snap, const Bitset* allowed) const {
+void maxscore(std::vector<QueryTerm> q, const SegmentScan& s, TopK& top) {
   constexpr uint32_t kWindow = 4096;
   std::sort(q.begin(), q.end(),
             [](const QueryTerm& a, const QueryTerm& b) { return a.upper_bound < b.upper_bound; });
@@ -238,13 +151,14 @@ std::vector<LexicalHit> Bm25Index::maxscore(std::vector<QueryTerm> q, size_t k,
   acc.assign(kWindow, 0.0);
   bits.assign(kWindow / 64, 0);
 
-  std::vector<LexicalHit> heap;  // heap.front() is the worst kept hit
-  heap.reserve(k + 1);
-  double threshold = 0;
   // Guards the pruning tests against rounding between differently ordered sums.
   const double slack = 1e-9;
+  double threshold = top.threshold();
   size_t first_essential = 0;
-  const double* norm = snap.norm.data();
+  if (top.full())
+    while (first_essential < n && prefix[first_essential] < threshold - slack) ++first_essential;
+  const uint32_t* len = s.doc_len->data();
+  const LengthNorm norm = *s.norm;
 
   DocId base = 0;
   while (first_essential < n) {
@@ -260,7 +174,7 @@ std::vector<LexicalHit> Bm25Index::maxscore(std::vector<QueryTerm> q, size_t k,
       const double w = q[i].weight;
       cur[i].for_each_below(end, [&](DocId d, uint32_t tf) {
         const uint32_t o = d - base;
-        acc[o] += w * tf_ratio(tf, norm[d]);
+        acc[o] += w * tf_ratio(tf, norm(len[d]));
         bits[o >> 6] |= uint64_t{1} << (o & 63);
       });
     }
@@ -275,30 +189,19 @@ std::vector<LexicalHit> Bm25Index::maxscore(std::vector<QueryTerm> q, size_t k,
         const DocId doc = base + o;
         double score = acc[o];
         acc[o] = 0;
-        if (allowed && !allowed->test(doc)) continue;
+        if (!s.returnable(doc)) continue;
         bool pruned = false;
         for (size_t i = window_essential; i-- > 0;) {
-          if (heap.size() == k && score + prefix[i] < threshold - slack) {
+          if (top.full() && score + prefix[i] < threshold - slack) {
             pruned = true;
             break;
           }
           cur[i].advance_to(doc);
-          if (cur[i].doc() == doc) score += q[i].weight * tf_ratio(cur[i].tf(), norm[doc]);
+          if (cur[i].doc() == doc) score += q[i].weight * tf_ratio(cur[i].tf(), norm(len[doc]));
         }
-        if (pruned) continue;
-        LexicalHit hit{doc, score};
-        if (heap.size() < k) {
-          heap.push_back(hit);
-          std::push_heap(heap.begin(), heap.end(), ranks_before);
-        } else if (ranks_before(hit, heap.front())) {
-          std::pop_heap(heap.begin(), heap.end(), ranks_before);
-          heap.back() = hit;
-          std::push_heap(heap.begin(), heap.end(), ranks_before);
-        } else {
-          continue;
-        }
-        if (heap.size() == k) {
-          threshold = heap.front().score;
+        if (pruned || !top.offer({s.segment, doc, score})) continue;
+        if (top.full()) {
+          threshold = top.threshold();
           // Takes effect from the next window: this one's essential lists are spent.
           while (first_essential < n && prefix[first_essential] < threshold - slack) ++first_essential;
         }
@@ -306,8 +209,200 @@ std::vector<LexicalHit> Bm25Index::maxscore(std::vector<QueryTerm> q, size_t k,
     }
     base = end;
   }
-  std::sort(heap.begin(), heap.end(), ranks_before);
-  return heap;
+}
+
+// How many of a posting list's documents are hidden: the list scanned, or each
+// hidden document probed with skips, whichever reads less.
+uint64_t hidden_postings(const PostingList& list, const LiveDocs& live) {
+  if (!live.hidden || live.hidden_docs == 0 || list.empty()) return 0;
+  uint64_t n = 0;
+  const uint64_t probe_cost = uint64_t{live.hidden_docs} * 8 + live.hidden->size() / 64;
+  if (list.size() <= probe_cost) {
+    DocId docs[kBlockSize];
+    uint32_t tfs[kBlockSize];
+    for (size_t b = 0; b < list.num_blocks(); ++b) {
+      const uint32_t m = list.decode_block(b, docs, tfs);
+      for (uint32_t i = 0; i < m; ++i) n += live.hidden->test(docs[i]);
+    }
+    return n;
+  }
+  PostingCursor cur(&list);
+  live.hidden->for_each([&](size_t d) {
+    if (cur.doc() == kEndDoc) return;  // past the list's last document
+    cur.advance_to(static_cast<DocId>(d));
+    n += cur.doc() == d;
+  });
+  return n;
+}
+
+// The best saturation any of a term's postings reaches under `norm`: the impacts are
+// the Pareto front of (tf, length), so one of them attains it.
+double best_ratio(std::span<const Impact> impacts, const LengthNorm& norm) {
+  double best = 0;
+  for (const auto& i : impacts) best = std::max(best, tf_ratio(i.tf, norm(i.doc_len)));
+  return best;
+}
+
+// Distinct query terms with their query tf, in first-seen order.
+std::vector<std::pair<std::string_view, uint32_t>> query_tfs(const std::vector<std::string>& terms) {
+  std::vector<std::pair<std::string_view, uint32_t>> out;
+  for (const auto& t : terms) {
+    auto pos = std::find_if(out.begin(), out.end(), [&](auto& p) { return p.first == t; });
+    if (pos == out.end()) out.emplace_back(t, 1);
+    else ++pos->second;
+  }
+  return out;
+}
+
+constexpr char kMagic[8] = {'E', 'G', 'L', 'B', 'M', '2', '5', '\0'};
+constexpr uint32_t kVersion = 1;
+
+}  // namespace
+
+Bm25Index::Bm25Index(Bm25Params params, text::AnalyzerOptions analyzer)
+    : params_(params), analyzer_(analyzer) {
+  if (!(params.k1 >= 0) || !(params.b >= 0 && params.b <= 1))
+    fail(ErrorCode::invalid_argument, "BM25 needs k1 >= 0 and 0 <= b <= 1");
+}
+Bm25Index::Bm25Index(Bm25Index&&) noexcept = default;
+Bm25Index& Bm25Index::operator=(Bm25Index&&) noexcept = default;
+Bm25Index::~Bm25Index() = default;
+
+void Bm25Index::add_impact(uint32_t term, uint32_t tf, uint32_t len) {
+  auto& front = impacts_[term];
+  // The first impact with tf >= this one has the shortest length among them (the
+  // front rises in both): if it is no longer, this posting is dominated.
+  auto at = std::lower_bound(front.begin(), front.end(), tf, [](const Impact& i, uint32_t t) { return i.tf < t; });
+  if (at != front.end() && at->doc_len <= len) return;
+  // Remove the impacts this one dominates (tf <= and length >=): just before `at`.
+  auto first = at;
+  while (first != front.begin() && std::prev(first)->doc_len >= len) --first;
+  if (at != front.end() && at->tf == tf) ++at;  // same tf, longer document: dominated too
+  front.insert(front.erase(first, at), Impact{tf, len});
+}
+
+DocId Bm25Index::add(std::string_view text) {
+  const DocId doc = static_cast<DocId>(doc_len_.size());
+  // Count term frequencies for this document; a small sorted vector beats a map
+  // for abstracts of a few hundred tokens.
+  std::vector<std::pair<uint32_t, uint32_t>> tfs;
+  uint32_t len = 0;
+  analyzer_.analyze(text, [&](std::string_view term) {
+    auto it = term_ids_.find(term);
+    uint32_t id;
+    if (it == term_ids_.end()) {
+      id = static_cast<uint32_t>(postings_.size());
+      term_ids_.emplace(std::string(term), id);
+      postings_.emplace_back();
+      impacts_.emplace_back();
+    } else {
+      id = it->second;
+    }
+    tfs.emplace_back(id, 1);
+    ++len;
+  });
+  std::sort(tfs.begin(), tfs.end());
+  for (size_t i = 0; i < tfs.size();) {
+    size_t j = i;
+    while (j < tfs.size() && tfs[j].first == tfs[i].first) ++j;
+    const uint32_t tf = static_cast<uint32_t>(j - i);
+    postings_[tfs[i].first].append(doc, tf);
+    add_impact(tfs[i].first, tf, len);
+    i = j;
+  }
+  doc_len_.push_back(len);
+  total_len_ += len;
+  return doc;
+}
+
+Bm25Index::TermView Bm25Index::term(std::string_view t) const {
+  auto it = term_ids_.find(t);
+  if (it == term_ids_.end()) return {};
+  return {&postings_[it->second], std::span<const Impact>(impacts_[it->second])};
+}
+
+std::vector<LexicalHit> Bm25Index::search(std::string_view query, size_t k, TopKAlgorithm algo,
+                                          const Bitset* allowed, LiveDocs live) const {
+  return search_terms(analyzer_.terms(query), k, algo, allowed, live);
+}
+
+double Bm25Index::query_weight(std::string_view text, LiveDocs live) const {
+  const LexicalSegment one{this, live, nullptr};
+  return query_weight_segments(std::span(&one, 1), analyzer_.terms(text));
+}
+
+std::vector<LexicalHit> Bm25Index::search_terms(const std::vector<std::string>& terms, size_t k,
+                                                TopKAlgorithm algo, const Bitset* allowed, LiveDocs live) const {
+  const LexicalSegment one{this, live, allowed};
+  std::vector<LexicalHit> out;
+  for (const auto& h : search_segments(std::span(&one, 1), terms, k, algo)) out.push_back({h.doc, h.score});
+  return out;
+}
+
+CorpusStats live_stats(std::span<const LexicalSegment> segments) {
+  CorpusStats s;
+  for (const auto& seg : segments) {
+    s.docs += seg.index->size() - seg.live.hidden_docs;
+    s.total_len += seg.index->total_len() - seg.live.hidden_len;
+  }
+  return s;
+}
+
+uint64_t live_doc_freq(std::span<const LexicalSegment> segments, std::string_view term) {
+  uint64_t df = 0;
+  for (const auto& seg : segments)
+    if (const auto* pl = seg.index->term(term).postings) df += pl->size() - hidden_postings(*pl, seg.live);
+  return df;
+}
+
+double query_weight_segments(std::span<const LexicalSegment> segments, const std::vector<std::string>& terms) {
+  const CorpusStats stats = live_stats(segments);
+  if (stats.docs == 0) return 0.0;
+  double sum = 0.0;
+  for (const auto& t : terms) sum += bm25_idf(live_doc_freq(segments, t), stats.docs);
+  return sum;
+}
+
+std::vector<SegmentHit> search_segments(std::span<const LexicalSegment> segments, const std::vector<std::string>& terms,
+                                        size_t k, TopKAlgorithm algo) {
+  if (k == 0 || segments.empty()) return {};
+  const CorpusStats stats = live_stats(segments);
+  if (stats.docs == 0) return {};
+  const Bm25Params& params = segments.front().index->params();
+  const LengthNorm norm(params, stats);
+  // Each distinct query term looked up once per segment; its weight from the summed
+  // live document frequency (a term no live document holds scores nothing).
+  const auto tfs = query_tfs(terms);
+  const size_t nseg = segments.size();
+  std::vector<Bm25Index::TermView> found(tfs.size() * nseg);
+  std::vector<double> weight(tfs.size(), 0.0);
+  for (size_t t = 0; t < tfs.size(); ++t) {
+    uint64_t df = 0;
+    for (size_t s = 0; s < nseg; ++s) {
+      auto& view = found[t * nseg + s] = segments[s].index->term(tfs[t].first);
+      if (view.postings) df += view.postings->size() - hidden_postings(*view.postings, segments[s].live);
+    }
+    if (df > 0) weight[t] = bm25_idf(df, stats.docs) * (params.k1 + 1.0) * tfs[t].second;
+  }
+  TopK top(k);
+  std::vector<QueryTerm> q;
+  for (uint32_t s = 0; s < nseg; ++s) {
+    const auto& seg = segments[s];
+    q.clear();
+    for (size_t t = 0; t < tfs.size(); ++t) {
+      const auto& view = found[t * nseg + s];
+      if (weight[t] == 0.0 || !view.postings || view.postings->empty()) continue;
+      q.push_back({view.postings, weight[t], weight[t] * best_ratio(view.impacts, norm)});
+    }
+    if (q.empty()) continue;
+    const SegmentScan scan{s, &seg.index->doc_lengths(), &norm, seg.live.hidden_docs ? seg.live.hidden : nullptr,
+                           seg.allowed};
+    if (algo == TopKAlgorithm::exhaustive) exhaustive(q, scan, top);
+    else maxscore(q, scan, top);
+  }
+  std::vector<SegmentHit> out;
+  for (const auto& c : std::move(top).sorted()) out.push_back({c.segment, c.doc, c.score});
+  return out;
 }
 
 LexicalIndexStats Bm25Index::stats() const {
@@ -388,6 +483,20 @@ Bm25Index Bm25Index::load(std::istream& in) {
     idx.postings_.back().restore(std::move(bytes), std::move(blocks), std::move(tail_docs), std::move(tail_tfs));
     if (!idx.term_ids_.emplace(std::move(name), static_cast<uint32_t>(t)).second)
       fail(ErrorCode::invalid_argument, "corrupt BM25 index: duplicate term");
+  }
+  // The impacts are not stored: derived from the postings (one pass, as the add did).
+  idx.impacts_.resize(idx.postings_.size());
+  DocId docs[kBlockSize];
+  uint32_t tfs[kBlockSize];
+  for (uint32_t t = 0; t < idx.postings_.size(); ++t) {
+    const auto& pl = idx.postings_[t];
+    for (size_t b = 0; b < pl.num_blocks(); ++b) {
+      const uint32_t m = pl.decode_block(b, docs, tfs);
+      for (uint32_t i = 0; i < m; ++i) {
+        if (docs[i] >= ndocs) fail(ErrorCode::invalid_argument, "corrupt postings: a document id past the last");
+        idx.add_impact(t, tfs[i], idx.doc_len_[docs[i]]);
+      }
+    }
   }
   return idx;
 }
