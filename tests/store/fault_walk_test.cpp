@@ -1,5 +1,6 @@
 // The crash walk (issue 12): a sequence of store operations -- creating collections,
-// an ingest transaction over two collections, upserts, deletes, a checkpoint, a
+// an ingest transaction over two collections, upserts, deletes, checkpoints (a merge of
+// segments among them), a
 // single-collection transaction, a replace, a compaction and a rebuild of a collection
 // with vectors of another dimension (`eagle reembed`) -- is run once per I/O
 // call of the store, with that call faulted:
@@ -126,6 +127,15 @@ std::vector<Op> operations() {
                  [](State& s) { s["c"]["c40"] = data_for("c40", 3); }});
   ops.push_back({"delete from d", [](Catalog& cat) { cat.get("d").remove({"d0"}); },
                  [](State& s) { s["d"].erase("d0"); }});
+  // Segments: each checkpoint seals the rows written since into a file of their own;
+  // the third segment of c is as large as the second, so the checkpoint that seals it
+  // merges the two (the walk's merge policy: two segments a tier).
+  ops.push_back({"checkpoint c: a second segment", [](Catalog& cat) { cat.get("c").checkpoint(); },
+                 [](State&) {}});
+  ops.push_back({"upsert c for a third segment", [](Catalog& cat) { cat.get("c").upsert({record("c", "c41", 3)}); },
+                 [](State& s) { s["c"]["c41"] = data_for("c41", 3); }});
+  ops.push_back({"checkpoint c: seal and merge", [](Catalog& cat) { cat.get("c").checkpoint(); },
+                 [](State&) {}});
   ops.push_back({"transaction in c",
                  [](Catalog& cat) {
                    auto& c = cat.get("c");
@@ -181,6 +191,7 @@ size_t run_operations(const fs::path& root, FaultFileSystem& ffs) {
   CollectionOptions o;
   o.file_system = &ffs;
   o.checkpoint_wal_bytes = 1ull << 40;  // only the explicit checkpoints
+  o.merges.segments_per_tier = 2;       // two like-sized segments merge
   size_t acked = 0;
   try {
     Catalog cat(root, o);

@@ -69,6 +69,33 @@ class Bitset {
       }
     }
   }
+  // Calls f(i) for every set bit i in [begin, end), in increasing order.
+  template <typename F>
+  void for_each_in(size_t begin, size_t end, F&& f) const {
+    end = end < size_ ? end : size_;
+    for (size_t wi = begin >> 6; wi < words_.size() && wi * 64 < end; ++wi) {
+      uint64_t w = words_[wi];
+      if (wi == (begin >> 6) && (begin & 63)) w &= ~uint64_t{0} << (begin & 63);
+      while (w) {
+        const size_t i = wi * 64 + static_cast<size_t>(std::countr_zero(w));
+        if (i >= end) return;
+        f(i);
+        w &= w - 1;
+      }
+    }
+  }
+  // Set bits in [begin, end).
+  size_t count_in(size_t begin, size_t end) const {
+    size_t n = 0;
+    for_each_in(begin, end, [&](size_t) { ++n; });
+    return n;
+  }
+  // Bits [begin, begin + n) as a bitset of n bits.
+  Bitset slice(size_t begin, size_t n) const {
+    Bitset out(n);
+    for_each_in(begin, begin + n, [&](size_t i) { out.set(i - begin); });
+    return out;
+  }
   const std::vector<uint64_t>& words() const { return words_; }
 
  private:

@@ -13,6 +13,8 @@
 #include <fstream>
 #include <mutex>
 #include <random>
+#include <set>
+#include <bit>
 #include <unordered_set>
 
 #include <spdlog/spdlog.h>
@@ -170,8 +172,7 @@ Collection::Collection(CollectionSchema schema, CollectionOptions opts, fs::path
       dir_(std::move(dir)),
       // A reader leaves the store's folder alone: its spill (replayed log records) goes
       // to the temporary folder.
-      texts_(std::make_unique<RowTexts>(opts_.read_only ? fs::path{} : dir_)),
-      lexical_(opts.bm25, opts.analyzer) {
+      texts_(std::make_unique<RowTexts>(opts_.read_only ? fs::path{} : dir_)) {
   schema_.validate();
   // A collection's own length normalisation (the visual collection's tiles) wins.
   if (schema_.text_length_norm) opts_.bm25.b = *schema_.text_length_norm;
@@ -184,14 +185,38 @@ void Collection::reset_indexes() {
   rows_.clear();
   texts_->clear();
   deleted_ = Bitset();
-  hidden_docs_ = 0;
-  hidden_len_ = 0;
   live_.clear();
-  lexical_ = index::Bm25Index(opts_.bm25, opts_.analyzer);
-  vectors_ = index::make_vector_index(schema_.vector);
+  segments_.clear();
+  segments_.push_back(new_segment(0));
   scalar_.clear();
   for (const auto& f : schema_.fields)
     scalar_.push_back(f.indexed ? std::make_unique<filter::ScalarIndex>(f.type) : nullptr);
+}
+
+Collection::Segment Collection::new_segment(uint32_t base) const {
+  Segment s{base, index::Bm25Index(opts_.bm25, opts_.analyzer), index::make_vector_index(schema_.vector)};
+  return s;
+}
+
+Collection::Segment& Collection::segment_of(uint32_t row) {
+  return const_cast<Segment&>(std::as_const(*this).segment_of(row));
+}
+
+const Collection::Segment& Collection::segment_of(uint32_t row) const {
+  // The last segment whose base is at or below the row (an empty active segment's
+  // base is the row count, past every row).
+  auto it = std::upper_bound(segments_.begin(), segments_.end(), row,
+                             [](uint32_t r, const Segment& s) { return r < s.base; });
+  return *std::prev(it);
+}
+
+std::string Collection::next_file_name(const char* prefix) { return numbered_name(prefix, next_file_++, ".eagle"); }
+
+size_t Collection::segment_count() const {
+  std::shared_lock lock(mutex_);
+  size_t n = 0;
+  for (const auto& seg : segments_) n += seg.rows() > 0;
+  return n;
 }
 
 std::unique_ptr<Collection> Collection::in_memory(CollectionSchema schema, CollectionOptions opts) {
@@ -270,28 +295,59 @@ void Collection::load_from_disk(const std::string& manifest) {
   std::unique_lock lock(mutex_);
   const fs::path& dir = dir_;
   const bool ro = opts_.read_only;
-  // 1. The segment named by the manifest, if any.
-  std::string segment;
+  // 1. The segments named by the manifest, if any, and the deletions over their rows.
+  std::set<std::string> named;
   if (!manifest.empty()) {
     try {
       auto m = json::parse(manifest);
       verify_json_checksum(m, dir / "MANIFEST");
-      segment = m.at("segment").get<std::string>();
-      // Format 2 segments carry block checksums, verified before a byte is used.
-      load_segment(dir / segment, m.value("format", 1) >= 2);
+      const int format = m.value("format", 1);
+      segments_.clear();
+      if (format >= 3) {
+        for (const auto& entry : m.at("segments")) {
+          const auto file = entry.at("file").get<std::string>();
+          segments_.push_back(load_segment(dir / file, /*checked=*/true, /*flags_are_deletions=*/false));
+          if (segments_.back().rows() != entry.at("rows").get<uint64_t>())
+            fail(ErrorCode::data_loss, (dir / file).string() + ": holds " + std::to_string(segments_.back().rows()) +
+                                           " rows, MANIFEST says " + entry.at("rows").dump());
+          named.insert(file);
+        }
+        deletions_file_ = m.at("deleted").get<std::string>();
+        load_deletions(dir / deletions_file_);
+        named.insert(deletions_file_);
+        next_file_ = m.at("next_file").get<uint64_t>();
+      } else {
+        // Format 1 and 2: one segment of every row, its row flags the deletions.
+        const auto file = m.at("segment").get<std::string>();
+        // Format 2 segments carry block checksums, verified before a byte is used.
+        segments_.push_back(load_segment(dir / file, format >= 2, /*flags_are_deletions=*/true));
+        named.insert(file);
+        next_file_ = numbered(dir / file, "seg-", ".eagle").value_or(0) + 1;
+      }
       last_lsn_ = m.at("last_lsn").get<uint64_t>();
     } catch (const json::exception& e) {
       fail(ErrorCode::data_loss, (dir / "MANIFEST").string() + ": " + e.what());
     }
+    for (auto& seg : segments_) {
+      deleted_.for_each_in(seg.base, size_t{seg.base} + seg.rows(), [&](size_t r) {
+        ++seg.hidden_docs;
+        seg.hidden_len += seg.lexical.doc_len(static_cast<index::DocId>(r - seg.base));
+      });
+    }
+    for (uint32_t r = 0; r < rows_.size(); ++r)
+      if (!deleted_.test(r)) live_.put(r);
+    segments_.push_back(new_segment(static_cast<uint32_t>(rows_.size())));
   }
-  // 2. A writer removes leftovers of an interrupted checkpoint: temporary files and
-  //    segments the manifest does not name. A reader leaves every file alone.
+  // 2. A writer removes leftovers of an interrupted checkpoint: temporary files,
+  //    segment and deletion files the manifest does not name. A reader leaves every
+  //    file alone.
   std::vector<std::pair<uint64_t, fs::path>> wals;
   for (const auto& e : fs::directory_iterator(dir)) {
     const auto name = e.path().filename().string();
     if (name.size() > 4 && name.substr(name.size() - 4) == ".tmp") {
       if (!ro) fsys().remove(e.path());
-    } else if (numbered(e.path(), "seg-", ".eagle") && name != segment) {
+    } else if ((numbered(e.path(), "seg-", ".eagle") || numbered(e.path(), "deleted-", ".eagle")) &&
+               !named.count(name)) {
       if (!ro) fsys().remove(e.path());
     } else if (auto n = numbered(e.path(), "wal-", ".log")) {
       wals.emplace_back(*n, e.path());
@@ -550,8 +606,9 @@ uint32_t Collection::append_row(Record& r) {
   const uint32_t row = static_cast<uint32_t>(rows_.size());
   // The lexical index sees the text; the vector index the vector; the scalar
   // indexes their field. Row ids are dense and shared by all three.
-  lexical_.add(r.text);
-  vectors_->add(row, r.vector.data());
+  auto& seg = segments_.back();
+  seg.lexical.add(r.text);
+  seg.vectors->add(row - seg.base, r.vector.data());
   for (size_t i = 0; i < scalar_.size(); ++i)
     if (scalar_[i]) scalar_[i]->add(row, r.values[i]);
   rows_.push_back({std::move(r.id), texts_->spill(r.text), PackedValues(std::move(r.values))});
@@ -562,15 +619,17 @@ uint32_t Collection::append_row(Record& r) {
 void Collection::hide(uint32_t row) {
   if (deleted_.test(row)) return;
   deleted_.set(row);
-  ++hidden_docs_;
-  hidden_len_ += lexical_.doc_len(row);
+  auto& seg = segment_of(row);
+  ++seg.hidden_docs;
+  seg.hidden_len += seg.lexical.doc_len(row - seg.base);
 }
 
 void Collection::unhide(uint32_t row) {
   if (!deleted_.test(row)) return;
   deleted_.reset(row);
-  --hidden_docs_;
-  hidden_len_ -= lexical_.doc_len(row);
+  auto& seg = segment_of(row);
+  --seg.hidden_docs;
+  seg.hidden_len -= seg.lexical.doc_len(row - seg.base);
 }
 
 void Collection::apply_insert(std::vector<Record>& records) {
@@ -833,53 +892,131 @@ void Collection::checkpoint_unlocked() {
     std::shared_lock lock(mutex_);
     if (!txns_.empty()) return;
   }
-  std::string seg_name;
-  std::vector<uint64_t> text_offsets;
+  // 1. The files, written while searches go on: writers wait on write_mu_ (held by
+  //    our caller), so a shared lock gives a stable state. The active segment (rows
+  //    since the last checkpoint) goes to its own file unless a merge takes it; each
+  //    merge the policy asks for writes one file; the deletion bitmap is written whole.
+  struct Written {
+    size_t first;                  // segments [first, first + count) become `segment`
+    size_t count;
+    std::optional<Segment> merged;  // empty: the active segment itself, sealed as it is
+    std::string file;
+    std::vector<uint64_t> text_offsets;
+  };
+  std::vector<Written> written;
+  std::string deletions_file;
   {
-    // 1. The segment: every row up to last_lsn_, written whole before it is named.
-    //    Writers wait on write_mu_ (held by our caller), so a shared lock gives a
-    //    stable state and searches go on while the file is written.
     std::shared_lock lock(mutex_);
-    seg_name = numbered_name("seg-", last_lsn_, ".eagle");
-    text_offsets = write_segment(dir_ / seg_name);
+    const size_t active = segments_.size() - 1;
+    const bool seal_active = segments_[active].rows() > 0;
+    std::vector<uint64_t> sizes;
+    for (size_t i = 0; i < segments_.size(); ++i)
+      if (i < active || seal_active) sizes.push_back(segments_[i].rows());
+    auto merges = find_merges(sizes, opts_.merges);
+    const bool active_merged = seal_active && std::any_of(merges.begin(), merges.end(), [&](const MergeRange& m) {
+      return m.first + m.count == active + 1;
+    });
+    if (seal_active && !active_merged) {
+      Written w{active, 1, std::nullopt, next_file_name("seg-"), {}};
+      w.text_offsets = write_segment(dir_ / w.file, segments_[active]);
+      written.push_back(std::move(w));
+    }
+    for (const auto& m : merges) {
+      Written w{m.first, m.count, merge_segments(m.first, m.count), next_file_name("seg-"), {}};
+      w.text_offsets = write_segment(dir_ / w.file, *w.merged);
+      written.push_back(std::move(w));
+    }
+    deletions_file = next_file_name("deleted-");
+    write_deletions(dir_ / deletions_file);
   }
   std::unique_lock lock(mutex_);
-  // 2. The manifest switches to it atomically; from here the old files are garbage.
-  io::write_file_atomic(fsys(), dir_ / "MANIFEST", [&](std::ostream& out) {
-    out << with_checksum({{"format", 2}, {"segment", seg_name}, {"last_lsn", last_lsn_}}).dump();
-  });
-  // The rows' texts are read from the new segment from here on; the spill (what the
-  // log held) is emptied.
-  texts_->switch_segment(dir_ / seg_name);
-  for (size_t r = 0; r < rows_.size(); ++r) {
-    rows_[r].text.offset = text_offsets[r];
-    rows_[r].text.in_spill = 0;
+  // 2. The manifest switches to the new files atomically (it lists every sealed
+  //    segment, the new files in the places of what they replace); from here the old
+  //    files are garbage. Should it fail, nothing in memory has changed.
+  std::sort(written.begin(), written.end(), [](const Written& a, const Written& b) { return a.first < b.first; });
+  json listed = json::array();
+  std::set<std::string> named = {deletions_file};
+  for (size_t i = 0, w = 0; i < segments_.size();) {
+    if (w < written.size() && written[w].first == i) {
+      uint64_t rows = 0;
+      for (size_t j = i; j < i + written[w].count; ++j) rows += segments_[j].rows();
+      listed.push_back({{"file", written[w].file}, {"rows", rows}});
+      named.insert(written[w].file);
+      i += written[w].count;
+      ++w;
+      continue;
+    }
+    if (!segments_[i].file.empty()) {
+      listed.push_back({{"file", segments_[i].file}, {"rows", segments_[i].rows()}});
+      named.insert(segments_[i].file);
+    }
+    ++i;
   }
-  // 3. A fresh log for records after the segment; then drop what the segment covers.
+  io::write_file_atomic(fsys(), dir_ / "MANIFEST", [&](std::ostream& out) {
+    out << with_checksum({{"format", 3},
+                          {"segments", listed},
+                          {"deleted", deletions_file},
+                          {"next_file", next_file_},
+                          {"last_lsn", last_lsn_}})
+               .dump();
+  });
+  deletions_file_ = deletions_file;
+  // 3. In memory: the sealed and merged segments take their places (from the last, so
+  //    earlier positions hold), their rows' texts are read from the new files, and a
+  //    new empty active segment follows.
+  const bool sealed_active = !written.empty() && written.back().first + written.back().count == segments_.size();
+  std::vector<SegmentFileSlot> closing;
+  for (auto w = written.rbegin(); w != written.rend(); ++w) {
+    const SegmentFileSlot slot = texts_->open_segment(dir_ / w->file);
+    for (size_t i = w->first; i < w->first + w->count; ++i)
+      if (!segments_[i].file.empty()) closing.push_back(segments_[i].slot);
+    if (w->merged) {
+      auto merged = std::move(*w->merged);
+      segments_.erase(segments_.begin() + static_cast<std::ptrdiff_t>(w->first + 1),
+                      segments_.begin() + static_cast<std::ptrdiff_t>(w->first + w->count));
+      segments_[w->first] = std::move(merged);
+    }
+    auto& seg = segments_[w->first];
+    seg.file = w->file;
+    seg.slot = slot;
+    for (uint32_t i = 0; i < seg.rows(); ++i) {
+      auto& ref = rows_[seg.base + i].text;
+      ref.offset = w->text_offsets[i];
+      ref.file = slot;
+      ref.in_spill = 0;
+    }
+  }
+  if (sealed_active) {
+    segments_.push_back(new_segment(static_cast<uint32_t>(rows_.size())));
+    texts_->empty_spill();  // every spilled text belonged to the active segment, now in its file
+  }
+  for (auto slot : closing) texts_->close_segment(slot);
+  // 4. A fresh log for records after the checkpoint; then drop what it covers.
   const fs::path new_wal = dir_ / numbered_name("wal-", last_lsn_ + 1, ".log");
   wal_ = std::make_unique<WalWriter>(new_wal, opts_.sync, fsys());
   wal_bytes_ = 0;
   for (const auto& e : fs::directory_iterator(dir_)) {
     if (e.path() == new_wal) continue;
+    const auto name = e.path().filename().string();
     if (numbered(e.path(), "wal-", ".log") ||
-        (numbered(e.path(), "seg-", ".eagle") && e.path().filename() != seg_name))
+        ((numbered(e.path(), "seg-", ".eagle") || numbered(e.path(), "deleted-", ".eagle")) && !named.count(name)))
       fsys().remove(e.path());
   }
   fsys().sync_path(dir_, true);
 }
 
-std::vector<uint64_t> Collection::write_segment(const fs::path& file) const {
+std::vector<uint64_t> Collection::write_segment(const fs::path& file, const Segment& seg) const {
   // Where each row's text lands in the file (its bytes, after the length), counted
   // as written: the checkpoint moves the rows' text references there.
   std::vector<uint64_t> text_offsets;
-  text_offsets.reserve(rows_.size());
+  text_offsets.reserve(seg.rows());
   write_checked_file(fsys(), file, [&](std::ostream& out) {
     out.write(kSegMagic, sizeof(kSegMagic));
     io::write_pod<uint64_t>(out, last_lsn_);
-    io::write_pod<uint64_t>(out, rows_.size());
+    io::write_pod<uint64_t>(out, seg.rows());
     uint64_t at = sizeof(kSegMagic) + 2 * sizeof(uint64_t);
     std::string text;
-    for (uint32_t r = 0; r < rows_.size(); ++r) {
+    for (uint32_t r = seg.base; r < seg.base + seg.rows(); ++r) {
       const auto& row = rows_[r];
       texts_->read_into(row.text, text);
       io::write_str(out, row.id);
@@ -887,6 +1024,8 @@ std::vector<uint64_t> Collection::write_segment(const fs::path& file) const {
       at += sizeof(uint64_t) + row.id.size() + sizeof(uint64_t);
       text_offsets.push_back(at);
       at += text.size();
+      // The row's deletion as of this write (format 3 reads deletions from the
+      // deletions file; the flag keeps the layout of format 2).
       io::write_pod<uint8_t>(out, deleted_.test(r) ? 1 : 0);
       json vals = json::array();
       for (size_t i = 0; i < schema_.fields.size(); ++i) vals.push_back(value_to_json(row.values[i]));
@@ -894,19 +1033,84 @@ std::vector<uint64_t> Collection::write_segment(const fs::path& file) const {
       io::write_str(out, dumped);
       at += 1 + sizeof(uint64_t) + dumped.size();
     }
-    lexical_.save(out);
-    vectors_->save(out);
+    seg.lexical.save(out);
+    seg.vectors->save(out);
   });
   return text_offsets;
 }
 
-void Collection::load_segment(const fs::path& file, bool checked) {
+Collection::Segment Collection::merge_segments(size_t first, size_t count) const {
+  const Segment& a = segments_[first];
+  const Segment& z = segments_[first + count - 1];
+  Segment merged = new_segment(a.base);
+  const uint32_t end = z.base + z.rows();
+  // In batches, so a merge never holds every vector of its rows at once.
+  constexpr uint32_t kBatch = 4096;
+  const uint32_t dim = schema_.vector.dim;
+  std::vector<float> vecs;
+  std::string text;
+  for (uint32_t from = a.base; from < end; from += kBatch) {
+    const uint32_t to = std::min(end, from + kBatch);
+    vecs.resize(size_t{to - from} * dim);
+    for (uint32_t r = from; r < to; ++r) {
+      texts_->read_into(rows_[r].text, text);
+      merged.lexical.add(text);
+      const auto& seg = segment_of(r);
+      seg.vectors->stored_vector(r - seg.base, vecs.data() + size_t{r - from} * dim);
+    }
+    merged.vectors->add_batch(from - a.base, to - from, vecs.data());
+  }
+  deleted_.for_each_in(a.base, end, [&](size_t r) {
+    ++merged.hidden_docs;
+    merged.hidden_len += merged.lexical.doc_len(static_cast<index::DocId>(r - a.base));
+  });
+  return merged;
+}
+
+namespace {
+constexpr char kDeletionsMagic[8] = {'E', 'G', 'L', 'D', 'E', 'L', '1', '\0'};
+}  // namespace
+
+void Collection::write_deletions(const fs::path& file) const {
+  write_checked_file(fsys(), file, [&](std::ostream& out) {
+    out.write(kDeletionsMagic, sizeof(kDeletionsMagic));
+    io::write_pod<uint64_t>(out, rows_.size());
+    io::write_vec(out, deleted_.words());
+  });
+}
+
+void Collection::load_deletions(const fs::path& file) {
+  if (!fs::exists(file)) fail(ErrorCode::data_loss, "deletions file named by MANIFEST is missing: " + file.string());
+  verify_checked_file(file);
+  std::ifstream in(file, std::ios::binary);
+  try {
+    char magic[sizeof(kDeletionsMagic)];
+    if (!in.read(magic, sizeof(magic)) || std::memcmp(magic, kDeletionsMagic, sizeof(magic)) != 0)
+      fail(ErrorCode::invalid_argument, "bad deletions magic");
+    const auto rows = io::read_pod<uint64_t>(in, "row count");
+    if (rows != rows_.size())
+      fail(ErrorCode::data_loss, "covers " + std::to_string(rows) + " rows, the segments hold " +
+                                     std::to_string(rows_.size()));
+    const auto words = io::read_vec<uint64_t>(in, "deletion bits");
+    if (words.size() != (rows + 63) / 64) fail(ErrorCode::invalid_argument, "deletion bits of the wrong length");
+    deleted_ = Bitset(rows);
+    for (size_t w = 0; w < words.size(); ++w)
+      for (uint64_t bits = words[w]; bits; bits &= bits - 1) {
+        const size_t r = w * 64 + static_cast<size_t>(std::countr_zero(bits));
+        if (r < rows) deleted_.set(r);
+      }
+  } catch (const Error& e) {
+    fail(e.code(), file.string() + ": " + e.what());
+  }
+}
+
+Collection::Segment Collection::load_segment(const fs::path& file, bool checked, bool flags_are_deletions) {
   if (!fs::exists(file)) fail(ErrorCode::data_loss, "segment named by MANIFEST is missing: " + file.string());
   // The descriptor the rows' texts will be read through is opened first, and the
   // verification and the load read through it: a compaction may rename a new segment
-  // over this name (same lsn) meanwhile, and offsets from one file must not be used
-  // on the other.
-  const fs::path opened = texts_->open_segment(file);
+  // over this name meanwhile, and offsets from one file must not be used on the other.
+  const SegmentFileSlot slot = texts_->open_segment(file);
+  const fs::path opened = texts_->opened_path(slot);
   if (checked) verify_checked_file(file, opened);
   std::ifstream in(opened, std::ios::binary);
   if (!in) fail(ErrorCode::unavailable, "cannot open " + file.string());
@@ -920,22 +1124,22 @@ void Collection::load_segment(const fs::path& file, bool checked) {
     // count the file cannot hold is damage, found before anything is allocated.
     std::error_code size_ec;
     const uint64_t file_bytes = fs::file_size(file, size_ec);
-    if (n > io::kMaxElements || (!size_ec && n > file_bytes / 25))
+    if (n > io::kMaxElements || (!size_ec && n > file_bytes / 25) || rows_.size() + n > index::kMaxVectorRows)
       fail(ErrorCode::invalid_argument, "corrupt row count " + std::to_string(n));
-    reset_indexes();
-    rows_.resize(n);
-    deleted_.resize(n);
+    const auto base = static_cast<uint32_t>(rows_.size());
+    rows_.resize(base + n);
+    deleted_.resize(base + n);
     // Texts stay in the file, referenced by offset (row_texts.h): `at` follows the
     // reads (write_segment's layout) to know where each text's bytes are.
     uint64_t at = sizeof(kSegMagic) + 2 * sizeof(uint64_t);
-    for (uint32_t r = 0; r < n; ++r) {
+    for (uint32_t r = base; r < base + n; ++r) {
       auto& row = rows_[r];
       row.id = io::read_str(in, "row id");
       const std::string text = io::read_str(in, "row text");
       at += sizeof(uint64_t) + row.id.size() + sizeof(uint64_t);
-      row.text = RowTexts::segment_ref(at, text);
+      row.text = RowTexts::segment_ref(at, text, slot);
       at += text.size();
-      if (io::read_pod<uint8_t>(in, "row flag")) deleted_.set(r);
+      if (io::read_pod<uint8_t>(in, "row flag") && flags_are_deletions) deleted_.set(r);
       const std::string dumped = io::read_str(in, "row values");
       at += 1 + sizeof(uint64_t) + dumped.size();
       auto vals = json::parse(dumped);
@@ -948,23 +1152,20 @@ void Collection::load_segment(const fs::path& file, bool checked) {
       row.values = PackedValues(std::move(values));
       for (size_t i = 0; i < scalar_.size(); ++i)
         if (scalar_[i]) scalar_[i]->add(r, row.values[i]);
-      if (!deleted_.test(r)) live_.put(r);
     }
-    lexical_ = index::Bm25Index::load(in);
-    vectors_ = index::load_vector_index(in);
-    if (lexical_.size() != n || vectors_->size() != n)
+    Segment seg{base, index::Bm25Index::load(in), index::load_vector_index(in)};
+    seg.file = file.filename().string();
+    seg.slot = slot;
+    if (seg.lexical.size() != n || seg.vectors->size() != n)
       fail(ErrorCode::invalid_argument, "segment indexes disagree with the row count");
-    deleted_.for_each([&](size_t r) {
-      ++hidden_docs_;
-      hidden_len_ += lexical_.doc_len(static_cast<index::DocId>(r));
-    });
     // Every vector read and every query is sized by the schema: a segment of another
     // shape (damage, or another collection's) is refused, never indexed out of bounds.
-    if (vectors_->dim() != schema_.vector.dim || vectors_->metric() != schema_.vector.metric)
-      fail(ErrorCode::data_loss, "the vector index has dimension " + std::to_string(vectors_->dim()) + " (" +
-                                     std::string(metric_name(vectors_->metric())) + "), the schema " +
+    if (seg.vectors->dim() != schema_.vector.dim || seg.vectors->metric() != schema_.vector.metric)
+      fail(ErrorCode::data_loss, "the vector index has dimension " + std::to_string(seg.vectors->dim()) + " (" +
+                                     std::string(metric_name(seg.vectors->metric())) + "), the schema " +
                                      std::to_string(schema_.vector.dim) + " (" +
                                      std::string(metric_name(schema_.vector.metric)) + ")");
+    return seg;
   } catch (const Error& e) {
     fail(e.code(), file.string() + ": " + e.what());
   } catch (const json::exception& e) {
@@ -1031,7 +1232,8 @@ std::optional<Record> Collection::get_with_vector(const std::string& id) const {
   if (!found) return std::nullopt;
   const auto& row = rows_[*found];
   std::vector<float> v(schema_.vector.dim);
-  vectors_->stored_vector(*found, v.data());
+  const auto& seg = segment_of(*found);
+  seg.vectors->stored_vector(*found - seg.base, v.data());
   return Record{row.id, texts_->read(row.text), std::move(v), row.values.unpack(schema_.fields.size())};
 }
 
@@ -1099,7 +1301,8 @@ void Collection::compact() {
     std::vector<float> v(schema_.vector.dim);
     for (uint32_t r = 0; r < rows_.size(); ++r) {
       if (deleted_.test(r)) continue;
-      vectors_->stored_vector(r, v.data());
+      const auto& seg = segment_of(r);
+      seg.vectors->stored_vector(r - seg.base, v.data());
       live.push_back(Record{rows_[r].id, texts_->read(rows_[r].text), v, rows_[r].values.unpack(schema_.fields.size())});
       if (live.size() == kBatch) {
         fresh->apply_insert(live);
@@ -1113,15 +1316,12 @@ void Collection::compact() {
     rows_ = std::move(fresh->rows_);
     texts_ = std::move(fresh->texts_);  // the rows' texts are in the fresh collection's spill
     deleted_ = std::move(fresh->deleted_);
-    hidden_docs_ = fresh->hidden_docs_;
-    hidden_len_ = fresh->hidden_len_;
     // The id index keys the rows it is built over: rebuilt over these.
     live_.clear();
     live_.reserve(fresh->live_.size());
     for (uint32_t r = 0; r < rows_.size(); ++r)
       if (!deleted_.test(r)) live_.put(r);
-    lexical_ = std::move(fresh->lexical_);
-    vectors_ = std::move(fresh->vectors_);
+    segments_ = std::move(fresh->segments_);
     scalar_ = std::move(fresh->scalar_);
   }
   checkpoint_unlocked();
@@ -1178,10 +1378,32 @@ std::vector<CollectionHit> Collection::search_vector(std::span<const float> quer
   index::VectorSearchParams p;
   p.k = k;
   p.ef = ef;
-  auto hits = vectors_->search(query.data(), p, allowed ? &*allowed : nullptr);
+  // Each segment's index with the query's k (and its slice of the allowed rows), then
+  // the best k of them all, ties by row.
+  std::vector<index::VectorHit> hits;
+  for (const auto& seg : segments_) {
+    if (seg.rows() == 0) continue;
+    std::optional<Bitset> part;
+    if (allowed) part = segments_.size() == 1 ? std::move(*allowed) : allowed->slice(seg.base, seg.rows());
+    for (const auto& h : seg.vectors->search(query.data(), p, part ? &*part : nullptr))
+      hits.push_back({h.row + seg.base, h.score});
+  }
+  const size_t keep = std::min(k, hits.size());
+  std::partial_sort(hits.begin(), hits.begin() + static_cast<std::ptrdiff_t>(keep), hits.end(),
+                    [](const index::VectorHit& a, const index::VectorHit& b) {
+                      return a.score > b.score || (a.score == b.score && a.row < b.row);
+                    });
+  hits.resize(keep);
   std::vector<CollectionHit> out;
   out.reserve(hits.size());
   for (const auto& h : hits) out.push_back({h.row, rows_[h.row].id, h.score});
+  return out;
+}
+
+std::vector<index::LexicalSegment> Collection::lexical_segments(const Bitset* allowed) const {
+  std::vector<index::LexicalSegment> out;
+  for (const auto& seg : segments_)
+    if (seg.rows() > 0) out.push_back({&seg.lexical, {&deleted_, seg.hidden_docs, seg.hidden_len}, allowed, seg.base});
   return out;
 }
 
@@ -1191,16 +1413,19 @@ std::vector<CollectionHit> Collection::search_text(std::string_view query, size_
     fail(ErrorCode::invalid_argument, "k must be in [1, " + std::to_string(kMaxSearchK) + "]");
   std::shared_lock lock(mutex_);
   auto allowed = allowed_locked(expr, params);
-  auto hits = lexical_.search(query, k, index::TopKAlgorithm::maxscore, allowed ? &*allowed : nullptr, live_docs());
+  const auto segs = lexical_segments(allowed ? &*allowed : nullptr);
+  const auto terms = segments_.front().lexical.analyzer().terms(query);
   std::vector<CollectionHit> out;
-  out.reserve(hits.size());
-  for (const auto& h : hits) out.push_back({h.doc, rows_[h.doc].id, h.score});
+  for (const auto& h : index::search_segments(segs, terms, k, index::TopKAlgorithm::maxscore)) {
+    const uint32_t row = segs[h.segment].bits_base + h.doc;
+    out.push_back({row, rows_[row].id, h.score});
+  }
   return out;
 }
 
 double Collection::query_weight(std::string_view text) const {
   std::shared_lock lock(mutex_);
-  return lexical_.query_weight(text, live_docs());
+  return index::query_weight_segments(lexical_segments(nullptr), segments_.front().lexical.analyzer().terms(text));
 }
 
 json Collection::describe() const {
@@ -1212,7 +1437,12 @@ json Collection::describe() const {
           {"persistent", persistent()},
           {"last_lsn", last_lsn_},
           {"log_bytes", wal_bytes_},
-          {"vector_index_bytes", vectors_->memory_bytes()}};
+          {"segments", segments_.size() - (segments_.back().rows() == 0)},
+          {"vector_index_bytes", [&] {
+             size_t bytes = 0;
+             for (const auto& seg : segments_) bytes += seg.vectors->memory_bytes();
+             return bytes;
+           }()}};
 }
 
 // ---------------------------------------------------------------- repair

@@ -3,17 +3,29 @@
 // Rows carry an id, a text (BM25-indexed), a vector (flat or HNSW) and typed scalar
 // fields (inverted indexes on the indexed ones). Writes are logged and synced to the
 // write-ahead log before they are acknowledged and are searchable as soon as they
-// return. `checkpoint()` compacts the state into an immutable segment file and
-// starts a new log; a restart loads the segment and replays the log after it.
+// return.
+//
+// Segments. The BM25 and vector indexes are kept per segment: sealed segments, each
+// written once to its own file, and one active segment that takes new rows. Row
+// numbers are global (a segment holds the rows [base, base + rows)); deletions are one
+// bitmap over them. `checkpoint()` seals the active segment into a file holding only
+// its rows (a cost of the rows written since, not of the collection), writes the
+// deletion bitmap, runs the merges the tiered policy asks for (merge_policy.h:
+// adjacent segments, so rows keep their numbers; deleted rows stay until compact())
+// and starts a new log. A search runs over every segment with statistics summed
+// across them (index/lexical/bm25_index.h: search_segments).
 //
 // Folder layout (persistent collections):
 //   schema.json            the schema with its "checksum", written once at creation (atomic rename)
-//   MANIFEST               {"format":2,"segment":"seg-<lsn>.eagle","last_lsn":L,"checksum":C} (atomic rename)
-//   seg-<lsn>.eagle        immutable snapshot of every row up to log sequence number <lsn>, with a
-//                          CRC-32 per 64 KiB block in its footer (format 2; checked_file.h)
-//   wal-<first lsn>.log    write-ahead log records with lsn > the segment's (a CRC per frame)
+//   MANIFEST               {"format":3,"segments":[{"file":F,"rows":N}...],"deleted":D,"next_file":S,
+//                           "last_lsn":L,"checksum":C} (atomic rename)
+//   seg-<n>.eagle          one segment: its rows (id, text, values), BM25 index and vector index, with a
+//                          CRC-32 per 64 KiB block in its footer (checked_file.h)
+//   deleted-<n>.eagle      the deletion bitmap over every row the segments hold (checked file)
+//   wal-<first lsn>.log    write-ahead log records with lsn > L (a CRC per frame)
 // Every checksum is verified when its file is read: damage is data_loss naming the
-// file and byte range, never served. Format 1 stores (no checksums) still open.
+// file and byte range, never served. Format 2 stores (one segment, deletions as row
+// flags) and format 1 (no checksums) still open; their next checkpoint writes format 3.
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -35,6 +47,7 @@
 #include "eagle/core/schema.h"
 #include "eagle/core/value.h"
 #include "eagle/index/lexical/bm25_index.h"
+#include "eagle/store/merge_policy.h"
 #include "eagle/store/record.h"
 #include "eagle/store/row_texts.h"
 #include "eagle/store/rows_by_id.h"
@@ -77,6 +90,8 @@ struct CollectionOptions {
   std::function<bool(uint64_t txn)> committed_elsewhere;
   // Where every file write goes (null: POSIX). Tests put a fault-injecting one here.
   io::FileSystem* file_system = nullptr;
+  // Which sealed segments a checkpoint merges (merge_policy.h).
+  MergePolicy merges;
 };
 
 // A transaction: one write of any size, in as many log records as it needs, that is
@@ -134,16 +149,19 @@ class Collection {
   // Whether `txn` has staged a row with this id here (a streamed ingest finds a
   // duplicate id this way without keeping every id it has read).
   bool staged(TxnId txn, const std::string& id) const;
-  // Writes a segment of every row and starts a new log. The segment is written
-  // while searches go on (writers wait); only the swap excludes readers. Deferred
-  // (a no-op) while a transaction is open here: its parts must stay in the log.
+  // Seals the active segment into its own file, writes the deletion bitmap, runs the
+  // merges the policy asks for and starts a new log. Files are written while searches
+  // go on (writers wait); only the swap excludes readers. Deferred (a no-op) while a
+  // transaction is open here: its parts must stay in the log.
   void checkpoint();
   // A checkpoint when the log has passed CollectionOptions::checkpoint_wal_bytes.
   void checkpoint_if_due();
   // checkpoint() that also drops deleted rows (their tombstones, index entries and
-  // text), rebuilding the indexes from the live rows. A conflict while a transaction
-  // is open (its staged rows are numbered).
+  // text), rebuilding the indexes from the live rows into one segment. A conflict
+  // while a transaction is open (its staged rows are numbered).
   void compact();
+  // Segments the collection holds (sealed ones and the active one, when it has rows).
+  size_t segment_count() const;
 
   // Reads.
   size_t count() const;  // live rows
@@ -211,7 +229,6 @@ class Collection {
   // BM25 statistics count live rows only (LiveDocs).
   void hide(uint32_t row);
   void unhide(uint32_t row);
-  index::LiveDocs live_docs() const { return {&deleted_, hidden_docs_, hidden_len_}; }
   size_t apply_remove(const std::vector<std::string>& ids);
   void replay(uint64_t lsn, WalOp op, const std::string& payload);
   // Transactions: the staged part applied invisibly / the staged rows swapped in.
@@ -230,9 +247,34 @@ class Collection {
   Bitset filter_locked(std::string_view filter, const TemplateParams& params) const;
   // nullptr when every row may be returned (no filter, no deletions).
   std::optional<Bitset> allowed_locked(std::string_view filter, const TemplateParams& params) const;
-  void load_segment(const std::filesystem::path& file, bool checked);
-  // Returns the file offset of each row's text (row order).
-  std::vector<uint64_t> write_segment(const std::filesystem::path& file) const;
+  // One segment's indexes over the rows [base, base + rows).
+  struct Segment {
+    uint32_t base = 0;
+    index::Bm25Index lexical;
+    std::unique_ptr<index::VectorIndex> vectors;
+    uint32_t hidden_docs = 0;  // its rows hidden (deleted_), and their BM25 lengths
+    uint64_t hidden_len = 0;
+    std::string file;  // its segment file; empty while its rows are only in the log
+    SegmentFileSlot slot = 0;  // where texts_ reads that file
+    uint32_t rows() const { return lexical.size(); }
+  };
+  Segment new_segment(uint32_t base) const;
+  // The segments' lexical indexes as one search sees them (hidden: deleted_).
+  std::vector<index::LexicalSegment> lexical_segments(const Bitset* allowed) const;
+  Segment& segment_of(uint32_t row);
+  const Segment& segment_of(uint32_t row) const;
+  // Appends the rows of a segment file (format 2 and 3 layout) and returns its indexes;
+  // `flags_are_deletions`: format 2, where the rows' flags are the deletions.
+  Segment load_segment(const std::filesystem::path& file, bool checked, bool flags_are_deletions);
+  // Writes segment `seg`'s rows and indexes; returns the file offset of each row's
+  // text (row order).
+  std::vector<uint64_t> write_segment(const std::filesystem::path& file, const Segment& seg) const;
+  // Builds the segment of rows [first.base, last.base + last.rows()) from their texts
+  // and stored vectors (a merge: deleted rows are kept, so no row changes number).
+  Segment merge_segments(size_t first, size_t count) const;
+  void write_deletions(const std::filesystem::path& file) const;
+  void load_deletions(const std::filesystem::path& file);
+  std::string next_file_name(const char* prefix);
   void reset_indexes();
   io::FileSystem& fsys() const { return io::or_posix(opts_.file_system); }
 
@@ -247,11 +289,10 @@ class Collection {
   std::vector<Row> rows_;
   std::unique_ptr<RowTexts> texts_;  // the rows' texts, on disk
   Bitset deleted_;  // hidden rows: deleted, replaced, or staged and not committed
-  uint32_t hidden_docs_ = 0;
-  uint64_t hidden_len_ = 0;  // their BM25 lengths
   RowsById<std::vector<Row>> live_{&rows_};  // id -> live row
-  index::Bm25Index lexical_;
-  std::unique_ptr<index::VectorIndex> vectors_;
+  // Sealed segments in row order, then the active one (always last, maybe empty).
+  std::vector<Segment> segments_;
+  uint64_t next_file_ = 1;  // the number of the next segment or deletions file
   std::vector<std::unique_ptr<filter::ScalarIndex>> scalar_;  // per schema field; null if not indexed
   // Open transactions: the deletes to apply at commit and the staged rows (hidden in
   // deleted_ until then), by id.
@@ -264,6 +305,7 @@ class Collection {
   std::map<TxnId, StagedTxn> txns_;
   StagedTxn& txn_state(TxnId txn) { return txns_.try_emplace(txn, &rows_).first->second; }
   uint64_t last_lsn_ = 0;
+  std::string deletions_file_;  // the deletion bitmap MANIFEST names (format 3)
   std::unique_ptr<WalWriter> wal_;
   uint64_t wal_bytes_ = 0;
 };

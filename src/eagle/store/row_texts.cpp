@@ -56,7 +56,8 @@ RowTexts::RowTexts(const fs::path& dir) : dir_(dir) {}
 
 RowTexts::~RowTexts() {
   if (spill_fd_ >= 0) ::close(spill_fd_);
-  if (segment_fd_ >= 0) ::close(segment_fd_);
+  for (const auto& f : segments_)
+    if (f.fd >= 0) ::close(f.fd);
 }
 
 TextRef RowTexts::spill(std::string_view text) {
@@ -103,8 +104,9 @@ void RowTexts::flush() noexcept {
 }
 
 std::string RowTexts::file_name(const TextRef& ref) const {
-  return ref.in_spill ? "the row-text spill file of " + (dir_.empty() ? std::string("an in-memory collection") : dir_.string())
-                      : segment_.string();
+  if (ref.in_spill)
+    return "the row-text spill file of " + (dir_.empty() ? std::string("an in-memory collection") : dir_.string());
+  return ref.file < segments_.size() ? segments_[ref.file].name.string() : "segment file slot " + std::to_string(ref.file);
 }
 
 void RowTexts::pread_exact(int fd, char* out, size_t n, uint64_t offset, const std::string& name) const {
@@ -127,7 +129,7 @@ void RowTexts::read_into(const TextRef& ref, std::string& out) const {
     // Not written yet: still in the buffer.
     std::memcpy(out.data(), spill_buffer_.data() + (ref.offset - spill_flushed_), ref.length);
   } else {
-    const int fd = ref.in_spill ? spill_fd_ : segment_fd_;
+    const int fd = ref.in_spill ? spill_fd_ : ref.file < segments_.size() ? segments_[ref.file].fd : -1;
     if (fd < 0) fail(ErrorCode::internal, "a row text refers to a file that is not open: " + file_name(ref));
     pread_exact(fd, out.data(), ref.length, ref.offset, file_name(ref));
   }
@@ -142,30 +144,41 @@ std::string RowTexts::read(const TextRef& ref) const {
   return out;
 }
 
-fs::path RowTexts::open_segment(const fs::path& file) {
+SegmentFileSlot RowTexts::open_segment(const fs::path& file) {
+  size_t slot = 0;
+  while (slot < segments_.size() && segments_[slot].fd >= 0) ++slot;
+  if (slot >= kMaxSegmentFiles)
+    fail(ErrorCode::unavailable, "too many open segment files (" + std::to_string(kMaxSegmentFiles) + ")");
   const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) fail(ErrorCode::unavailable, "cannot open " + file.string() + ": " + std::strerror(errno));
-  if (segment_fd_ >= 0) ::close(segment_fd_);
-  segment_fd_ = fd;
-  segment_ = file;
-  return fs::path("/proc/self/fd") / std::to_string(fd);
+  if (slot == segments_.size()) segments_.emplace_back();
+  segments_[slot] = {fd, file};
+  return static_cast<SegmentFileSlot>(slot);
 }
 
-TextRef RowTexts::segment_ref(uint64_t offset, std::string_view text) {
+fs::path RowTexts::opened_path(SegmentFileSlot slot) const {
+  if (slot >= segments_.size() || segments_[slot].fd < 0)
+    fail(ErrorCode::internal, "segment file slot " + std::to_string(slot) + " is not open");
+  return fs::path("/proc/self/fd") / std::to_string(segments_[slot].fd);
+}
+
+void RowTexts::close_segment(SegmentFileSlot slot) {
+  if (slot >= segments_.size() || segments_[slot].fd < 0) return;
+  ::close(segments_[slot].fd);
+  segments_[slot] = {};
+}
+
+TextRef RowTexts::segment_ref(uint64_t offset, std::string_view text, SegmentFileSlot slot) {
   TextRef ref;
   ref.offset = offset;
+  ref.file = slot;
   ref.in_spill = 0;
   ref.length = static_cast<uint32_t>(text.size());
   ref.crc = crc_of(text);
   return ref;
 }
 
-void RowTexts::switch_segment(const fs::path& file) {
-  open_segment(file);
-  clear();
-}
-
-void RowTexts::clear() {
+void RowTexts::empty_spill() {
   spill_buffer_.clear();
   spill_flushed_ = 0;
   // Closed, not truncated: ext4 (auto_da_alloc) treats a file truncated to zero and
@@ -174,6 +187,11 @@ void RowTexts::clear() {
   // the next flush opens a fresh one.
   if (spill_fd_ >= 0) ::close(spill_fd_);
   spill_fd_ = -1;
+}
+
+void RowTexts::clear() {
+  empty_spill();
+  for (size_t slot = 0; slot < segments_.size(); ++slot) close_segment(static_cast<SegmentFileSlot>(slot));
 }
 
 }  // namespace eagle::store

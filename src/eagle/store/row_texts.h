@@ -1,8 +1,9 @@
 #pragma once
 // Row texts kept on disk and read back by reference, so a collection's memory does not
 // grow with its texts (the 1,000,000-row ingest of the reliability issue held ~250
-// bytes a row of text in strings). A row's text lives in one of two files:
-//   - the collection's segment, where the last checkpoint wrote it (read in place);
+// bytes a row of text in strings). A row's text lives in one of these files:
+//   - one of the collection's segment files, where a checkpoint or a merge wrote it
+//     (read in place; each open segment file has a slot number the reference names);
 //   - the spill file, an unnamed temporary file (O_TMPFILE in the collection's folder;
 //     the system's temporary folder for read-only and in-memory collections) holding
 //     the texts of rows written since: the log holds them durably, so the spill needs
@@ -10,8 +11,8 @@
 //     flush, so a collection nobody writes holds one descriptor (its segment).
 // A damaged text (checksum) fails the read that needs it and every checkpoint until
 // the store is repaired: it is reported, never served or carried into a new segment.
-// A checkpoint writes every text into the new segment and moves the references there
-// (switch_segment), which empties the spill. Reads use pread, not mmap: mapped pages
+// A checkpoint writes the spilled texts into a new segment file and moves their
+// references there (empty_spill). Reads use pread, not mmap: mapped pages
 // would count in the process's resident memory. Each reference carries the CRC-32
 // of its bytes, verified on every read: a flipped byte is data_loss naming the file
 // and the byte range, never served.
@@ -25,16 +26,20 @@
 #include <filesystem>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace eagle::store {
 
 struct TextRef {
-  uint64_t offset : 63 = 0;  // byte offset in its file
-  uint64_t in_spill : 1 = 0;  // 1: the spill file; 0: the segment
+  uint64_t offset : 48 = 0;   // byte offset in its file
+  uint64_t file : 15 = 0;     // the segment file's slot (RowTexts::open_segment)
+  uint64_t in_spill : 1 = 0;  // 1: the spill file; 0: a segment file
   uint32_t length = 0;
   uint32_t crc = 0;  // CRC-32 (zlib, as the other store files) of the bytes
 };
 static_assert(sizeof(TextRef) == 16);
+using SegmentFileSlot = uint16_t;
+inline constexpr size_t kMaxSegmentFiles = size_t{1} << 15;
 
 class RowTexts {
  public:
@@ -57,17 +62,20 @@ class RowTexts {
   std::string read(const TextRef& ref) const;
   void read_into(const TextRef& ref, std::string& out) const;
 
-  // A segment being loaded: texts are then referenced in place (segment_ref). Opens
-  // `file` for reading; the previous segment (if any) is closed. Returns the path
-  // through which to read the very file opened (/proc/self/fd/N), so a loader reads
-  // the same bytes its references will point into even if a compaction renames a new
-  // segment over the name meanwhile.
-  std::filesystem::path open_segment(const std::filesystem::path& file);
-  static TextRef segment_ref(uint64_t offset, std::string_view text);
-  // After a checkpoint wrote every row's text into `file` (the owner points its
-  // references there): reads go to that segment, and the spill is emptied.
-  void switch_segment(const std::filesystem::path& file);
-  // Forgets every text (the rows are being rebuilt): empties the spill.
+  // A segment file whose texts are referenced in place (segment_ref): opened for
+  // reading in a free slot, returned. Read the file being loaded through
+  // opened_path(slot) (/proc/self/fd/N), so the loader reads the very bytes its
+  // references will point into even if a compaction renames a new file over the name.
+  SegmentFileSlot open_segment(const std::filesystem::path& file);
+  std::filesystem::path opened_path(SegmentFileSlot slot) const;
+  // Closes a segment file no reference names any more (its rows were merged away).
+  void close_segment(SegmentFileSlot slot);
+  static TextRef segment_ref(uint64_t offset, std::string_view text, SegmentFileSlot slot);
+  // After a checkpoint wrote every spilled text into a segment file (the owner points
+  // their references there): the spill is emptied.
+  void empty_spill();
+  // Forgets every text (the rows are being rebuilt): empties the spill and closes
+  // every segment file.
   void clear();
 
   uint64_t spill_bytes() const { return spill_flushed_ + spill_buffer_.size(); }
@@ -81,8 +89,11 @@ class RowTexts {
   bool warned_ = false;
   uint64_t spill_flushed_ = 0;  // bytes of the spill file already written
   std::string spill_buffer_;    // bytes past spill_flushed_
-  int segment_fd_ = -1;
-  std::filesystem::path segment_;
+  struct SegmentFile {
+    int fd = -1;  // -1: a free slot
+    std::filesystem::path name;
+  };
+  std::vector<SegmentFile> segments_;
 };
 
 }  // namespace eagle::store

@@ -102,7 +102,10 @@ struct SegmentScan {
   const LengthNorm* norm;
   const Bitset* hidden;
   const Bitset* allowed;
-  bool returnable(DocId d) const { return (!hidden || !hidden->test(d)) && (!allowed || allowed->test(d)); }
+  DocId bits_base;
+  bool returnable(DocId d) const {
+    return (!hidden || !hidden->test(bits_base + d)) && (!allowed || allowed->test(bits_base + d));
+  }
 };
 
 // The oracle: score every posting of every query term into a dense accumulator.
@@ -213,23 +216,24 @@ void maxscore(std::vector<QueryTerm> q, const SegmentScan& s, TopK& top) {
 
 // How many of a posting list's documents are hidden: the list scanned, or each
 // hidden document probed with skips, whichever reads less.
-uint64_t hidden_postings(const PostingList& list, const LiveDocs& live) {
+uint64_t hidden_postings(const PostingList& list, const LiveDocs& live, DocId base, uint32_t docs) {
   if (!live.hidden || live.hidden_docs == 0 || list.empty()) return 0;
   uint64_t n = 0;
-  const uint64_t probe_cost = uint64_t{live.hidden_docs} * 8 + live.hidden->size() / 64;
+  const uint64_t probe_cost = uint64_t{live.hidden_docs} * 8 + docs / 64;
   if (list.size() <= probe_cost) {
-    DocId docs[kBlockSize];
+    DocId ids[kBlockSize];
     uint32_t tfs[kBlockSize];
     for (size_t b = 0; b < list.num_blocks(); ++b) {
-      const uint32_t m = list.decode_block(b, docs, tfs);
-      for (uint32_t i = 0; i < m; ++i) n += live.hidden->test(docs[i]);
+      const uint32_t m = list.decode_block(b, ids, tfs);
+      for (uint32_t i = 0; i < m; ++i) n += live.hidden->test(base + ids[i]);
     }
     return n;
   }
   PostingCursor cur(&list);
-  live.hidden->for_each([&](size_t d) {
+  live.hidden->for_each_in(base, size_t{base} + docs, [&](size_t bit) {
     if (cur.doc() == kEndDoc) return;  // past the list's last document
-    cur.advance_to(static_cast<DocId>(d));
+    const auto d = static_cast<DocId>(bit - base);
+    cur.advance_to(d);
     n += cur.doc() == d;
   });
   return n;
@@ -351,7 +355,8 @@ CorpusStats live_stats(std::span<const LexicalSegment> segments) {
 uint64_t live_doc_freq(std::span<const LexicalSegment> segments, std::string_view term) {
   uint64_t df = 0;
   for (const auto& seg : segments)
-    if (const auto* pl = seg.index->term(term).postings) df += pl->size() - hidden_postings(*pl, seg.live);
+    if (const auto* pl = seg.index->term(term).postings)
+      df += pl->size() - hidden_postings(*pl, seg.live, seg.bits_base, seg.index->size());
   return df;
 }
 
@@ -380,7 +385,9 @@ std::vector<SegmentHit> search_segments(std::span<const LexicalSegment> segments
     uint64_t df = 0;
     for (size_t s = 0; s < nseg; ++s) {
       auto& view = found[t * nseg + s] = segments[s].index->term(tfs[t].first);
-      if (view.postings) df += view.postings->size() - hidden_postings(*view.postings, segments[s].live);
+      if (view.postings)
+        df += view.postings->size() -
+              hidden_postings(*view.postings, segments[s].live, segments[s].bits_base, segments[s].index->size());
     }
     if (df > 0) weight[t] = bm25_idf(df, stats.docs) * (params.k1 + 1.0) * tfs[t].second;
   }
@@ -395,8 +402,8 @@ std::vector<SegmentHit> search_segments(std::span<const LexicalSegment> segments
       q.push_back({view.postings, weight[t], weight[t] * best_ratio(view.impacts, norm)});
     }
     if (q.empty()) continue;
-    const SegmentScan scan{s, &seg.index->doc_lengths(), &norm, seg.live.hidden_docs ? seg.live.hidden : nullptr,
-                           seg.allowed};
+    const SegmentScan scan{s,           &seg.index->doc_lengths(), &norm, seg.live.hidden_docs ? seg.live.hidden : nullptr,
+                           seg.allowed, seg.bits_base};
     if (algo == TopKAlgorithm::exhaustive) exhaustive(q, scan, top);
     else maxscore(q, scan, top);
   }

@@ -52,7 +52,7 @@ struct LexicalIndexStats {
 // Which documents of an index are live: counted in the statistics and returned.
 struct LiveDocs {
   const Bitset* hidden = nullptr;  // set bit: deleted, or staged and not committed
-  uint32_t hidden_docs = 0;        // bits set in `hidden` (below size())
+  uint32_t hidden_docs = 0;        // bits set in `hidden` for this index's documents
   uint64_t hidden_len = 0;         // their total length in tokens
 };
 
@@ -77,6 +77,9 @@ struct LexicalSegment {
   const Bm25Index* index = nullptr;
   LiveDocs live;
   const Bitset* allowed = nullptr;  // restricts the results (a filter); statistics untouched
+  // Bit `bits_base + d` of `live.hidden` and `allowed` is document d's: segments of one
+  // collection share the collection's bitsets over its row numbers.
+  DocId bits_base = 0;
 };
 
 struct SegmentHit {

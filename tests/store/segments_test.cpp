@@ -1,0 +1,214 @@
+// A collection as segments: each checkpoint seals the rows written since into a file of
+// their own, merges follow the tiered policy, and searches over the segments return
+// exactly what one index over the same live rows returns (the oracle: an in-memory
+// collection given those rows in row order), before and after a reopen. A store of the
+// previous format (one segment, deletions as row flags) opens and moves to the new
+// format at its next checkpoint.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "eagle/store/checked_file.h"
+#include "eagle/store/collection.h"
+
+namespace fs = std::filesystem;
+using namespace eagle;
+using namespace eagle::store;
+using nlohmann::json;
+
+namespace {
+
+constexpr uint32_t kSegDim = 8;
+
+fs::path segments_dir(const std::string& name) {
+  auto dir = fs::temp_directory_path() / ("eagle_segments_test_" + std::to_string(::getpid()) + "_" + name);
+  fs::remove_all(dir);
+  return dir;
+}
+
+CollectionSchema flat_schema() {
+  auto s = chunk_schema("seg", kSegDim);
+  s.vector.index = VectorIndexKind::flat;  // exact: the oracle's vector hits are the same rows
+  return s;
+}
+
+std::string words(std::mt19937& rng, int n) {
+  std::string s;
+  for (int i = 0; i < n; ++i) {
+    const double u = std::uniform_real_distribution<double>(0, 1)(rng);
+    s += "w" + std::to_string(static_cast<int>(std::pow(300, u))) + " ";
+  }
+  return s;
+}
+
+Record random_record(std::mt19937& rng, const CollectionSchema& schema, const std::string& id) {
+  Record r{id, words(rng, 1 + static_cast<int>(rng() % 40)), std::vector<float>(kSegDim),
+           std::vector<Value>(schema.fields.size())};
+  for (auto& x : r.vector) x = std::uniform_real_distribution<float>(-1, 1)(rng);
+  r.values[*schema.field_index("document_id")] = "doc" + std::to_string(rng() % 50);
+  return r;
+}
+
+json manifest_of(const fs::path& dir) {
+  std::ifstream in(dir / "MANIFEST");
+  return json::parse(in);
+}
+
+// The live rows in row order, with the vectors the collection stores.
+std::vector<Record> live_rows(const Collection& c) {
+  std::vector<Record> out;
+  size_t from = 0;
+  for (auto page = c.scan(0, 1000, &from); !page.empty(); page = c.scan(from, 1000, &from))
+    for (auto& r : page) out.push_back(*c.get_with_vector(r.id));
+  return out;
+}
+
+void expect_same_as_one_index(const Collection& c, std::mt19937& rng, const std::string& ctx) {
+  auto oracle = Collection::in_memory(c.schema());
+  oracle->insert(live_rows(c));
+  ASSERT_EQ(oracle->count(), c.count()) << ctx;
+  for (int q = 0; q < 30; ++q) {
+    const std::string query = words(rng, 1 + q % 6);
+    const std::string filter = q % 3 == 0 ? "document_id in [\"doc1\", \"doc2\", \"doc3\", \"doc4\"]" : "";
+    const auto got = c.search_text(query, 20, filter);
+    const auto want = oracle->search_text(query, 20, filter);
+    ASSERT_EQ(got.size(), want.size()) << ctx << " '" << query << "'";
+    for (size_t i = 0; i < got.size(); ++i) {
+      EXPECT_NEAR(got[i].score, want[i].score, 1e-9) << ctx << " rank " << i;
+      if (got[i].id != want[i].id) {
+        EXPECT_NEAR(got[i].score, want[i].score, 1e-12) << ctx << " rank " << i;
+      }
+    }
+    std::vector<float> v(kSegDim);
+    for (auto& x : v) x = std::uniform_real_distribution<float>(-1, 1)(rng);
+    const auto vgot = c.search_vector(v, 15, filter);
+    const auto vwant = oracle->search_vector(v, 15, filter);
+    ASSERT_EQ(vgot.size(), vwant.size()) << ctx;
+    for (size_t i = 0; i < vgot.size(); ++i) {
+      EXPECT_EQ(vgot[i].id, vwant[i].id) << ctx << " vector rank " << i;
+      EXPECT_NEAR(vgot[i].score, vwant[i].score, 1e-6) << ctx << " vector rank " << i;
+    }
+  }
+  const std::string weighed = words(rng, 5);
+  EXPECT_NEAR(c.query_weight(weighed), oracle->query_weight(weighed), 1e-9) << ctx;
+}
+
+}  // namespace
+
+TEST(Segments, SearchesOverSegmentsEqualOneIndexOverTheLiveRowsThroughDeletesMergesAndReopen) {
+  const auto dir = segments_dir("oracle");
+  const auto schema = flat_schema();
+  std::mt19937 rng(77);
+  CollectionOptions opts;
+  opts.merges.segments_per_tier = 3;  // merges after a few checkpoints
+  size_t next_id = 0, most_segments = 0;
+  {
+    auto c = Collection::create(dir, schema, opts);
+    for (int round = 0; round < 40; ++round) {
+      std::vector<Record> batch;
+      const size_t n = 1 + rng() % (round % 7 == 0 ? 300 : 12);
+      for (size_t i = 0; i < n; ++i) batch.push_back(random_record(rng, schema, "r" + std::to_string(next_id++)));
+      // Some upserts of earlier rows (their old rows become hidden in older segments).
+      for (int i = 0; i < 3 && next_id > 10; ++i)
+        batch.push_back(random_record(rng, schema, "r" + std::to_string(rng() % next_id)));
+      std::sort(batch.begin(), batch.end(), [](const Record& a, const Record& b) { return a.id < b.id; });
+      batch.erase(std::unique(batch.begin(), batch.end(), [](const Record& a, const Record& b) { return a.id == b.id; }),
+                  batch.end());
+      c->upsert(std::move(batch));
+      if (round % 3 == 1) c->remove({"r" + std::to_string(rng() % next_id), "r" + std::to_string(rng() % next_id)});
+      c->checkpoint();
+      most_segments = std::max(most_segments, c->segment_count());
+      EXPECT_LE(c->segment_count(), segment_bound(next_id, opts.merges));
+      if (round % 10 == 9) expect_same_as_one_index(*c, rng, "round " + std::to_string(round));
+    }
+    // Rows written after the last checkpoint are in the active segment: searched too.
+    c->upsert({random_record(rng, schema, "after-checkpoint")});
+    expect_same_as_one_index(*c, rng, "with an active segment");
+  }
+  EXPECT_GT(most_segments, 2u);  // the walk above did make several segments
+  // The manifest lists the segments in row order; they cover every row.
+  const auto m = manifest_of(dir);
+  EXPECT_EQ(m["format"], 3);
+  EXPECT_GT(m["segments"].size(), 1u);
+  auto c = Collection::open(dir, opts);
+  expect_same_as_one_index(*c, rng, "reopened");
+  c->compact();
+  EXPECT_EQ(c->segment_count(), 1u);
+  expect_same_as_one_index(*c, rng, "compacted");
+  fs::remove_all(dir);
+}
+
+// The cost of a checkpoint follows what was written since the last one: the new
+// segment file holds those rows only.
+TEST(Segments, ACheckpointWritesOnlyTheRowsSinceTheLast) {
+  const auto dir = segments_dir("cost");
+  const auto schema = flat_schema();
+  std::mt19937 rng(5);
+  auto c = Collection::create(dir, schema);
+  std::vector<Record> rows;
+  for (int i = 0; i < 3000; ++i) rows.push_back(random_record(rng, schema, "r" + std::to_string(i)));
+  c->insert(std::move(rows));
+  c->checkpoint();
+  const auto first = manifest_of(dir)["segments"];
+  ASSERT_EQ(first.size(), 1u);
+  const auto big = fs::file_size(dir / first[0]["file"].get<std::string>());
+  auto one = random_record(rng, schema, "one more");
+  one.text = "zzsinglerow " + one.text;
+  c->insert({one});
+  c->checkpoint();
+  const auto m = manifest_of(dir);
+  ASSERT_EQ(m["segments"].size(), 2u);
+  EXPECT_EQ(m["segments"][0], first[0]);  // the first segment's file is untouched
+  EXPECT_EQ(m["segments"][1]["rows"], 1);
+  EXPECT_LT(fs::file_size(dir / m["segments"][1]["file"].get<std::string>()) * 100, big);
+  ASSERT_TRUE(c->get("one more"));
+  EXPECT_EQ(c->search_text("zzsinglerow", 1).at(0).id, "one more");
+  fs::remove_all(dir);
+}
+
+// A store of the previous format: one segment whose row flags are its deletions, the
+// manifest naming it as "segment". It opens with every row and deletion, and its next
+// checkpoint writes the segment list.
+TEST(Segments, AStoreOfThePreviousFormatOpensAndMovesToSegmentsAtItsNextCheckpoint) {
+  const auto dir = segments_dir("format2");
+  const auto schema = flat_schema();
+  std::mt19937 rng(9);
+  std::string segment;
+  uint64_t lsn = 0;
+  {
+    auto c = Collection::create(dir, schema);
+    std::vector<Record> rows;
+    for (int i = 0; i < 200; ++i) rows.push_back(random_record(rng, schema, "r" + std::to_string(i)));
+    c->insert(std::move(rows));
+    c->remove({"r3", "r7"});
+    c->checkpoint();
+    const auto m = manifest_of(dir);
+    ASSERT_EQ(m["segments"].size(), 1u);
+    segment = m["segments"][0]["file"];
+    lsn = m["last_lsn"];
+    fs::remove(dir / m["deleted"].get<std::string>());
+  }
+  {
+    // The format-2 manifest, as the previous release wrote it.
+    std::ofstream(dir / "MANIFEST") << with_checksum({{"format", 2}, {"segment", segment}, {"last_lsn", lsn}}).dump();
+  }
+  auto c = Collection::open(dir);
+  EXPECT_EQ(c->count(), 198u);
+  EXPECT_FALSE(c->get("r3"));
+  EXPECT_TRUE(c->get("r4"));
+  c->insert({random_record(rng, schema, "new")});
+  c->checkpoint();
+  const auto m = manifest_of(dir);
+  EXPECT_EQ(m["format"], 3);
+  EXPECT_EQ(m["segments"].size(), 2u);
+  EXPECT_EQ(m["segments"][0]["file"], segment);
+  c.reset();
+  auto again = Collection::open(dir);
+  EXPECT_EQ(again->count(), 199u);
+  EXPECT_FALSE(again->get("r7"));
+  fs::remove_all(dir);
+}
