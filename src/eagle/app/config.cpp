@@ -597,6 +597,24 @@ std::vector<ConfigOption> make_options() {
                  c.checkpoint_wal_bytes = to_count("store.checkpoint_log_bytes", v, size_t{1} << 40);
                },
                [](const Config& c) { return std::to_string(c.checkpoint_wal_bytes); }});
+  o.push_back({"store.merge_segments_per_tier",
+               "a checkpoint merges this many adjacent segments of one size tier into one (tier k: [T^k, T^(k+1)) rows)",
+               [](Config& c, const std::string& v) {
+                 const auto n = to_count("store.merge_segments_per_tier", v, 64);
+                 if (n < 2) fail(ErrorCode::invalid_argument, "store.merge_segments_per_tier must be at least 2");
+                 c.merges.segments_per_tier = static_cast<uint32_t>(n);
+               },
+               [](const Config& c) { return std::to_string(c.merges.segments_per_tier); }});
+  o.push_back({"store.merge_max_segments", "past this many segments a checkpoint also merges the smallest neighbours",
+               [](Config& c, const std::string& v) {
+                 c.merges.max_segments = static_cast<uint32_t>(to_count("store.merge_max_segments", v, 100000));
+               },
+               [](const Config& c) { return std::to_string(c.merges.max_segments); }});
+  o.push_back({"store.merge_max_rows", "no merge makes a segment of more rows than this",
+               [](Config& c, const std::string& v) {
+                 c.merges.max_merged_rows = to_count("store.merge_max_rows", v, size_t{1} << 31);
+               },
+               [](const Config& c) { return std::to_string(c.merges.max_merged_rows); }});
   add_server_options(o);
   o.push_back({"registry.url", "document registry: empty = SQLite at <data_dir>/registry.db; sqlite:PATH; postgresql://...",
                [](Config& c, const std::string& v) { c.registry_url = v; },

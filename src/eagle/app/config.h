@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "eagle/store/merge_policy.h"
 #include "eagle/biomed/plugin.h"
 #include "eagle/app/build_paths.h"
 #include "eagle/core/schema.h"
@@ -39,6 +40,8 @@ struct Config {
   bool checkpoint_after_ingest = true;
   // A collection checkpoints by itself once its log passes this many bytes.
   uint64_t checkpoint_wal_bytes = 64ull << 20;
+  // Which segments a checkpoint merges (store/merge_policy.h).
+  store::MergePolicy merges;
   // `eagle serve` (docs/http-api.md).
   struct Server {
     std::string host = "127.0.0.1";

@@ -132,6 +132,7 @@ Engine::Engine(Config cfg, StoreAccess access, const std::string& owner) : cfg_(
   copts.analyzer = cfg_.analyzer;
   copts.read_only = access_ == StoreAccess::read_only;
   copts.checkpoint_wal_bytes = cfg_.checkpoint_wal_bytes;
+  copts.merges = cfg_.merges;
   // The writer's lock comes first: nothing of the store is touched before we own it.
   if (access_ == StoreAccess::write) lock_.emplace(store::StoreLock::acquire(cfg_.data_dir, owner));
   catalog_ = std::make_unique<store::Catalog>(fs::path(cfg_.data_dir) / "collections", copts);

@@ -1,0 +1,214 @@
+// bench_live: a live knowledge base as its users run it, at several store sizes in one
+// run, so how a cost grows with the store is a ratio measured on the same machine.
+// For each size, a store made through the user's path (Engine::ingest of BioASQ
+// passages spliced to that many rows, default settings, reused with --keep) is
+// copied and served by a warm `eagle serve`; one client then measures:
+//   idle search:      POST /search, sequential, p50/p99;
+//   one-record write: POST /ingest of ONE record, then GET /tasks/{id} until it
+//                     succeeds (durable: the ingest's commit and checkpoint), p50/p90;
+//   first search:     the POST /search right after each write, p50/p90.
+// The server's resident memory (RssAnon, its heap) is read at the end. JSON lines;
+// the ratios the store is judged by (one-record write at the largest size over the
+// smallest; first search over idle) are printed last.
+#include <CLI/CLI.hpp>
+#include <httplib.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <thread>
+
+#include "bench_rows.h"
+#include "eagle/app/engine.h"
+#include "eagle/eval/beir.h"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
+
+double percentile(std::vector<double> v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[std::min(v.size() - 1, static_cast<size_t>(p / 100.0 * static_cast<double>(v.size())))];
+}
+
+std::string read_text(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+double rss_anon_mb(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("RssAnon:", 0) == 0) return std::stod(line.substr(8)) / 1024.0;
+  return 0;
+}
+
+// The store of `rows` rows, made once through Engine::ingest (the user's path).
+void build_store(const fs::path& store, const std::vector<eagle::Document>& passages, uint64_t rows,
+                 const std::string& glove) {
+  if (fs::exists(store / "collections" / "eagle_text" / "schema.json")) return;
+  fs::remove_all(store);
+  const fs::path corpus = store.string() + ".jsonl";
+  eagle::eval::write_spliced_corpus(passages, rows, corpus);
+  eagle::app::Config cfg;
+  cfg.data_dir = store.string();
+  if (!glove.empty()) cfg.glove_file = glove;
+  auto t0 = Clock::now();
+  eagle::app::Engine engine(cfg, eagle::app::StoreAccess::write, "bench_live");
+  auto rep = engine.ingest({corpus.string()}, eagle::app::IngestOptions{});
+  fs::remove(corpus);
+  std::cout << json{{"bench", "live"}, {"step", "build"}, {"rows", rep.rows}, {"seconds", ms_since(t0) / 1000}}.dump()
+            << std::endl;
+}
+
+struct Server {
+  pid_t pid = -1;
+  int port = 0;
+  Server(const std::string& eagle_bin, const fs::path& store, const std::string& glove, const fs::path& log) {
+    std::vector<std::string> args = {eagle_bin, "--data-dir", store.string()};
+    if (!glove.empty()) args.insert(args.end(), {"--set", "glove.file=" + glove});
+    args.insert(args.end(), {"serve", "--port", "0"});
+    fs::remove(log);  // a log of an earlier run must not be read as this server's
+    pid = ::fork();
+    if (pid == 0) {
+      FILE* f = std::fopen(log.c_str(), "w");
+      ::dup2(fileno(f), 1);
+      ::dup2(fileno(f), 2);
+      std::vector<char*> argv;
+      for (auto& a : args) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      ::execv(argv[0], argv.data());
+      ::_exit(127);
+    }
+    static const std::regex port_re("on http://[^:]+:([0-9]+)");
+    for (int i = 0; i < 6000; ++i) {
+      const std::string text = read_text(log);
+      std::smatch m;
+      if (!port && std::regex_search(text, m, port_re)) port = std::stoi(m[1]);
+      if (text.find("eagle: ready") != std::string::npos) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    throw std::runtime_error("eagle serve did not become ready: " + read_text(log));
+  }
+  ~Server() {
+    if (pid > 0) {
+      ::kill(pid, SIGTERM);
+      int st;
+      ::waitpid(pid, &st, 0);
+    }
+  }
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"bench_live: one-record writes and searches on a warm eagle serve, by store size (JSON lines)"};
+  std::string beir, keep, glove, eagle_bin;
+  std::vector<uint64_t> sizes = {20000, 200000};
+  int writes = 30, searches = 300;
+  app.add_option("--beir", beir, "BEIR folder: its passages fill the stores, its queries are searched")->required();
+  app.add_option("--sizes", sizes, "store sizes in rows")->capture_default_str();
+  app.add_option("--writes", writes, "one-record writes per size")->capture_default_str();
+  app.add_option("--searches", searches, "idle searches per size")->capture_default_str();
+  app.add_option("--keep", keep, "folder for the stores (reused when present); default: a temporary folder");
+  app.add_option("--glove", glove, "converted GloVe file (default: the configuration's)");
+  app.add_option("--eagle", eagle_bin, "the eagle binary (default: beside this one)");
+  CLI11_PARSE(app, argc, argv);
+  try {
+    if (eagle_bin.empty()) eagle_bin = (fs::path(argv[0]).parent_path() / "eagle").string();
+    const fs::path root = keep.empty() ? eagle::bench::fresh_work_folder("", "live") : fs::path(keep);
+    fs::create_directories(root);
+    const auto passages = eagle::bench::read_passages(beir);
+    std::vector<std::string> queries;
+    for (const auto& q : eagle::eval::load_queries(fs::path(beir) / "queries.jsonl")) queries.push_back(q.text);
+    std::cout << json{{"bench", "live"}, {"build_flags", "-O2 -march=x86-64-v2 (CMake Release)"},
+                      {"baseline", "the smallest store, same run"}, {"sizes", sizes}, {"writes", writes},
+                      {"searches", searches}}
+                     .dump()
+              << std::endl;
+    std::map<uint64_t, json> by_size;
+    for (uint64_t rows : sizes) {
+      const fs::path store = root / ("store-" + std::to_string(rows));
+      build_store(store, passages, rows, glove);
+      const fs::path copy = root / ("serving-" + std::to_string(rows));
+      fs::remove_all(copy);
+      fs::copy(store, copy, fs::copy_options::recursive);
+      fs::remove(copy / "LOCK");
+      Server server(eagle_bin, copy, glove, root / ("serve-" + std::to_string(rows) + ".log"));
+      httplib::Client cli("127.0.0.1", server.port);
+      cli.set_read_timeout(120, 0);
+      auto search = [&](const std::string& q) {
+        auto t0 = Clock::now();
+        auto r = cli.Post("/search", json{{"query", q}, {"top_k", 10}}.dump(), "application/json");
+        if (!r || r->status != 200) throw std::runtime_error("search failed: " + (r ? r->body : std::string("no reply")));
+        return ms_since(t0);
+      };
+      for (int i = 0; i < 20; ++i) search(queries[i % queries.size()]);  // warm
+      std::vector<double> idle, write, first;
+      for (int i = 0; i < searches; ++i) idle.push_back(search(queries[i % queries.size()]));
+      for (int i = 0; i < writes; ++i) {
+        const std::string id = "live-" + std::to_string(i);
+        const json body = {{"records", {{{"id", id}, {"text", eagle::eval::spliced_text(passages, rows + i)}}}}};
+        auto t0 = Clock::now();
+        auto r = cli.Post("/ingest", body.dump(), "application/json");
+        if (!r || r->status != 202) throw std::runtime_error("ingest failed: " + (r ? r->body : std::string("no reply")));
+        const std::string task = json::parse(r->body)["task_id"];
+        for (;;) {
+          auto t = cli.Get("/tasks/" + task);
+          if (!t || t->status != 200) throw std::runtime_error("task poll failed");
+          const auto state = json::parse(t->body)["state"].get<std::string>();
+          if (state == "succeeded") break;
+          if (state == "failed") throw std::runtime_error("ingest task failed: " + t->body);
+          std::this_thread::sleep_for(std::chrono::microseconds(500));
+        }
+        write.push_back(ms_since(t0));
+        first.push_back(search(queries[(i * 7) % queries.size()]));
+      }
+      json line = {{"bench", "live"},
+                   {"rows", rows},
+                   {"idle_search_p50_ms", percentile(idle, 50)},
+                   {"idle_search_p99_ms", percentile(idle, 99)},
+                   {"one_record_write_p50_ms", percentile(write, 50)},
+                   {"one_record_write_p90_ms", percentile(write, 90)},
+                   {"first_search_p50_ms", percentile(first, 50)},
+                   {"first_search_p90_ms", percentile(first, 90)},
+                   {"first_over_idle", percentile(first, 50) / percentile(idle, 50)},
+                   {"server_rss_anon_mb", rss_anon_mb(server.pid)}};
+      std::cout << line.dump() << std::endl;
+      by_size[rows] = line;
+      fs::remove_all(copy);
+    }
+    if (by_size.size() > 1) {
+      const auto& small = by_size.begin()->second;
+      const auto& large = by_size.rbegin()->second;
+      std::cout << json{{"bench", "live"},
+                        {"ratio", "largest over smallest store"},
+                        {"rows", {by_size.begin()->first, by_size.rbegin()->first}},
+                        {"one_record_write_p50", large["one_record_write_p50_ms"].get<double>() /
+                                                     small["one_record_write_p50_ms"].get<double>()},
+                        {"first_search_p50", large["first_search_p50_ms"].get<double>() /
+                                                 small["first_search_p50_ms"].get<double>()},
+                        {"idle_search_p50", large["idle_search_p50_ms"].get<double>() /
+                                                small["idle_search_p50_ms"].get<double>()}}
+                       .dump()
+                << std::endl;
+    }
+    if (keep.empty()) fs::remove_all(root);
+  } catch (const std::exception& e) {
+    std::cerr << "bench_live: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}
