@@ -128,13 +128,22 @@ std::vector<Op> operations() {
   ops.push_back({"delete from d", [](Catalog& cat) { cat.get("d").remove({"d0"}); },
                  [](State& s) { s["d"].erase("d0"); }});
   // Segments: each checkpoint seals the rows written since into a file of their own;
-  // the third segment of c is as large as the second, so the checkpoint that seals it
-  // merges the two (the walk's merge policy: two segments a tier).
+  // the third segment of c is as large as the second, so the merge that follows
+  // (merge_now: the background merger's path, in this thread) makes them one (the
+  // walk's merge policy: two segments a tier).
   ops.push_back({"checkpoint c: a second segment", [](Catalog& cat) { cat.get("c").checkpoint(); },
                  [](State&) {}});
   ops.push_back({"upsert c for a third segment", [](Catalog& cat) { cat.get("c").upsert({record("c", "c41", 3)}); },
                  [](State& s) { s["c"]["c41"] = data_for("c41", 3); }});
-  ops.push_back({"checkpoint c: seal and merge", [](Catalog& cat) { cat.get("c").checkpoint(); },
+  ops.push_back({"checkpoint c: a third segment", [](Catalog& cat) { cat.get("c").checkpoint(); },
+                 [](State&) {}});
+  ops.push_back({"merge c",
+                 [](Catalog& cat) {
+                   auto& c = cat.get("c");
+                   const size_t before = c.segment_count();
+                   EXPECT_EQ(c.merge_now(), 1u);  // the second and third segments
+                   EXPECT_EQ(c.segment_count(), before - 1);
+                 },
                  [](State&) {}});
   ops.push_back({"transaction in c",
                  [](Catalog& cat) {
@@ -192,6 +201,7 @@ size_t run_operations(const fs::path& root, FaultFileSystem& ffs) {
   o.file_system = &ffs;
   o.checkpoint_wal_bytes = 1ull << 40;  // only the explicit checkpoints
   o.merges.segments_per_tier = 2;       // two like-sized segments merge
+  o.merge_mode = CollectionOptions::Merges::manual;  // merge_now(): every I/O call in order
   size_t acked = 0;
   try {
     Catalog cat(root, o);

@@ -10,7 +10,10 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <atomic>
+#include <cmath>
 #include <random>
+#include <thread>
 
 #include "eagle/store/checked_file.h"
 #include "eagle/store/collection.h"
@@ -105,6 +108,7 @@ TEST(Segments, SearchesOverSegmentsEqualOneIndexOverTheLiveRowsThroughDeletesMer
   std::mt19937 rng(77);
   CollectionOptions opts;
   opts.merges.segments_per_tier = 3;  // merges after a few checkpoints
+  opts.merge_mode = CollectionOptions::Merges::in_checkpoint;  // each checkpoint merges before it returns
   size_t next_id = 0, most_segments = 0;
   {
     auto c = Collection::create(dir, schema, opts);
@@ -210,5 +214,68 @@ TEST(Segments, AStoreOfThePreviousFormatOpensAndMovesToSegmentsAtItsNextCheckpoi
   auto again = Collection::open(dir);
   EXPECT_EQ(again->count(), 199u);
   EXPECT_FALSE(again->get("r7"));
+  fs::remove_all(dir);
+}
+
+// Merges on the collection's own thread: searches and writes go on while they run,
+// the bound holds once they settle, the answers are the oracle's, and a pause holds
+// them back until resumed.
+TEST(Segments, BackgroundMergesSettleWithinTheBoundWhileSearchesAndWritesGoOn) {
+  const auto dir = segments_dir("background");
+  const auto schema = flat_schema();
+  std::mt19937 rng(123);
+  CollectionOptions opts;
+  opts.merges.segments_per_tier = 2;
+  opts.merges.max_segments = 8;
+  ASSERT_EQ(opts.merge_mode, CollectionOptions::Merges::background);  // the default
+  auto c = Collection::create(dir, schema, opts);
+  std::atomic<bool> stop{false};
+  std::atomic<int> searches{0}, failures{0};
+  std::thread reader([&] {
+    std::mt19937 qrng(1);
+    while (!stop) {
+      try {
+        c->search_text(words(qrng, 3), 10);
+        std::vector<float> v(kSegDim, 0.5f);
+        c->search_vector(v, 10);
+        ++searches;
+      } catch (...) {
+        ++failures;
+      }
+    }
+  });
+  size_t next_id = 0;
+  for (int round = 0; round < 60; ++round) {
+    std::vector<Record> batch;
+    for (int i = 0; i < 1 + round % 9; ++i) batch.push_back(random_record(rng, schema, "r" + std::to_string(next_id++)));
+    c->upsert(std::move(batch));
+    if (round % 5 == 4) c->remove({"r" + std::to_string(rng() % next_id)});
+    c->checkpoint();
+  }
+  c->wait_for_merges();
+  stop = true;
+  reader.join();
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_GT(searches.load(), 0);
+  // Settled: within the policy's bound (the active segment is empty after a checkpoint).
+  EXPECT_LE(c->segment_count(), segment_bound(next_id, opts.merges));
+  expect_same_as_one_index(*c, rng, "after background merges");
+  // Paused: checkpoints seal segments and nothing merges them.
+  c->pause_merges(true);
+  const size_t before = c->segment_count();
+  for (int round = 0; round < 4; ++round) {
+    c->upsert({random_record(rng, schema, "p" + std::to_string(round))});
+    c->checkpoint();
+  }
+  c->wait_for_merges();  // returns at once while paused
+  EXPECT_EQ(c->segment_count(), before + 4);
+  c->pause_merges(false);
+  c->checkpoint();  // asks again
+  c->wait_for_merges();
+  EXPECT_LT(c->segment_count(), before + 4);
+  expect_same_as_one_index(*c, rng, "resumed");
+  c.reset();
+  auto reopened = Collection::open(dir, opts);
+  expect_same_as_one_index(*reopened, rng, "reopened");
   fs::remove_all(dir);
 }

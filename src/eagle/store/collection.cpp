@@ -4,6 +4,7 @@
 #include "eagle/store/checked_file.h"
 
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -179,7 +180,14 @@ Collection::Collection(CollectionSchema schema, CollectionOptions opts, fs::path
   reset_indexes();
 }
 
-Collection::~Collection() = default;
+Collection::~Collection() {
+  {
+    std::lock_guard g(merge_mu_);
+    merge_stop_ = true;  // a running merge stops at its next batch
+  }
+  merge_cv_.notify_all();
+  if (merger_.joinable()) merger_.join();
+}
 
 void Collection::reset_indexes() {
   rows_.clear();
@@ -194,7 +202,10 @@ void Collection::reset_indexes() {
 }
 
 Collection::Segment Collection::new_segment(uint32_t base) const {
-  Segment s{base, index::Bm25Index(opts_.bm25, opts_.analyzer), index::make_vector_index(schema_.vector)};
+  Segment s;
+  s.base = base;
+  s.lexical = index::Bm25Index(opts_.bm25, opts_.analyzer);
+  s.vectors = index::make_vector_index(schema_.vector);
   return s;
 }
 
@@ -325,6 +336,7 @@ void Collection::load_from_disk(const std::string& manifest) {
         next_file_ = numbered(dir / file, "seg-", ".eagle").value_or(0) + 1;
       }
       last_lsn_ = m.at("last_lsn").get<uint64_t>();
+      covered_lsn_ = last_lsn_;
     } catch (const json::exception& e) {
       fail(ErrorCode::data_loss, (dir / "MANIFEST").string() + ": " + e.what());
     }
@@ -912,18 +924,19 @@ void Collection::checkpoint_unlocked() {
     std::vector<uint64_t> sizes;
     for (size_t i = 0; i < segments_.size(); ++i)
       if (i < active || seal_active) sizes.push_back(segments_[i].rows());
-    auto merges = find_merges(sizes, opts_.merges);
+    auto merges = opts_.merge_mode == CollectionOptions::Merges::in_checkpoint ? find_merges(sizes, opts_.merges)
+                                                                               : std::vector<MergeRange>{};
     const bool active_merged = seal_active && std::any_of(merges.begin(), merges.end(), [&](const MergeRange& m) {
       return m.first + m.count == active + 1;
     });
     if (seal_active && !active_merged) {
       Written w{active, 1, std::nullopt, next_file_name("seg-"), {}};
-      w.text_offsets = write_segment(dir_ / w.file, segments_[active]);
+      w.text_offsets = write_segment(dir_ / w.file, segments_[active], last_lsn_);
       written.push_back(std::move(w));
     }
     for (const auto& m : merges) {
       Written w{m.first, m.count, merge_segments(m.first, m.count), next_file_name("seg-"), {}};
-      w.text_offsets = write_segment(dir_ / w.file, *w.merged);
+      w.text_offsets = write_segment(dir_ / w.file, *w.merged, last_lsn_);
       written.push_back(std::move(w));
     }
     deletions_file = next_file_name("deleted-");
@@ -952,15 +965,7 @@ void Collection::checkpoint_unlocked() {
     }
     ++i;
   }
-  io::write_file_atomic(fsys(), dir_ / "MANIFEST", [&](std::ostream& out) {
-    out << with_checksum({{"format", 3},
-                          {"segments", listed},
-                          {"deleted", deletions_file},
-                          {"next_file", next_file_},
-                          {"last_lsn", last_lsn_}})
-               .dump();
-  });
-  deletions_file_ = deletions_file;
+  write_manifest(listed, deletions_file, last_lsn_);
   // 3. In memory: the sealed and merged segments take their places (from the last, so
   //    earlier positions hold), their rows' texts are read from the new files, and a
   //    new empty active segment follows.
@@ -998,25 +1003,224 @@ void Collection::checkpoint_unlocked() {
   for (const auto& e : fs::directory_iterator(dir_)) {
     if (e.path() == new_wal) continue;
     const auto name = e.path().filename().string();
+    // A file a background merge is writing is not garbage yet: the merge names it.
     if (numbered(e.path(), "wal-", ".log") ||
-        ((numbered(e.path(), "seg-", ".eagle") || numbered(e.path(), "deleted-", ".eagle")) && !named.count(name)))
+        ((numbered(e.path(), "seg-", ".eagle") || numbered(e.path(), "deleted-", ".eagle")) && !named.count(name) &&
+         !merge_outputs_.count(name)))
       fsys().remove(e.path());
   }
   fsys().sync_path(dir_, true);
+  if (opts_.merge_mode == CollectionOptions::Merges::background) {
+    std::vector<uint64_t> sizes;
+    for (const auto& seg : segments_)
+      if (!seg.file.empty()) sizes.push_back(seg.rows());
+    if (!find_merges(sizes, opts_.merges).empty()) request_merges();
+  }
 }
 
-std::vector<uint64_t> Collection::write_segment(const fs::path& file, const Segment& seg) const {
+void Collection::write_manifest(const json& listed, const std::string& deletions_file, uint64_t covered_lsn) {
+  io::write_file_atomic(fsys(), dir_ / "MANIFEST", [&](std::ostream& out) {
+    out << with_checksum({{"format", 3},
+                          {"segments", listed},
+                          {"deleted", deletions_file},
+                          {"next_file", next_file_},
+                          {"last_lsn", covered_lsn}})
+               .dump();
+  });
+  deletions_file_ = deletions_file;
+  covered_lsn_ = covered_lsn;
+}
+
+// ---------------------------------------------------------------- background merges
+
+void Collection::request_merges() {
+  std::lock_guard g(merge_mu_);
+  merge_wanted_ = true;
+  if (!merger_.joinable() && !merge_stop_) merger_ = std::thread([this] { merger_loop(); });
+  merge_cv_.notify_all();
+}
+
+void Collection::pause_merges(bool paused) {
+  {
+    std::lock_guard g(merge_mu_);
+    merge_paused_ = paused;
+  }
+  merge_cv_.notify_all();
+}
+
+void Collection::wait_for_merges() {
+  std::unique_lock g(merge_mu_);
+  merge_cv_.wait(g, [&] { return merge_paused_ || merge_stop_ || (!merge_wanted_ && !merge_running_); });
+}
+
+size_t Collection::merge_now() {
+  if (!persistent() || read_only()) return 0;
+  size_t n = 0;
+  while (run_one_merge()) ++n;
+  return n;
+}
+
+bool Collection::merge_abandoned() const {
+  std::lock_guard g(const_cast<std::mutex&>(merge_mu_));
+  return merge_paused_ || merge_stop_;
+}
+
+void Collection::merger_loop() {
+  // Low priority: a merge leaves the cores to searches and writes (this thread only).
+  ::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), 10);
+  std::unique_lock g(merge_mu_);
+  for (;;) {
+    merge_cv_.wait(g, [&] { return merge_stop_ || (merge_wanted_ && !merge_paused_); });
+    if (merge_stop_) return;
+    merge_wanted_ = false;
+    merge_running_ = true;
+    g.unlock();
+    bool merged = false;
+    try {
+      merged = run_one_merge();
+    } catch (const std::exception& e) {
+      // Nothing was published (or the manifest names the new file whole): the next
+      // checkpoint asks again.
+      spdlog::warn("{}: a background merge failed: {}", dir_.string(), e.what());
+    }
+    g.lock();
+    merge_running_ = false;
+    if (merged) merge_wanted_ = true;  // the policy may ask for another
+    merge_cv_.notify_all();
+  }
+}
+
+bool Collection::run_one_merge() {
+  std::lock_guard run(merge_run_mu_);
+  // 1. The plan, over the sealed segments (the active one takes writes).
+  size_t first = 0, count = 0;
+  std::vector<std::string> files;
+  uint32_t base = 0, end = 0;
+  {
+    std::shared_lock lock(mutex_);
+    if (deletions_file_.empty()) return false;  // an older format's store: its first checkpoint comes first
+    std::vector<uint64_t> sizes;
+    for (size_t i = 0; i < segments_.size() && !segments_[i].file.empty(); ++i) sizes.push_back(segments_[i].rows());
+    const auto merges = find_merges(sizes, opts_.merges);
+    if (merges.empty()) return false;
+    first = merges.front().first;
+    count = merges.front().count;
+    for (size_t i = first; i < first + count; ++i) files.push_back(segments_[i].file);
+    base = segments_[first].base;
+    end = segments_[first + count - 1].base + segments_[first + count - 1].rows();
+  }
+  // 2. The merged segment, built a batch at a time: each batch's texts and vectors are
+  //    read under a brief shared lock (sealed rows never change; only the vector of
+  //    rows and of segments may grow meanwhile), indexed outside it.
+  Segment merged = new_segment(base);
+  constexpr uint32_t kBatch = 4096;
+  const uint32_t dim = schema_.vector.dim;
+  std::vector<std::string> texts;
+  std::vector<float> vecs;
+  for (uint32_t from = base; from < end; from += kBatch) {
+    const uint32_t to = std::min(end, from + kBatch);
+    texts.resize(to - from);
+    vecs.resize(size_t{to - from} * dim);
+    {
+      std::shared_lock lock(mutex_);
+      if (merge_abandoned()) return false;
+      for (uint32_t r = from; r < to; ++r) {
+        texts_->read_into(rows_[r].text, texts[r - from]);
+        const auto& seg = segment_of(r);
+        seg.vectors->stored_vector(r - seg.base, vecs.data() + size_t{r - from} * dim);
+      }
+    }
+    for (const auto& t : texts) merged.lexical.add(t);
+    merged.vectors->add_batch(from - base, to - from, vecs.data());
+  }
+  std::string file;
+  uint64_t lsn = 0;  // the segment holds rows the manifest already covers
+  {
+    std::lock_guard w(write_mu_);
+    file = next_file_name("seg-");
+    lsn = covered_lsn_;
+    merge_outputs_.insert(file);  // a checkpoint's clean-up leaves it alone
+  }
+  struct Unlisted {  // however the merge ends, the name is no longer in progress
+    Collection* c;
+    std::string file;
+    ~Unlisted() { c->merge_outputs_.erase(file); }  // runs with write_mu_ held (declared after the lock below)
+  };
+  std::vector<uint64_t> offsets;
+  try {
+    offsets = write_segment(dir_ / file, merged, lsn, /*lock_per_batch=*/true);
+  } catch (...) {
+    std::lock_guard w(write_mu_);
+    merge_outputs_.erase(file);
+    throw;
+  }
+  // 3. Published under the exclusive lock, if the segments are still those planned (a
+  //    compaction takes merge_run_mu_, so they are, unless the store was reset).
+  std::lock_guard w(write_mu_);
+  const Unlisted unlisted{this, file};
+  std::unique_lock lock(mutex_);
+  bool same = first + count < segments_.size();
+  for (size_t i = 0; same && i < count; ++i) same = segments_[first + i].file == files[i];
+  if (!same || merge_abandoned()) {
+    fsys().remove(dir_ / file);
+    return false;
+  }
+  json listed = json::array();
+  std::set<std::string> named = {deletions_file_, file};
+  for (size_t i = 0; i < segments_.size(); ++i) {
+    if (i == first) {
+      listed.push_back({{"file", file}, {"rows", end - base}});
+      i += count - 1;
+    } else if (!segments_[i].file.empty()) {
+      listed.push_back({{"file", segments_[i].file}, {"rows", segments_[i].rows()}});
+      named.insert(segments_[i].file);
+    }
+  }
+  // The files cover what they covered: records after the last checkpoint are still
+  // only in the log (and the active segment), so the manifest's lsn stays.
+  write_manifest(listed, deletions_file_, covered_lsn_);
+  deleted_.for_each_in(base, end, [&](size_t r) {
+    ++merged.hidden_docs;
+    merged.hidden_len += merged.lexical.doc_len(static_cast<index::DocId>(r - base));
+  });
+  std::vector<SegmentFileSlot> closing;
+  for (size_t i = first; i < first + count; ++i) closing.push_back(segments_[i].slot);
+  merged.file = file;
+  merged.slot = texts_->open_segment(dir_ / file);
+  for (uint32_t r = base; r < end; ++r) {
+    auto& ref = rows_[r].text;
+    ref.offset = offsets[r - base];
+    ref.file = merged.slot;
+    ref.in_spill = 0;
+  }
+  segments_.erase(segments_.begin() + static_cast<std::ptrdiff_t>(first + 1),
+                  segments_.begin() + static_cast<std::ptrdiff_t>(first + count));
+  segments_[first] = std::move(merged);
+  for (auto slot : closing) texts_->close_segment(slot);
+  for (const auto& old : files)
+    if (!named.count(old)) fsys().remove(dir_ / old);
+  fsys().sync_path(dir_, true);
+  return true;
+}
+
+std::vector<uint64_t> Collection::write_segment(const fs::path& file, const Segment& seg, uint64_t lsn,
+                                               bool lock_per_batch) const {
   // Where each row's text lands in the file (its bytes, after the length), counted
   // as written: the checkpoint moves the rows' text references there.
   std::vector<uint64_t> text_offsets;
   text_offsets.reserve(seg.rows());
   write_checked_file(fsys(), file, [&](std::ostream& out) {
     out.write(kSegMagic, sizeof(kSegMagic));
-    io::write_pod<uint64_t>(out, last_lsn_);
+    io::write_pod<uint64_t>(out, lsn);
     io::write_pod<uint64_t>(out, seg.rows());
     uint64_t at = sizeof(kSegMagic) + 2 * sizeof(uint64_t);
     std::string text;
+    std::optional<std::shared_lock<RwMutex>> batch_lock;
     for (uint32_t r = seg.base; r < seg.base + seg.rows(); ++r) {
+      if (lock_per_batch && (r - seg.base) % 4096 == 0) {
+        batch_lock.reset();
+        batch_lock.emplace(mutex_);
+      }
       const auto& row = rows_[r];
       texts_->read_into(row.text, text);
       io::write_str(out, row.id);
@@ -1033,6 +1237,7 @@ std::vector<uint64_t> Collection::write_segment(const fs::path& file, const Segm
       io::write_str(out, dumped);
       at += 1 + sizeof(uint64_t) + dumped.size();
     }
+    batch_lock.reset();
     seg.lexical.save(out);
     seg.vectors->save(out);
   });
@@ -1153,7 +1358,10 @@ Collection::Segment Collection::load_segment(const fs::path& file, bool checked,
       for (size_t i = 0; i < scalar_.size(); ++i)
         if (scalar_[i]) scalar_[i]->add(r, row.values[i]);
     }
-    Segment seg{base, index::Bm25Index::load(in), index::load_vector_index(in)};
+    Segment seg;
+    seg.base = base;
+    seg.lexical = index::Bm25Index::load(in);
+    seg.vectors = index::load_vector_index(in);
     seg.file = file.filename().string();
     seg.slot = slot;
     if (seg.lexical.size() != n || seg.vectors->size() != n)
@@ -1275,6 +1483,7 @@ std::vector<std::pair<std::string, std::string>> Collection::ids_where_in(
 void Collection::compact() {
   if (!persistent()) return;
   require_writable();
+  std::lock_guard run(merge_run_mu_);  // no merge while rows are renumbered
   std::lock_guard w(write_mu_);
   if (in_transaction())
     fail(ErrorCode::conflict, "collection '" + schema_.name + "' has an open transaction; compact after it ends");
@@ -1609,6 +1818,7 @@ std::unique_ptr<Collection> Catalog::begin_rebuild(const CollectionSchema& schem
   recover_rebuilds(schema.name);
   const fs::path dir = root_ / (std::string(kRebuildPrefix) + schema.name);
   CollectionOptions o = opts_;
+  o.merge_mode = CollectionOptions::Merges::in_checkpoint;  // its folder is renamed at the swap: no thread may write in it
   // The rows reach the disk in the checkpoint finish_rebuild writes (synced); a
   // crash before it discards the folder whole, so its log need not be synced.
   o.sync = WalSync::none;

@@ -31,7 +31,10 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
+#include <condition_variable>
 #include <mutex>
+#include <thread>
 #include <shared_mutex>
 #include <span>
 #include <string>
@@ -90,8 +93,14 @@ struct CollectionOptions {
   std::function<bool(uint64_t txn)> committed_elsewhere;
   // Where every file write goes (null: POSIX). Tests put a fault-injecting one here.
   io::FileSystem* file_system = nullptr;
-  // Which sealed segments a checkpoint merges (merge_policy.h).
+  // Which sealed segments are merged (merge_policy.h).
   MergePolicy merges;
+  // Where merges run. background: on a thread of the collection, at low priority, so
+  // no write waits for one (a checkpoint only seals and asks). in_checkpoint: the
+  // checkpoint runs them before it returns. manual: only merge_now() runs them (the
+  // background path's I/O in the caller's thread, in order: the fault walk).
+  enum class Merges : uint8_t { background, in_checkpoint, manual };
+  Merges merge_mode = Merges::background;
 };
 
 // A transaction: one write of any size, in as many log records as it needs, that is
@@ -162,6 +171,14 @@ class Collection {
   void compact();
   // Segments the collection holds (sealed ones and the active one, when it has rows).
   size_t segment_count() const;
+  // Background merges: paused (a running one stops at its next batch and is dropped)
+  // until resumed; wait_for_merges() returns once no merge is running or asked for
+  // (immediately while paused).
+  void pause_merges(bool paused);
+  void wait_for_merges();
+  // Runs the merges the policy asks for in this thread, one at a time, as the
+  // background merger would; returns how many ran.
+  size_t merge_now();
 
   // Reads.
   size_t count() const;  // live rows
@@ -268,10 +285,25 @@ class Collection {
   Segment load_segment(const std::filesystem::path& file, bool checked, bool flags_are_deletions);
   // Writes segment `seg`'s rows and indexes; returns the file offset of each row's
   // text (row order).
-  std::vector<uint64_t> write_segment(const std::filesystem::path& file, const Segment& seg) const;
+  // lock_per_batch: the caller holds no lock; mutex_ is taken shared for each batch
+  // of rows (a background merge, which must not hold writers back for a whole file).
+  // `lsn`: the last log record the file's rows reflect (its header).
+  std::vector<uint64_t> write_segment(const std::filesystem::path& file, const Segment& seg, uint64_t lsn,
+                                      bool lock_per_batch = false) const;
   // Builds the segment of rows [first.base, last.base + last.rows()) from their texts
   // and stored vectors (a merge: deleted rows are kept, so no row changes number).
   Segment merge_segments(size_t first, size_t count) const;
+  // The background merger: started by the first checkpoint that leaves a merge to do.
+  void request_merges();
+  void merger_loop();
+  // One merge the policy asks for among the sealed segments, built in batches under
+  // brief shared locks and published under the exclusive one; false when none is due
+  // (or it was abandoned: paused, stopping, or the segments changed under it).
+  bool run_one_merge();
+  bool merge_abandoned() const;
+  // The MANIFEST listing segments_' files (format 3); called with mutex_ held.
+  // covered_lsn: the last log record the sealed segments and the deletions hold.
+  void write_manifest(const nlohmann::json& listed, const std::string& deletions_file, uint64_t covered_lsn);
   void write_deletions(const std::filesystem::path& file) const;
   void load_deletions(const std::filesystem::path& file);
   std::string next_file_name(const char* prefix);
@@ -293,6 +325,18 @@ class Collection {
   // Sealed segments in row order, then the active one (always last, maybe empty).
   std::vector<Segment> segments_;
   uint64_t next_file_ = 1;  // the number of the next segment or deletions file
+
+  // Background merges. Lock order: merge_run_mu_, write_mu_, mutex_; merge_mu_ is a
+  // leaf (the flags below).
+  std::mutex merge_run_mu_;  // one merge or compaction at a time
+  std::mutex merge_mu_;
+  std::condition_variable merge_cv_;
+  bool merge_wanted_ = false;
+  bool merge_running_ = false;
+  bool merge_paused_ = false;
+  bool merge_stop_ = false;
+  std::thread merger_;
+  std::set<std::string> merge_outputs_;  // files a merge is writing (guarded by write_mu_)
   std::vector<std::unique_ptr<filter::ScalarIndex>> scalar_;  // per schema field; null if not indexed
   // Open transactions: the deletes to apply at commit and the staged rows (hidden in
   // deleted_ until then), by id.
@@ -306,6 +350,7 @@ class Collection {
   StagedTxn& txn_state(TxnId txn) { return txns_.try_emplace(txn, &rows_).first->second; }
   uint64_t last_lsn_ = 0;
   std::string deletions_file_;  // the deletion bitmap MANIFEST names (format 3)
+  uint64_t covered_lsn_ = 0;    // the lsn MANIFEST names: what its files hold
   std::unique_ptr<WalWriter> wal_;
   uint64_t wal_bytes_ = 0;
 };

@@ -39,6 +39,23 @@ std::vector<MergeRange> find_merges(const std::vector<uint64_t>& rows, const Mer
     }
     end = begin;
   }
+  // Stranded runs: segments followed by a larger one (a bulk ingest's segment after
+  // single writes) never meet another of their tier again. Two or more adjacent ones,
+  // each of a lower tier than the segment right after them, merge among themselves.
+  // A sequence whose sizes never grow (single writes) has none.
+  for (size_t e = 1; e < rows.size(); ++e) {
+    const uint32_t after = merge_tier(rows[e], p);
+    size_t b = e;
+    uint64_t sum = 0;
+    while (b > 0 && !taken[b - 1] && merge_tier(rows[b - 1], p) < after && sum + rows[b - 1] <= p.max_merged_rows) {
+      --b;
+      sum += rows[b];
+    }
+    if (e - b >= 2) {
+      out.push_back({b, e - b});
+      for (size_t k = b; k < e; ++k) taken[k] = true;
+    }
+  }
   // Count bound: while too many segments would remain, merge the smallest window of
   // up to T adjacent segments no other merge takes.
   size_t remaining = rows.size();

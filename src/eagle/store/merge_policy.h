@@ -11,8 +11,9 @@
 // they cost what live rows cost until a compaction drops them).
 //
 // Tier runs alone do not bound the count: a large segment appended after small ones
-// (a bulk ingest after single writes) strands the small ones before it. So, after the
-// tier merges, while more than max_segments remain, the window of up to T adjacent
+// (a bulk ingest after single writes) strands the small ones before it, so two or more
+// adjacent segments of lower tiers than the one after them merge too. Then, while
+// more than max_segments remain, the window of up to T adjacent
 // segments with the smallest total is merged too. The bound (`segment_bound`): at
 // most max(max_segments, 2 * N / max_merged_rows) segments for N rows (past that
 // every adjacent pair already sums beyond max_merged_rows).
