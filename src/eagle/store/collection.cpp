@@ -528,30 +528,41 @@ std::string write_payload(const std::vector<std::string>& deletes, const std::ve
 }
 }  // namespace
 
+// The write path (insert, upsert, replace, remove, stage, commit). Writers are ordered
+// by write_mu_, and every change to the rows and indexes happens under it, so a writer
+// reads the state without mutex_. A search never waits for the disk: the log append
+// and its fsync run before mutex_ is taken; each new row is then indexed hidden under
+// its own brief exclusive hold (append_hidden), so a search waits for one row's
+// indexing at most; and the write becomes visible at once in one exclusive hold that
+// only flips bits and ids (publish).
+
 void Collection::insert(std::vector<Record> records) {
   require_writable();
   std::lock_guard w(write_mu_);
-  {
-    std::unique_lock lock(mutex_);
-    validate_batch(records, false);
-    if (records.empty()) return;
-    log(WalOp::insert, wal_ ? write_payload({}, records, schema_) : std::string());
-    apply_insert(records);
-  }
+  validate_batch(records, false);
+  if (records.empty()) return;
+  log(WalOp::insert, wal_ ? write_payload({}, records, schema_) : std::string());
+  const uint32_t first = append_hidden(records);
+  publish({}, first);
   maybe_checkpoint();
 }
 
 void Collection::upsert(std::vector<Record> records) {
   require_writable();
   std::lock_guard w(write_mu_);
-  {
-    std::unique_lock lock(mutex_);
-    validate_batch(records, true);
-    if (records.empty()) return;
-    log(WalOp::upsert, wal_ ? write_payload({}, records, schema_) : std::string());
-    apply_insert(records);
-  }
+  validate_batch(records, true);
+  if (records.empty()) return;
+  log(WalOp::upsert, wal_ ? write_payload({}, records, schema_) : std::string());
+  const uint32_t first = append_hidden(records);
+  publish({}, first);
   maybe_checkpoint();
+}
+
+std::vector<std::string> Collection::live_ids(const std::vector<std::string>& ids) const {
+  std::vector<std::string> present;
+  for (const auto& id : ids)
+    if (live_.contains(id)) present.push_back(id);
+  return present;
 }
 
 size_t Collection::replace(const std::vector<std::string>& delete_ids, std::vector<Record> records,
@@ -560,18 +571,12 @@ size_t Collection::replace(const std::vector<std::string>& delete_ids, std::vect
   if (delete_ids.size() > kMaxBatch)
     fail(ErrorCode::invalid_argument, "a delete may name at most " + std::to_string(kMaxBatch) + " ids");
   std::lock_guard w(write_mu_);
-  size_t n = 0;
-  {
-    std::unique_lock lock(mutex_);
-    validate_batch(records, true);
-    std::vector<std::string> present;
-    for (const auto& id : delete_ids)
-      if (live_.contains(id)) present.push_back(id);
-    if (present.empty() && records.empty()) return 0;
-    log(WalOp::replace, wal_ ? write_payload(present, records, schema_) : std::string());
-    n = apply_remove(present);
-    apply_insert(records);
-  }
+  validate_batch(records, true);
+  const auto present = live_ids(delete_ids);
+  if (present.empty() && records.empty()) return 0;
+  log(WalOp::replace, wal_ ? write_payload(present, records, schema_) : std::string());
+  const uint32_t first = append_hidden(records);
+  const size_t n = publish(present, first);
   if (auto_checkpoint) maybe_checkpoint();
   return n;
 }
@@ -581,16 +586,10 @@ size_t Collection::remove(const std::vector<std::string>& ids, bool auto_checkpo
   if (ids.size() > kMaxBatch)
     fail(ErrorCode::invalid_argument, "a delete may name at most " + std::to_string(kMaxBatch) + " ids");
   std::lock_guard w(write_mu_);
-  size_t n = 0;
-  {
-    std::unique_lock lock(mutex_);
-    std::vector<std::string> present;
-    for (const auto& id : ids)
-      if (live_.contains(id)) present.push_back(id);
-    if (present.empty()) return 0;
-    log(WalOp::delete_ids, wal_ ? write_payload(present, {}, schema_) : std::string());
-    n = apply_remove(present);
-  }
+  const auto present = live_ids(ids);
+  if (present.empty()) return 0;
+  log(WalOp::delete_ids, wal_ ? write_payload(present, {}, schema_) : std::string());
+  const size_t n = publish(present, static_cast<uint32_t>(rows_.size()));
   if (auto_checkpoint) maybe_checkpoint();
   return n;
 }
@@ -598,28 +597,55 @@ size_t Collection::remove(const std::vector<std::string>& ids, bool auto_checkpo
 size_t Collection::remove_where(std::string_view expr, const TemplateParams& params) {
   require_writable();
   std::lock_guard w(write_mu_);
-  size_t n = 0;
-  {
-    std::unique_lock lock(mutex_);
-    // The filter is resolved to ids now, so replaying the log deletes exactly these
-    // rows even if later writes would match the same expression.
-    Bitset rows = filter_locked(expr, params);
-    std::vector<std::string> ids;
-    rows.for_each([&](size_t r) { ids.push_back(rows_[r].id); });
-    if (ids.empty()) return 0;
-    log(WalOp::delete_ids, wal_ ? write_payload(ids, {}, schema_) : std::string());
-    n = apply_remove(ids);
-  }
+  // The filter is resolved to ids now, so replaying the log deletes exactly these
+  // rows even if later writes would match the same expression.
+  std::vector<std::string> ids;
+  filter_locked(expr, params).for_each([&](size_t r) { ids.push_back(rows_[r].id); });
+  if (ids.empty()) return 0;
+  log(WalOp::delete_ids, wal_ ? write_payload(ids, {}, schema_) : std::string());
+  const size_t n = publish(ids, static_cast<uint32_t>(rows_.size()));
   maybe_checkpoint();
   return n;
 }
 
-uint32_t Collection::append_row(Record& r) {
+uint32_t Collection::append_hidden(std::vector<Record>& records, const std::function<void(uint32_t)>& on_row) {
+  const auto first = static_cast<uint32_t>(rows_.size());
+  for (auto& r : records) {
+    // Analysed before the lock: only the index's own update is exclusive.
+    const auto analyzed = segments_.back().lexical.analyze(r.text);
+    {
+      std::unique_lock lock(mutex_);
+      const uint32_t row = append_row(r, analyzed);
+      hide(row);
+      if (on_row) on_row(row);
+    }
+    if (texts_->flush_due()) {
+      // The spill's disk write with no lock; reads switch to the file after it.
+      if (const size_t n = texts_->write_buffered()) {
+        std::unique_lock lock(mutex_);
+        texts_->drop_written(n);
+      }
+    }
+  }
+  return first;
+}
+
+size_t Collection::publish(const std::vector<std::string>& deletes, uint32_t first) {
+  std::unique_lock lock(mutex_);
+  const size_t n = apply_remove(deletes);
+  for (auto row = first; row < rows_.size(); ++row) {
+    if (auto old = live_.put(row)) hide(*old);  // upsert: the old row becomes a tombstone
+    unhide(row);
+  }
+  return n;
+}
+
+uint32_t Collection::append_row(Record& r, const index::AnalyzedDoc& text) {
   const uint32_t row = static_cast<uint32_t>(rows_.size());
   // The lexical index sees the text; the vector index the vector; the scalar
   // indexes their field. Row ids are dense and shared by all three.
   auto& seg = segments_.back();
-  seg.lexical.add(r.text);
+  seg.lexical.add(text);
   seg.vectors->add(row - seg.base, r.vector.data());
   for (size_t i = 0; i < scalar_.size(); ++i)
     if (scalar_[i]) scalar_[i]->add(row, r.values[i]);
@@ -646,8 +672,9 @@ void Collection::unhide(uint32_t row) {
 
 void Collection::apply_insert(std::vector<Record>& records) {
   for (auto& r : records) {
-    const uint32_t row = append_row(r);
+    const uint32_t row = append_row(r, segments_.back().lexical.analyze(r.text));
     if (auto old = live_.put(row)) hide(*old);  // upsert: the old row becomes a tombstone
+    if (texts_->flush_due()) texts_->flush();
   }
 }
 
@@ -655,7 +682,8 @@ void Collection::apply_staged(TxnId txn, std::vector<std::string> deletes, std::
   auto& t = txn_state(txn);
   t.deletes.insert(t.deletes.end(), std::make_move_iterator(deletes.begin()), std::make_move_iterator(deletes.end()));
   for (auto& r : records) {
-    const uint32_t row = append_row(r);
+    const uint32_t row = append_row(r, segments_.back().lexical.analyze(r.text));
+    if (texts_->flush_due()) texts_->flush();
     hide(row);  // hidden until the commit
     // A row staged again in the same transaction replaces the earlier one, which
     // stays hidden for good.
@@ -717,7 +745,6 @@ void Collection::stage(TxnId txn, const std::vector<std::string>& delete_ids, st
   if (delete_ids.size() > kMaxBatch)
     fail(ErrorCode::invalid_argument, "a delete may name at most " + std::to_string(kMaxBatch) + " ids");
   std::lock_guard w(write_mu_);
-  std::unique_lock lock(mutex_);
   if (auto it = txns_.find(txn); it != txns_.end() && it->second.failed)
     fail(ErrorCode::conflict, "transaction " + txn_hex(txn) + " failed earlier; abort it");
   validate_batch(records, true);
@@ -728,14 +755,25 @@ void Collection::stage(TxnId txn, const std::vector<std::string>& delete_ids, st
         log(WalOp::txn_part, parts[i]);
       } catch (...) {
         // Some parts may be in the log: the transaction can no longer commit whole.
-        if (i > 0) txn_state(txn).failed = true;
+        if (i > 0) {
+          std::unique_lock lock(mutex_);
+          txn_state(txn).failed = true;
+        }
         throw;
       }
     }
   } else {
     log(WalOp::txn_part, std::string());
   }
-  apply_staged(txn, delete_ids, records);
+  StagedTxn* t = nullptr;
+  {
+    std::unique_lock lock(mutex_);
+    t = &txn_state(txn);
+    t->deletes.insert(t->deletes.end(), delete_ids.begin(), delete_ids.end());
+  }
+  // Staged rows stay hidden until the commit; a row staged again in the same
+  // transaction replaces the earlier one, which stays hidden for good.
+  append_hidden(records, [t](uint32_t row) { t->rows.put(row); });
 }
 
 size_t Collection::commit(TxnId txn, bool auto_checkpoint) {
@@ -743,12 +781,12 @@ size_t Collection::commit(TxnId txn, bool auto_checkpoint) {
   std::lock_guard w(write_mu_);
   size_t n = 0;
   {
-    std::unique_lock lock(mutex_);
     auto it = txns_.find(txn);
     if (it == txns_.end()) return 0;
     if (it->second.failed)
       fail(ErrorCode::conflict, "transaction " + txn_hex(txn) + " failed while it was staged; it cannot commit");
     log(WalOp::txn_commit, wal_ ? txn_hex(txn) : std::string());
+    std::unique_lock lock(mutex_);
     n = apply_commit(txn);
   }
   if (auto_checkpoint) maybe_checkpoint();
@@ -942,10 +980,10 @@ void Collection::checkpoint_unlocked() {
     deletions_file = next_file_name("deleted-");
     write_deletions(dir_ / deletions_file);
   }
-  std::unique_lock lock(mutex_);
   // 2. The manifest switches to the new files atomically (it lists every sealed
   //    segment, the new files in the places of what they replace); from here the old
-  //    files are garbage. Should it fail, nothing in memory has changed.
+  //    files are garbage. Should it fail, nothing in memory has changed. Written with
+  //    no lock readers wait on (write_mu_ keeps the state still).
   std::sort(written.begin(), written.end(), [](const Written& a, const Written& b) { return a.first < b.first; });
   json listed = json::array();
   std::set<std::string> named = {deletions_file};
@@ -966,9 +1004,10 @@ void Collection::checkpoint_unlocked() {
     ++i;
   }
   write_manifest(listed, deletions_file, last_lsn_);
-  // 3. In memory: the sealed and merged segments take their places (from the last, so
-  //    earlier positions hold), their rows' texts are read from the new files, and a
-  //    new empty active segment follows.
+  // 3. In memory, the only step searches wait for: the sealed and merged segments take
+  //    their places (from the last, so earlier positions hold), their rows' texts are
+  //    read from the new files, and a new empty active segment follows.
+  std::unique_lock lock(mutex_);
   const bool sealed_active = !written.empty() && written.back().first + written.back().count == segments_.size();
   std::vector<SegmentFileSlot> closing;
   for (auto w = written.rbegin(); w != written.rend(); ++w) {
@@ -996,7 +1035,9 @@ void Collection::checkpoint_unlocked() {
     texts_->empty_spill();  // every spilled text belonged to the active segment, now in its file
   }
   for (auto slot : closing) texts_->close_segment(slot);
-  // 4. A fresh log for records after the checkpoint; then drop what it covers.
+  lock.unlock();
+  // 4. A fresh log for records after the checkpoint (writers wait on write_mu_, so no
+  //    record falls between); then drop what it covers.
   const fs::path new_wal = dir_ / numbered_name("wal-", last_lsn_ + 1, ".log");
   wal_ = std::make_unique<WalWriter>(new_wal, opts_.sync, fsys());
   wal_bytes_ = 0;
@@ -1027,6 +1068,8 @@ void Collection::write_manifest(const json& listed, const std::string& deletions
                           {"last_lsn", covered_lsn}})
                .dump();
   });
+  // The merger plans from these under a shared lock, without write_mu_.
+  std::unique_lock lock(mutex_);
   deletions_file_ = deletions_file;
   covered_lsn_ = covered_lsn;
 }
@@ -1158,7 +1201,6 @@ bool Collection::run_one_merge() {
   //    compaction takes merge_run_mu_, so they are, unless the store was reset).
   std::lock_guard w(write_mu_);
   const Unlisted unlisted{this, file};
-  std::unique_lock lock(mutex_);
   bool same = first + count < segments_.size();
   for (size_t i = 0; same && i < count; ++i) same = segments_[first + i].file == files[i];
   if (!same || merge_abandoned()) {
@@ -1179,6 +1221,8 @@ bool Collection::run_one_merge() {
   // The files cover what they covered: records after the last checkpoint are still
   // only in the log (and the active segment), so the manifest's lsn stays.
   write_manifest(listed, deletions_file_, covered_lsn_);
+  // In memory, the only step searches wait for.
+  std::unique_lock lock(mutex_);
   deleted_.for_each_in(base, end, [&](size_t r) {
     ++merged.hidden_docs;
     merged.hidden_len += merged.lexical.doc_len(static_cast<index::DocId>(r - base));
@@ -1197,6 +1241,7 @@ bool Collection::run_one_merge() {
                   segments_.begin() + static_cast<std::ptrdiff_t>(first + count));
   segments_[first] = std::move(merged);
   for (auto slot : closing) texts_->close_segment(slot);
+  lock.unlock();
   for (const auto& old : files)
     if (!named.count(old)) fsys().remove(dir_ / old);
   fsys().sync_path(dir_, true);
@@ -1644,8 +1689,8 @@ json Collection::describe() const {
           {"live", live_.size()},
           {"deleted", deleted_.count()},
           {"persistent", persistent()},
-          {"last_lsn", last_lsn_},
-          {"log_bytes", wal_bytes_},
+          {"last_lsn", last_lsn_.load()},
+          {"log_bytes", wal_bytes_.load()},
           {"segments", segments_.size() - (segments_.back().rows() == 0)},
           {"vector_index_bytes", [&] {
              size_t bytes = 0;

@@ -32,6 +32,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
+#include <atomic>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
@@ -241,7 +242,17 @@ class Collection {
   void load_from_disk(const std::string& manifest);
   void log(WalOp op, const std::string& payload);
   void apply_insert(std::vector<Record>& records);
-  uint32_t append_row(Record& r);  // indexes the row; returns its row number
+  // Indexes the row; returns its row number (the caller holds mutex_ exclusively, or
+  // owns the collection: replay, compaction).
+  uint32_t append_row(Record& r, const index::AnalyzedDoc& text);
+  // The write path's two steps (called with write_mu_ held and mutex_ not held):
+  // append_hidden indexes `records` as hidden rows, each under its own exclusive hold
+  // of mutex_ (on_row runs there), and returns the first one's number; publish deletes
+  // `deletes` and makes the rows from `first` on live, in one exclusive hold, and
+  // returns how many of `deletes` were live.
+  uint32_t append_hidden(std::vector<Record>& records, const std::function<void(uint32_t)>& on_row = {});
+  size_t publish(const std::vector<std::string>& deletes, uint32_t first);
+  std::vector<std::string> live_ids(const std::vector<std::string>& ids) const;
   // A row leaves (deleted, replaced, staged) or joins (committed) the live rows; the
   // BM25 statistics count live rows only (LiveDocs).
   void hide(uint32_t row);
@@ -301,7 +312,7 @@ class Collection {
   // (or it was abandoned: paused, stopping, or the segments changed under it).
   bool run_one_merge();
   bool merge_abandoned() const;
-  // The MANIFEST listing segments_' files (format 3); called with mutex_ held.
+  // The MANIFEST listing segments_' files (format 3); called with write_mu_ held.
   // covered_lsn: the last log record the sealed segments and the deletions hold.
   void write_manifest(const nlohmann::json& listed, const std::string& deletions_file, uint64_t covered_lsn);
   void write_deletions(const std::filesystem::path& file) const;
@@ -314,8 +325,11 @@ class Collection {
   CollectionOptions opts_;
   std::filesystem::path dir_;
 
-  // write_mu_ orders writers and checkpoints; mutex_ guards the in-memory state
-  // (readers shared, the apply of a write exclusive). Lock order: write_mu_, mutex_.
+  // write_mu_ orders writers, checkpoints and merge publication: every change to the
+  // state below happens under it, so a writer reads the state without mutex_. mutex_
+  // guards the state against readers (searches shared; a change exclusive, held only
+  // for the change itself: one row's indexing, a publication, a swap; never across
+  // disk I/O). Lock order: write_mu_, mutex_.
   std::mutex write_mu_;
   mutable RwMutex mutex_;
   std::vector<Row> rows_;
@@ -348,11 +362,12 @@ class Collection {
   };
   std::map<TxnId, StagedTxn> txns_;
   StagedTxn& txn_state(TxnId txn) { return txns_.try_emplace(txn, &rows_).first->second; }
-  uint64_t last_lsn_ = 0;
+  // Written by the writer outside mutex_ (the log append), read under it (describe).
+  std::atomic<uint64_t> last_lsn_ = 0;
   std::string deletions_file_;  // the deletion bitmap MANIFEST names (format 3)
   uint64_t covered_lsn_ = 0;    // the lsn MANIFEST names: what its files hold
   std::unique_ptr<WalWriter> wal_;
-  uint64_t wal_bytes_ = 0;
+  std::atomic<uint64_t> wal_bytes_ = 0;
 };
 
 // What `repair_logs` did to one log file.

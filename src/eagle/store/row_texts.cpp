@@ -67,12 +67,22 @@ TextRef RowTexts::spill(std::string_view text) {
   ref.length = static_cast<uint32_t>(text.size());
   ref.crc = crc_of(text);
   spill_buffer_.append(text);
-  if (spill_buffer_.size() >= kSpillFlushBytes) flush();
   return ref;
 }
 
+bool RowTexts::flush_due() const { return spill_buffer_.size() >= kSpillFlushBytes; }
+
 void RowTexts::flush() noexcept {
-  if (spill_buffer_.empty()) return;
+  if (const size_t n = write_buffered()) drop_written(n);
+}
+
+void RowTexts::drop_written(size_t bytes) {
+  spill_flushed_ += bytes;
+  spill_buffer_.erase(0, bytes);
+}
+
+size_t RowTexts::write_buffered() noexcept {
+  if (spill_buffer_.empty()) return 0;
   std::string why;
   if (spill_fd_ < 0) {
     try {
@@ -97,10 +107,9 @@ void RowTexts::flush() noexcept {
       spdlog::warn("{}: {}; keeping row texts in memory ({} bytes) until a write succeeds",
                    dir_.empty() ? std::string("an in-memory collection") : dir_.string(), why, spill_buffer_.size());
     warned_ = true;
-    return;
+    return 0;
   }
-  spill_flushed_ += done;
-  spill_buffer_.clear();
+  return done;
 }
 
 std::string RowTexts::file_name(const TextRef& ref) const {

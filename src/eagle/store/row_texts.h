@@ -20,8 +20,9 @@
 // The spill is written outside io::FileSystem (the fault-injection layer): its writes
 // never decide what survives (the log does), and a failed one keeps the bytes in memory.
 //
-// Thread safety: spill() and the moves change state and need the owner's exclusive
-// lock; read() is const and safe under a shared lock.
+// Thread safety: spill(), drop_written() and the moves change state and need the
+// owner's exclusive lock; read() and write_buffered() change nothing a read sees and
+// are safe under a shared lock (write_buffered() by one writer at a time).
 #include <cstdint>
 #include <filesystem>
 #include <string>
@@ -50,12 +51,20 @@ class RowTexts {
   RowTexts(const RowTexts&) = delete;
   RowTexts& operator=(const RowTexts&) = delete;
 
-  // Appends `text` to the spill (buffered in memory until flush()) and returns where.
+  // Appends `text` to the spill (buffered in memory until flushed) and returns where.
   TextRef spill(std::string_view text);
+  // Whether enough is buffered that the owner should flush (1 MiB).
+  bool flush_due() const;
   // Writes the buffered spill bytes. Never throws: on an error (no spill file, a
   // failed or short write) every buffered byte stays in the buffer, where reads find
   // it, and the next flush writes it again at the same offsets; a warning is logged.
   void flush() noexcept;
+  // flush() in two steps, so the disk write needs no exclusive lock: write_buffered()
+  // writes the buffer to the file without changing what reads see (a shared lock, or
+  // none, suffices beside readers; writers excluded) and returns the bytes written (0:
+  // nothing, or an error); drop_written(n) (exclusive) then reads them from the file.
+  size_t write_buffered() noexcept;
+  void drop_written(size_t bytes);
 
   // The text at `ref`; data_loss when its bytes fail the checksum, unavailable when
   // the file cannot be read.

@@ -285,37 +285,50 @@ void Bm25Index::add_impact(uint32_t term, uint32_t tf, uint32_t len) {
   front.insert(front.erase(first, at), Impact{tf, len});
 }
 
-DocId Bm25Index::add(std::string_view text) {
-  const DocId doc = static_cast<DocId>(doc_len_.size());
-  // Count term frequencies for this document; a small sorted vector beats a map
-  // for abstracts of a few hundred tokens.
-  std::vector<std::pair<uint32_t, uint32_t>> tfs;
+AnalyzedDoc Bm25Index::analyze(std::string_view text) const {
+  // (term, first position) sorted by term, then collapsed to tf and put back in order
+  // of first occurrence (new terms get their ids in that order, as they always have).
+  std::vector<std::pair<std::string, uint32_t>> seen;
   uint32_t len = 0;
-  analyzer_.analyze(text, [&](std::string_view term) {
+  analyzer_.analyze(text, [&](std::string_view term) { seen.emplace_back(std::string(term), len++); });
+  std::sort(seen.begin(), seen.end());
+  struct Counted {
+    uint32_t first, tf;
+    size_t at;  // index in `seen` of the term's first entry
+  };
+  std::vector<Counted> counted;
+  for (size_t i = 0; i < seen.size();) {
+    size_t j = i;
+    while (j < seen.size() && seen[j].first == seen[i].first) ++j;
+    counted.push_back({seen[i].second, static_cast<uint32_t>(j - i), i});
+    i = j;
+  }
+  std::sort(counted.begin(), counted.end(), [](const Counted& a, const Counted& b) { return a.first < b.first; });
+  AnalyzedDoc doc;
+  doc.len = len;
+  doc.terms.reserve(counted.size());
+  for (const auto& c : counted) doc.terms.emplace_back(std::move(seen[c.at].first), c.tf);
+  return doc;
+}
+
+DocId Bm25Index::add(const AnalyzedDoc& analyzed) {
+  const DocId doc = static_cast<DocId>(doc_len_.size());
+  for (const auto& [term, tf] : analyzed.terms) {
     auto it = term_ids_.find(term);
     uint32_t id;
     if (it == term_ids_.end()) {
       id = static_cast<uint32_t>(postings_.size());
-      term_ids_.emplace(std::string(term), id);
+      term_ids_.emplace(term, id);
       postings_.emplace_back();
       impacts_.emplace_back();
     } else {
       id = it->second;
     }
-    tfs.emplace_back(id, 1);
-    ++len;
-  });
-  std::sort(tfs.begin(), tfs.end());
-  for (size_t i = 0; i < tfs.size();) {
-    size_t j = i;
-    while (j < tfs.size() && tfs[j].first == tfs[i].first) ++j;
-    const uint32_t tf = static_cast<uint32_t>(j - i);
-    postings_[tfs[i].first].append(doc, tf);
-    add_impact(tfs[i].first, tf, len);
-    i = j;
+    postings_[id].append(doc, tf);
+    add_impact(id, tf, analyzed.len);
   }
-  doc_len_.push_back(len);
-  total_len_ += len;
+  doc_len_.push_back(analyzed.len);
+  total_len_ += analyzed.len;
   return doc;
 }
 

@@ -20,6 +20,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "eagle/core/bitset.h"
@@ -95,6 +96,14 @@ struct StringHash {
   size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
 };
 
+// A document analysed for the index, before it is added: its distinct terms with their
+// tf, in order of first occurrence, and its length in terms. Analysis needs no index
+// state, so a writer does it before taking the lock that adding needs.
+struct AnalyzedDoc {
+  std::vector<std::pair<std::string, uint32_t>> terms;
+  uint32_t len = 0;
+};
+
 class Bm25Index {
  public:
   explicit Bm25Index(Bm25Params params = {}, text::AnalyzerOptions analyzer = {});
@@ -103,7 +112,10 @@ class Bm25Index {
   ~Bm25Index();
 
   // Adds a document; returns its internal doc id (dense, in insertion order).
-  DocId add(std::string_view text);
+  DocId add(std::string_view text) { return add(analyze(text)); }
+  DocId add(const AnalyzedDoc& doc);
+  // The analysis add() does (const: safe beside searches and other analyses).
+  AnalyzedDoc analyze(std::string_view text) const;
   uint32_t size() const { return static_cast<uint32_t>(doc_len_.size()); }
 
   uint32_t doc_len(DocId doc) const { return doc_len_[doc]; }
