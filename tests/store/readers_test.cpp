@@ -12,6 +12,7 @@
 #include <cmath>
 #include <condition_variable>
 #include <filesystem>
+#include <functional>
 #include <mutex>
 #include <random>
 #include <string>
@@ -249,6 +250,47 @@ TEST(Readers, SearchWhileAMergeSyncsItsSegmentAndItsManifest) {
     EXPECT_EQ(s.c->segment_count(), 1u);
     EXPECT_EQ(s.c->count(), 160u);
   }
+}
+
+// Catalog::commit over two collections: every commit record is fsynced before the
+// caller's exclusive section (where the engine holds its searches back) is entered.
+TEST(Readers, ACatalogCommitHoldsSearchesBackOnlyAfterEveryCommitRecordIsDurable) {
+  LatchedSyncFileSystem latch;
+  const auto root = readers_dir("catalog");
+  CollectionOptions opts;
+  opts.file_system = &latch;
+  {
+    Catalog cat(root, opts);
+    auto& a = cat.create(chunk_schema("a", kDim));
+    auto& b = cat.create(chunk_schema("b", kDim));
+    const TxnId txn = new_txn_id();
+    a.stage(txn, {}, {make_record(a.schema(), "a1", "aspirin", 1)});
+    b.stage(txn, {}, {make_record(b.schema(), "b1", "aspirin", 2)});
+    for (const std::string held : {"TRANSACTIONS", "wal-"}) {
+      SCOPED_TRACE(held);
+      const TxnId t = held == "wal-" ? txn : new_txn_id();
+      if (held != "wal-") {
+        a.stage(t, {}, {make_record(a.schema(), "a2", "aspirin", 3)});
+        b.stage(t, {}, {make_record(b.schema(), "b2", "aspirin", 4)});
+      }
+      std::atomic<bool> published{false};
+      latch.hold_next_sync(held);
+      std::thread committer([&] {
+        cat.commit(t, {&a, &b}, [&](const std::function<bool()>& publish) {
+          published = true;
+          publish();
+        });
+      });
+      latch.wait_until_held();
+      EXPECT_FALSE(published.load());  // the exclusive section comes after the disk
+      EXPECT_EQ(a.search_text("aspirin", 10).size() + b.search_text("aspirin", 10).size(), held == "wal-" ? 2u : 0u);
+      latch.release();
+      committer.join();
+      EXPECT_TRUE(published.load());
+    }
+    EXPECT_EQ(a.count() + b.count(), 4u);
+  }
+  fs::remove_all(root);
 }
 
 // A write of many rows is indexed a row at a time, so searches run between its rows;

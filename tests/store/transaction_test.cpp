@@ -226,3 +226,44 @@ TEST(Transaction, OverTwoCollectionsTheCatalogRecordIsTheCommitPoint) {
   }
   fs::remove_all(root);
 }
+
+// commit() in two steps: once the commit record is logged the transaction is
+// committed, so whatever comes next (its publication, another write, an abort, a
+// checkpoint) shows its rows, in the log's order.
+TEST(Transaction, ALoggedCommitIsPublishedByWhateverComesNext) {
+  const auto dir = txn_dir("logged");
+  const auto s = chunk_schema("logged", kTxnDim);
+  auto c = Collection::create(dir, s);
+  c->insert({txn_row(s, "old", "old text")});
+  const TxnId t1 = new_txn_id();
+  c->stage(t1, {"old"}, {txn_row(s, "x", "staged x")});
+  EXPECT_FALSE(c->log_commit(new_txn_id()));  // nothing staged under that id
+  EXPECT_TRUE(c->log_commit(t1));
+  EXPECT_FALSE(c->get("x").has_value());       // durable, not yet visible
+  // Another write first: the logged commit is applied before it, as replay would.
+  c->upsert({txn_row(s, "x", "upserted after")});
+  EXPECT_EQ(text_of(*c, "x"), "upserted after");
+  EXPECT_FALSE(c->get("old").has_value());
+  EXPECT_EQ(c->publish_commit(t1), 0u);  // already published
+  // An abort of a logged commit publishes it (the log says committed).
+  const TxnId t2 = new_txn_id();
+  c->stage(t2, {}, {txn_row(s, "y", "staged y")});
+  ASSERT_TRUE(c->log_commit(t2));
+  c->abort(t2);
+  EXPECT_EQ(text_of(*c, "y"), "staged y");
+  EXPECT_FALSE(c->in_transaction());
+  // A checkpoint publishes a logged commit rather than waiting for it.
+  const TxnId t3 = new_txn_id();
+  c->stage(t3, {"y"}, {txn_row(s, "z", "staged z")});
+  ASSERT_TRUE(c->log_commit(t3));
+  c->checkpoint();
+  EXPECT_EQ(text_of(*c, "z"), "staged z");
+  EXPECT_FALSE(c->get("y").has_value());
+  c.reset();
+  auto reopened = Collection::open(dir);
+  EXPECT_EQ(text_of(*reopened, "x"), "upserted after");
+  EXPECT_EQ(text_of(*reopened, "z"), "staged z");
+  EXPECT_EQ(reopened->count(), 2u);
+  reopened.reset();
+  fs::remove_all(dir);
+}

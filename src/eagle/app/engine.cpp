@@ -358,13 +358,25 @@ size_t Engine::delete_document(const std::string& document_id, const AccessScope
               .count() != ids.size())
         fail(ErrorCode::not_found, "no document '" + document_id + "'");
   }
+  // Every collection at once, as one transaction: no search sees the document half
+  // deleted, and searches are held back only for the swap, never for the log's fsyncs.
+  const store::TxnId txn = store::new_txn_id();
+  std::vector<store::Collection*> touched;
   size_t removed = 0;
-  {
-    // Every collection at once: no search sees the document half deleted.
-    std::unique_lock state(state_mu_);
-    for (auto& [c, ids] : chunks) removed += c->remove(ids, /*auto_checkpoint=*/false);
+  try {
+    for (auto& [c, ids] : chunks) {
+      c->stage(txn, ids, {});
+      touched.push_back(c);
+    }
+    removed = catalog_->commit(txn, touched, [&](const std::function<bool()>& publish) {
+      std::unique_lock state(state_mu_);
+      publish();
+    });
+  } catch (...) {
+    for (auto* c : touched) c->abort(txn);
+    throw;
   }
-  for (auto& [c, ids] : chunks) c->checkpoint_if_due();
+  for (auto* c : touched) c->checkpoint_if_due();
   if (rec) registry().remove(document_id);
   ++deletes_;
   return removed;

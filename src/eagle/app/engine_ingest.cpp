@@ -1130,10 +1130,13 @@ IngestReport Engine::ingest(const std::vector<std::string>& inputs, const Ingest
     stage_slice(slice);
     if (rows_done == 0) return rep;  // nothing was staged, nothing created
 
-    // The commit point: every staged row appears at once, in every collection.
+    // The commit point: every staged row appears at once, in every collection. The
+    // commit records are durable before searches are held back for the swap.
     std::unique_lock writer(write_mu_);
-    std::unique_lock state(state_mu_);
-    catalog_->commit(txn, written);
+    catalog_->commit(txn, written, [&](const std::function<bool()>& publish) {
+      std::unique_lock state(state_mu_);
+      publish();
+    });
   } catch (...) {
     for (auto* c : written) c->abort(txn);
     for (const auto& name : created) {

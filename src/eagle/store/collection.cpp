@@ -539,6 +539,7 @@ std::string write_payload(const std::vector<std::string>& deletes, const std::ve
 void Collection::insert(std::vector<Record> records) {
   require_writable();
   std::lock_guard w(write_mu_);
+  publish_pending_locked();
   validate_batch(records, false);
   if (records.empty()) return;
   log(WalOp::insert, wal_ ? write_payload({}, records, schema_) : std::string());
@@ -550,6 +551,7 @@ void Collection::insert(std::vector<Record> records) {
 void Collection::upsert(std::vector<Record> records) {
   require_writable();
   std::lock_guard w(write_mu_);
+  publish_pending_locked();
   validate_batch(records, true);
   if (records.empty()) return;
   log(WalOp::upsert, wal_ ? write_payload({}, records, schema_) : std::string());
@@ -571,6 +573,7 @@ size_t Collection::replace(const std::vector<std::string>& delete_ids, std::vect
   if (delete_ids.size() > kMaxBatch)
     fail(ErrorCode::invalid_argument, "a delete may name at most " + std::to_string(kMaxBatch) + " ids");
   std::lock_guard w(write_mu_);
+  publish_pending_locked();
   validate_batch(records, true);
   const auto present = live_ids(delete_ids);
   if (present.empty() && records.empty()) return 0;
@@ -586,6 +589,7 @@ size_t Collection::remove(const std::vector<std::string>& ids, bool auto_checkpo
   if (ids.size() > kMaxBatch)
     fail(ErrorCode::invalid_argument, "a delete may name at most " + std::to_string(kMaxBatch) + " ids");
   std::lock_guard w(write_mu_);
+  publish_pending_locked();
   const auto present = live_ids(ids);
   if (present.empty()) return 0;
   log(WalOp::delete_ids, wal_ ? write_payload(present, {}, schema_) : std::string());
@@ -597,6 +601,7 @@ size_t Collection::remove(const std::vector<std::string>& ids, bool auto_checkpo
 size_t Collection::remove_where(std::string_view expr, const TemplateParams& params) {
   require_writable();
   std::lock_guard w(write_mu_);
+  publish_pending_locked();
   // The filter is resolved to ids now, so replaying the log deletes exactly these
   // rows even if later writes would match the same expression.
   std::vector<std::string> ids;
@@ -745,6 +750,7 @@ void Collection::stage(TxnId txn, const std::vector<std::string>& delete_ids, st
   if (delete_ids.size() > kMaxBatch)
     fail(ErrorCode::invalid_argument, "a delete may name at most " + std::to_string(kMaxBatch) + " ids");
   std::lock_guard w(write_mu_);
+  publish_pending_locked();
   if (auto it = txns_.find(txn); it != txns_.end() && it->second.failed)
     fail(ErrorCode::conflict, "transaction " + txn_hex(txn) + " failed earlier; abort it");
   validate_batch(records, true);
@@ -778,23 +784,53 @@ void Collection::stage(TxnId txn, const std::vector<std::string>& delete_ids, st
 
 size_t Collection::commit(TxnId txn, bool auto_checkpoint) {
   require_writable();
-  std::lock_guard w(write_mu_);
   size_t n = 0;
   {
-    auto it = txns_.find(txn);
-    if (it == txns_.end()) return 0;
-    if (it->second.failed)
-      fail(ErrorCode::conflict, "transaction " + txn_hex(txn) + " failed while it was staged; it cannot commit");
-    log(WalOp::txn_commit, wal_ ? txn_hex(txn) : std::string());
-    std::unique_lock lock(mutex_);
-    n = apply_commit(txn);
+    std::lock_guard w(write_mu_);
+    if (!log_commit_locked(txn)) return 0;
+    n = publish_pending_locked();
   }
   if (auto_checkpoint) maybe_checkpoint();
   return n;
 }
 
+bool Collection::log_commit(TxnId txn) {
+  require_writable();
+  std::lock_guard w(write_mu_);
+  return log_commit_locked(txn);
+}
+
+size_t Collection::publish_commit(TxnId txn) {
+  std::lock_guard w(write_mu_);
+  return pending_publish_ == txn ? publish_pending_locked() : 0;
+}
+
+bool Collection::log_commit_locked(TxnId txn) {
+  publish_pending_locked();
+  auto it = txns_.find(txn);
+  if (it == txns_.end()) return false;
+  if (it->second.failed)
+    fail(ErrorCode::conflict, "transaction " + txn_hex(txn) + " failed while it was staged; it cannot commit");
+  log(WalOp::txn_commit, wal_ ? txn_hex(txn) : std::string());  // the commit point: durable from here
+  pending_publish_ = txn;
+  return true;
+}
+
+size_t Collection::publish_pending_locked() {
+  if (!pending_publish_) return 0;
+  const TxnId txn = std::exchange(pending_publish_, 0);
+  std::unique_lock lock(mutex_);
+  return apply_commit(txn);
+}
+
 void Collection::abort(TxnId txn) {
   std::lock_guard w(write_mu_);
+  // A transaction whose commit record is logged is committed (replay applies it):
+  // it is published, not forgotten.
+  if (pending_publish_ == txn) {
+    publish_pending_locked();
+    return;
+  }
   std::unique_lock lock(mutex_);
   // The staged rows are hidden already; they stay tombstones. Nothing is logged:
   // replay skips parts without a commit record.
@@ -936,6 +972,7 @@ void Collection::checkpoint() {
 
 void Collection::checkpoint_unlocked() {
   if (!persistent()) return;
+  publish_pending_locked();
   {
     // An open transaction's parts live only in the current log: the checkpoint waits
     // for its commit or abort (the next due check after it runs it).
@@ -1530,6 +1567,7 @@ void Collection::compact() {
   require_writable();
   std::lock_guard run(merge_run_mu_);  // no merge while rows are renumbered
   std::lock_guard w(write_mu_);
+  publish_pending_locked();
   if (in_transaction())
     fail(ErrorCode::conflict, "collection '" + schema_.name + "' has an open transaction; compact after it ends");
   {
@@ -1982,7 +2020,7 @@ bool Catalog::committed_here(TxnId txn) const {
   return committed_.count(txn) > 0;
 }
 
-void Catalog::commit(TxnId txn, const std::vector<Collection*>& collections) {
+size_t Catalog::commit(TxnId txn, const std::vector<Collection*>& collections, const ExclusiveFn& exclusive) {
   std::vector<Collection*> staged;
   for (auto* c : collections)
     if (c && c->has_transaction(txn) && std::find(staged.begin(), staged.end(), c) == staged.end())
@@ -2000,7 +2038,21 @@ void Catalog::commit(TxnId txn, const std::vector<Collection*>& collections) {
     committed_.insert(txn);
     if (created) io::or_posix(opts_.file_system).sync_path(root_, true);
   }
-  for (auto* c : staged) c->commit(txn, /*auto_checkpoint=*/false);
+  // Every commit record is durable before any row becomes visible: the disk work is
+  // done before `exclusive` (where the caller holds its searches back), which only
+  // publishes.
+  for (auto* c : staged) c->log_commit(txn);
+  size_t deleted = 0;
+  const auto publish = [&] {
+    for (auto* c : staged) deleted += c->publish_commit(txn);
+    return true;
+  };
+  if (exclusive) {
+    exclusive(publish);
+  } else {
+    publish();
+  }
+  return deleted;
 }
 
 Collection& Catalog::create(const CollectionSchema& schema) {

@@ -151,6 +151,14 @@ class Collection {
   // replaced rows gone) at once. Returns how many deleted ids were live. A
   // transaction with nothing staged here commits as a no-op.
   size_t commit(TxnId txn, bool auto_checkpoint = true);
+  // commit() in two steps, for a caller that shows several collections' commits at
+  // once (Catalog::commit): log_commit makes the commit durable (the commit point: a
+  // crash after it replays the transaction) and returns false when nothing is staged
+  // for `txn` here; publish_commit makes its rows visible and returns how many deleted
+  // ids were live. Should another write (or abort) come first, it publishes the
+  // logged commit before anything else, so memory always follows the log's order.
+  bool log_commit(TxnId txn);
+  size_t publish_commit(TxnId txn);
   // Forgets the transaction: its staged rows become tombstones (nothing is logged;
   // without a commit record replay skips its parts).
   void abort(TxnId txn);
@@ -262,6 +270,10 @@ class Collection {
   // Transactions: the staged part applied invisibly / the staged rows swapped in.
   void apply_staged(TxnId txn, std::vector<std::string> deletes, std::vector<Record>& records);
   size_t apply_commit(TxnId txn);
+  // log_commit / publish of a logged commit, with write_mu_ held (publish: a no-op
+  // when none is pending).
+  bool log_commit_locked(TxnId txn);
+  size_t publish_pending_locked();
   // Parts of a transaction in log payloads (split at kTxnPartBytes).
   std::vector<std::string> part_payloads(TxnId txn, const std::vector<std::string>& deletes,
                                          const std::vector<Record>& records) const;
@@ -361,6 +373,7 @@ class Collection {
     bool failed = false;  // a part was logged but not applied: it can never commit
   };
   std::map<TxnId, StagedTxn> txns_;
+  TxnId pending_publish_ = 0;  // a transaction whose commit record is logged, not yet applied
   StagedTxn& txn_state(TxnId txn) { return txns_.try_emplace(txn, &rows_).first->second; }
   // Written by the writer outside mutex_ (the log append), read under it (describe).
   std::atomic<uint64_t> last_lsn_ = 0;
@@ -423,7 +436,11 @@ class Catalog {
   // TRANSACTIONS log records it (the commit point) before each collection logs its
   // own commit record, so a crash between them cannot commit it in some collections
   // only. One collection: its own commit record is the commit point.
-  void commit(TxnId txn, const std::vector<Collection*>& collections);
+  // Every commit record (TRANSACTIONS', then each collection's) is durable before
+  // `exclusive` (when given) is called with the publication, which only makes the rows
+  // visible: a caller that holds its searches back there never holds them for the
+  // disk. Returns how many deleted ids were live.
+  size_t commit(TxnId txn, const std::vector<Collection*>& collections, const ExclusiveFn& exclusive = {});
 
  private:
   bool exists_locked(const std::string& name) const;
