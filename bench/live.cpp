@@ -7,6 +7,11 @@
 //   one-record write: POST /ingest of ONE record, then GET /tasks/{id} until it
 //                     succeeds (durable: the ingest's commit and checkpoint), p50/p90;
 //   first search:     the POST /search right after each write, p50/p90.
+// With --bulk-rows N (default 100,000), --clients C (default 16) clients then search at
+// once (keep-alive connections, --think-ms between a client's searches: back to back,
+// 16 clients saturate two cores and the ingest, at low priority, gets almost none), first on the idle server and then while POST /ingest {"path"} adds N new rows
+// (a JSONL file under server.ingest_root) as one bulk ingest: p50/p99 of each, the
+// ratio of the p99s, errors, and the bulk ingest's rows/s.
 // The server's resident memory (RssAnon, its heap) is read at the end. JSON lines;
 // the ratios the store is judged by (one-record write at the largest size over the
 // smallest; first search over idle) are printed last.
@@ -17,6 +22,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <functional>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -76,9 +83,11 @@ void build_store(const fs::path& store, const std::vector<eagle::Document>& pass
 struct Server {
   pid_t pid = -1;
   int port = 0;
-  Server(const std::string& eagle_bin, const fs::path& store, const std::string& glove, const fs::path& log) {
+  Server(const std::string& eagle_bin, const fs::path& store, const std::string& glove, const fs::path& log,
+         const std::vector<std::string>& settings) {
     std::vector<std::string> args = {eagle_bin, "--data-dir", store.string()};
     if (!glove.empty()) args.insert(args.end(), {"--set", "glove.file=" + glove});
+    for (const auto& s : settings) args.insert(args.end(), {"--set", s});
     args.insert(args.end(), {"serve", "--port", "0"});
     fs::remove(log);  // a log of an earlier run must not be read as this server's
     pid = ::fork();
@@ -111,17 +120,79 @@ struct Server {
   }
 };
 
+// POST /search from `clients` threads at once, each with its own connection, until
+// `stop` says so (after each has made at least `min_each`); latencies in ms, failures
+// counted.
+struct ConcurrentSearches {
+  std::vector<double> ms;
+  size_t errors = 0;
+};
+ConcurrentSearches search_concurrently(int port, int clients, const std::vector<std::string>& queries, size_t min_each,
+                                       std::chrono::milliseconds think, const std::function<bool()>& stop) {
+  std::vector<ConcurrentSearches> each(static_cast<size_t>(clients));
+  std::vector<std::thread> threads;
+  for (int c = 0; c < clients; ++c)
+    threads.emplace_back([&, c] {
+      httplib::Client cli("127.0.0.1", port);
+      cli.set_read_timeout(120, 0);
+      cli.set_keep_alive(true);  // as an application's client: one connection, many requests
+      cli.set_tcp_nodelay(true);  // its header and body writes must not wait on a delayed ACK
+      auto& mine = each[static_cast<size_t>(c)];
+      for (size_t i = 0; i < min_each || !stop(); ++i) {
+        const auto& q = queries[(static_cast<size_t>(c) * 131 + i) % queries.size()];
+        auto t0 = Clock::now();
+        auto r = cli.Post("/search", json{{"query", q}, {"top_k", 10}}.dump(), "application/json");
+        if (!r || r->status != 200) {
+          ++mine.errors;
+          continue;
+        }
+        mine.ms.push_back(ms_since(t0));
+        if (think.count()) std::this_thread::sleep_for(think);
+      }
+    });
+  for (auto& t : threads) t.join();
+  ConcurrentSearches all;
+  for (auto& e : each) {
+    all.ms.insert(all.ms.end(), e.ms.begin(), e.ms.end());
+    all.errors += e.errors;
+  }
+  return all;
+}
+
+// Waits for an ingest task; returns its final state's JSON.
+json wait_for_task(httplib::Client& cli, const std::string& task, std::chrono::microseconds poll) {
+  for (;;) {
+    auto t = cli.Get("/tasks/" + task);
+    if (!t || t->status != 200) throw std::runtime_error("task poll failed");
+    auto state = json::parse(t->body);
+    const auto name = state["state"].get<std::string>();
+    if (name == "succeeded") return state;
+    if (name == "failed") throw std::runtime_error("ingest task failed: " + t->body);
+    std::this_thread::sleep_for(poll);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"bench_live: one-record writes and searches on a warm eagle serve, by store size (JSON lines)"};
   std::string beir, keep, glove, eagle_bin;
   std::vector<uint64_t> sizes = {20000, 200000};
-  int writes = 30, searches = 300;
+  int writes = 30, searches = 300, clients = 16;
+  uint64_t bulk_rows = 100000;
+  int think_ms = 20;
   app.add_option("--beir", beir, "BEIR folder: its passages fill the stores, its queries are searched")->required();
   app.add_option("--sizes", sizes, "store sizes in rows")->capture_default_str();
   app.add_option("--writes", writes, "one-record writes per size")->capture_default_str();
   app.add_option("--searches", searches, "idle searches per size")->capture_default_str();
+  app.add_option("--bulk-rows", bulk_rows, "rows of the bulk ingest the concurrent clients search beside (0: none)")
+      ->capture_default_str();
+  app.add_option("--clients", clients, "concurrent searching clients")->capture_default_str()->check(CLI::Range(1, 256));
+  app.add_option("--think-ms", think_ms,
+                 "pause of each concurrent client between its searches (0: back to back, which saturates the cores "
+                 "and leaves the low-priority ingest almost none)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 10000));
   app.add_option("--keep", keep, "folder for the stores (reused when present); default: a temporary folder");
   app.add_option("--glove", glove, "converted GloVe file (default: the configuration's)");
   app.add_option("--eagle", eagle_bin, "the eagle binary (default: beside this one)");
@@ -138,6 +209,7 @@ int main(int argc, char** argv) {
                       {"searches", searches}}
                      .dump()
               << std::endl;
+    const std::chrono::milliseconds think(think_ms);
     std::map<uint64_t, json> by_size;
     for (uint64_t rows : sizes) {
       const fs::path store = root / ("store-" + std::to_string(rows));
@@ -146,7 +218,11 @@ int main(int argc, char** argv) {
       fs::remove_all(copy);
       fs::copy(store, copy, fs::copy_options::recursive);
       fs::remove(copy / "LOCK");
-      Server server(eagle_bin, copy, glove, root / ("serve-" + std::to_string(rows) + ".log"));
+      // Workers for every client plus the task polls (a worker a connection), and the
+      // bulk file's folder readable by POST /ingest {"path"}.
+      const fs::path bulk_file = root / ("bulk-" + std::to_string(rows) + ".jsonl");
+      Server server(eagle_bin, copy, glove, root / ("serve-" + std::to_string(rows) + ".log"),
+                    {"server.threads=" + std::to_string(clients + 8), "server.ingest_root=" + root.string()});
       httplib::Client cli("127.0.0.1", server.port);
       cli.set_read_timeout(120, 0);
       auto search = [&](const std::string& q) {
@@ -165,16 +241,54 @@ int main(int argc, char** argv) {
         auto r = cli.Post("/ingest", body.dump(), "application/json");
         if (!r || r->status != 202) throw std::runtime_error("ingest failed: " + (r ? r->body : std::string("no reply")));
         const std::string task = json::parse(r->body)["task_id"];
-        for (;;) {
-          auto t = cli.Get("/tasks/" + task);
-          if (!t || t->status != 200) throw std::runtime_error("task poll failed");
-          const auto state = json::parse(t->body)["state"].get<std::string>();
-          if (state == "succeeded") break;
-          if (state == "failed") throw std::runtime_error("ingest task failed: " + t->body);
-          std::this_thread::sleep_for(std::chrono::microseconds(500));
-        }
+        wait_for_task(cli, task, std::chrono::microseconds(500));
         write.push_back(ms_since(t0));
         first.push_back(search(queries[(i * 7) % queries.size()]));
+      }
+      json bulk;
+      if (bulk_rows > 0) {
+        {
+          std::ofstream out(bulk_file, std::ios::binary);
+          for (uint64_t i = 0; i < bulk_rows; ++i)
+            out << json{{"id", "bulk-" + std::to_string(i)},
+                        {"text", eagle::eval::spliced_text(passages, rows + static_cast<uint64_t>(writes) + i)}}
+                       .dump()
+                << "\n";
+        }
+        const size_t per_client = std::max<size_t>(50, static_cast<size_t>(searches) / static_cast<size_t>(clients));
+        const auto idle_many = search_concurrently(server.port, clients, queries, per_client, think, [] { return true; });
+        std::atomic<bool> ingest_done{false};
+        auto t0 = Clock::now();
+        auto r = cli.Post("/ingest", json{{"path", bulk_file.filename().string()}}.dump(), "application/json");
+        if (!r || r->status != 202) throw std::runtime_error("bulk ingest failed: " + (r ? r->body : std::string("no reply")));
+        const std::string task = json::parse(r->body)["task_id"];
+        double bulk_s = 0;
+        std::thread poller([&] {
+          httplib::Client poll_cli("127.0.0.1", server.port);
+          poll_cli.set_read_timeout(120, 0);
+          try {
+            wait_for_task(poll_cli, task, std::chrono::milliseconds(100));
+          } catch (const std::exception& e) {
+            std::cerr << "bench_live: " << e.what() << "\n";
+          }
+          bulk_s = ms_since(t0) / 1000;
+          ingest_done = true;
+        });
+        const auto during = search_concurrently(server.port, clients, queries, 1, think, [&] { return ingest_done.load(); });
+        poller.join();
+        fs::remove(bulk_file);
+        bulk = {{"clients", clients},
+                {"think_ms", think_ms},
+                {"bulk_rows", bulk_rows},
+                {"concurrent_idle_p50_ms", percentile(idle_many.ms, 50)},
+                {"concurrent_idle_p99_ms", percentile(idle_many.ms, 99)},
+                {"during_bulk_p50_ms", percentile(during.ms, 50)},
+                {"during_bulk_p99_ms", percentile(during.ms, 99)},
+                {"during_bulk_searches", during.ms.size()},
+                {"during_over_idle_p99", percentile(during.ms, 99) / percentile(idle_many.ms, 99)},
+                {"search_errors", idle_many.errors + during.errors},
+                {"bulk_seconds", bulk_s},
+                {"bulk_rows_per_s", static_cast<double>(bulk_rows) / bulk_s}};
       }
       json line = {{"bench", "live"},
                    {"rows", rows},
@@ -186,6 +300,7 @@ int main(int argc, char** argv) {
                    {"first_search_p90_ms", percentile(first, 90)},
                    {"first_over_idle", percentile(first, 50) / percentile(idle, 50)},
                    {"server_rss_anon_mb", rss_anon_mb(server.pid)}};
+      if (!bulk.empty()) line["concurrent"] = bulk;
       std::cout << line.dump() << std::endl;
       by_size[rows] = line;
       fs::remove_all(copy);

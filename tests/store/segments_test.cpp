@@ -279,3 +279,55 @@ TEST(Segments, BackgroundMergesSettleWithinTheBoundWhileSearchesAndWritesGoOn) {
   expect_same_as_one_index(*reopened, rng, "reopened");
   fs::remove_all(dir);
 }
+
+// Sealed segments' HNSW node blocks are read in place from their mapped files
+// (CollectionOptions::map_vectors): when a store opens, and when a checkpoint seals or
+// a merge writes a segment. The searches are those of a collection that copies them.
+TEST(Segments, MappedVectorIndexesSearchAsCopiedOnes) {
+  const auto dir = segments_dir("mapped");
+  auto schema = chunk_schema("seg", kSegDim);
+  schema.vector.index = VectorIndexKind::hnsw;
+  std::mt19937 rng(11);
+  CollectionOptions mapped;
+  mapped.merge_mode = CollectionOptions::Merges::in_checkpoint;
+  CollectionOptions copied = mapped;
+  copied.map_vectors = false;
+  copied.read_only = true;  // a second view of the same folder
+  auto mapped_bytes = [](const Collection& c) { return c.describe()["vector_index_mapped_bytes"].get<size_t>(); };
+  {
+    auto c = Collection::create(dir, schema, mapped);
+    size_t sealed_bytes = 0;
+    for (int seg = 0; seg < 4; ++seg) {  // four of one tier: the fourth checkpoint merges them
+      std::vector<Record> rows;
+      for (int i = 0; i < 300; ++i)
+        rows.push_back(random_record(rng, schema, "s" + std::to_string(seg) + "_" + std::to_string(i)));
+      c->insert(std::move(rows));
+      EXPECT_EQ(mapped_bytes(*c), sealed_bytes) << "the active segment is in memory";
+      c->checkpoint();
+      EXPECT_GT(mapped_bytes(*c), sealed_bytes) << "sealed segment " << seg;
+      sealed_bytes = mapped_bytes(*c);
+    }
+    EXPECT_EQ(c->segment_count(), 1u);
+    c->insert({random_record(rng, schema, "active")});
+  }
+  auto a = Collection::open(dir, mapped);
+  auto b = Collection::open(dir, copied);
+  EXPECT_GT(mapped_bytes(*a), 0u);
+  EXPECT_EQ(mapped_bytes(*b), 0u);
+  ASSERT_EQ(a->count(), 1201u);
+  for (int q = 0; q < 30; ++q) {
+    std::vector<float> query(kSegDim);
+    for (auto& x : query) x = std::uniform_real_distribution<float>(-1, 1)(rng);
+    const std::string filter = q % 2 ? "document_id in [\"doc1\", \"doc2\", \"doc3\"]" : "";
+    const auto x = a->search_vector(query, 10, filter);
+    const auto y = b->search_vector(query, 10, filter);
+    ASSERT_EQ(x.size(), y.size());
+    for (size_t i = 0; i < x.size(); ++i) {
+      EXPECT_EQ(x[i].id, y[i].id);
+      EXPECT_EQ(x[i].score, y[i].score);
+    }
+  }
+  a.reset();
+  b.reset();
+  fs::remove_all(dir);
+}

@@ -5,8 +5,12 @@
 
 #include <set>
 #include <sstream>
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
 
 #include "eagle/core/error.h"
+#include "eagle/core/file_map.h"
 #include "eagle/index/vector/flat_index.h"
 #include "vector_test_util.h"
 
@@ -116,6 +120,50 @@ TEST_P(VectorIndexContract, GrowsAfterSearchesAndSurvivesSaveLoad) {
     EXPECT_EQ(loaded->search(more.data() + q * kDim, p, &allowed),
               idx_->search(more.data() + q * kDim, p, &allowed));
   }
+}
+
+// Loaded with its file mapped, an HNSW index reads its node blocks in place (the
+// file may even be unlinked meanwhile) and answers as the index it was saved from; an
+// add copies them first and goes on as usual.
+TEST_P(VectorIndexContract, ReadsInPlaceFromAMappedFileAndCopiesBeforeAnAdd) {
+  const auto file = std::filesystem::temp_directory_path() /
+                    ("eagle_contract_mapped_" + std::to_string(::getpid()) + "_" +
+                     std::to_string(static_cast<int>(GetParam().kind)) + "_" + std::string(metric_name(GetParam().metric)) +
+                     ".idx");
+  {
+    std::ofstream out(file, std::ios::binary);
+    out << "header bytes before the index ";  // an index inside a larger file, as in a segment
+    idx_->save(out);
+  }
+  std::ifstream in(file, std::ios::binary);
+  in.seekg(30);
+  auto loaded = load_vector_index(in, FileMap::open(file));
+  in.close();
+  std::filesystem::remove(file);
+  const bool hnsw = GetParam().kind == VectorIndexKind::hnsw;
+  EXPECT_EQ(loaded->mapped_bytes() > 0, hnsw);
+  VectorSearchParams p;
+  p.k = 10;
+  const Bitset allowed = testing::random_allowed(kRows, 0.3, 17);
+  for (size_t q = 0; q < 20; ++q) {
+    EXPECT_EQ(loaded->search(queries_.data() + q * kDim, p), idx_->search(queries_.data() + q * kDim, p));
+    EXPECT_EQ(loaded->search(queries_.data() + q * kDim, p, &allowed),
+              idx_->search(queries_.data() + q * kDim, p, &allowed));
+  }
+  auto more = testing::clustered(50, kDim, 10, 93);
+  for (size_t i = 0; i < 50; ++i) {
+    loaded->add(static_cast<uint32_t>(kRows + i), more.data() + i * kDim);
+    idx_->add(static_cast<uint32_t>(kRows + i), more.data() + i * kDim);
+  }
+  EXPECT_EQ(loaded->mapped_bytes(), 0u);
+  std::vector<float> a(kDim), b(kDim);
+  for (uint32_t r : {0u, static_cast<uint32_t>(kRows / 2), static_cast<uint32_t>(kRows + 49)}) {
+    loaded->stored_vector(r, a.data());
+    idx_->stored_vector(r, b.data());
+    EXPECT_EQ(a, b) << "row " << r;
+  }
+  for (size_t q = 0; q < 20; ++q)
+    EXPECT_EQ(loaded->search(more.data() + q * kDim, p), idx_->search(more.data() + q * kDim, p));
 }
 
 TEST_P(VectorIndexContract, EmptyAndOversizedRequests) {

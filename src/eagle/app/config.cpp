@@ -615,6 +615,10 @@ std::vector<ConfigOption> make_options() {
                  c.merges.max_merged_rows = to_count("store.merge_max_rows", v, size_t{1} << 31);
                },
                [](const Config& c) { return std::to_string(c.merges.max_merged_rows); }});
+  o.push_back({"store.map_vectors",
+               "read sealed segments' vectors and HNSW graphs in place from their mapped files (page cache, not heap)",
+               [](Config& c, const std::string& v) { c.map_vectors = to_bool("store.map_vectors", v); },
+               [](const Config& c) { return std::string(c.map_vectors ? "true" : "false"); }});
   add_server_options(o);
   o.push_back({"registry.url", "document registry: empty = SQLite at <data_dir>/registry.db; sqlite:PATH; postgresql://...",
                [](Config& c, const std::string& v) { c.registry_url = v; },

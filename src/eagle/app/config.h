@@ -42,6 +42,8 @@ struct Config {
   uint64_t checkpoint_wal_bytes = 64ull << 20;
   // Which segments a checkpoint merges (store/merge_policy.h).
   store::MergePolicy merges;
+  // Sealed segments' vectors and graphs mapped, not copied (CollectionOptions::map_vectors).
+  bool map_vectors = true;
   // `eagle serve` (docs/http-api.md).
   struct Server {
     std::string host = "127.0.0.1";

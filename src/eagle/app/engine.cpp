@@ -133,6 +133,7 @@ Engine::Engine(Config cfg, StoreAccess access, const std::string& owner) : cfg_(
   copts.read_only = access_ == StoreAccess::read_only;
   copts.checkpoint_wal_bytes = cfg_.checkpoint_wal_bytes;
   copts.merges = cfg_.merges;
+  copts.map_vectors = cfg_.map_vectors;
   // The writer's lock comes first: nothing of the store is touched before we own it.
   if (access_ == StoreAccess::write) lock_.emplace(store::StoreLock::acquire(cfg_.data_dir, owner));
   catalog_ = std::make_unique<store::Catalog>(fs::path(cfg_.data_dir) / "collections", copts);

@@ -22,6 +22,7 @@
 
 #include "eagle/core/binary_io.h"
 #include "eagle/core/error.h"
+#include "eagle/core/file_map.h"
 #include "eagle/core/utf8.h"
 #include "eagle/filter/compile.h"
 #include "eagle/filter/evaluate.h"
@@ -989,6 +990,7 @@ void Collection::checkpoint_unlocked() {
     std::optional<Segment> merged;  // empty: the active segment itself, sealed as it is
     std::string file;
     std::vector<uint64_t> text_offsets;
+    std::unique_ptr<index::VectorIndex> mapped;  // its vector index read in place (map_vectors)
   };
   std::vector<Written> written;
   std::string deletions_file;
@@ -1005,13 +1007,17 @@ void Collection::checkpoint_unlocked() {
       return m.first + m.count == active + 1;
     });
     if (seal_active && !active_merged) {
-      Written w{active, 1, std::nullopt, next_file_name("seg-"), {}};
-      w.text_offsets = write_segment(dir_ / w.file, segments_[active], last_lsn_);
+      Written w{active, 1, std::nullopt, next_file_name("seg-"), {}, nullptr};
+      auto out = write_segment(dir_ / w.file, segments_[active], last_lsn_);
+      w.text_offsets = std::move(out.text_offsets);
+      w.mapped = mapped_vectors(dir_ / w.file, out.vectors_offset);
       written.push_back(std::move(w));
     }
     for (const auto& m : merges) {
-      Written w{m.first, m.count, merge_segments(m.first, m.count), next_file_name("seg-"), {}};
-      w.text_offsets = write_segment(dir_ / w.file, *w.merged, last_lsn_);
+      Written w{m.first, m.count, merge_segments(m.first, m.count), next_file_name("seg-"), {}, nullptr};
+      auto out = write_segment(dir_ / w.file, *w.merged, last_lsn_);
+      w.text_offsets = std::move(out.text_offsets);
+      w.mapped = mapped_vectors(dir_ / w.file, out.vectors_offset);
       written.push_back(std::move(w));
     }
     deletions_file = next_file_name("deleted-");
@@ -1060,6 +1066,7 @@ void Collection::checkpoint_unlocked() {
     auto& seg = segments_[w->first];
     seg.file = w->file;
     seg.slot = slot;
+    if (w->mapped) seg.vectors = std::move(w->mapped);
     for (uint32_t i = 0; i < seg.rows(); ++i) {
       auto& ref = rows_[seg.base + i].text;
       ref.offset = w->text_offsets[i];
@@ -1227,8 +1234,11 @@ bool Collection::run_one_merge() {
     ~Unlisted() { c->merge_outputs_.erase(file); }  // runs with write_mu_ held (declared after the lock below)
   };
   std::vector<uint64_t> offsets;
+  std::unique_ptr<index::VectorIndex> mapped;
   try {
-    offsets = write_segment(dir_ / file, merged, lsn, /*lock_per_batch=*/true);
+    auto out = write_segment(dir_ / file, merged, lsn, /*lock_per_batch=*/true);
+    offsets = std::move(out.text_offsets);
+    mapped = mapped_vectors(dir_ / file, out.vectors_offset);
   } catch (...) {
     std::lock_guard w(write_mu_);
     merge_outputs_.erase(file);
@@ -1268,6 +1278,7 @@ bool Collection::run_one_merge() {
   for (size_t i = first; i < first + count; ++i) closing.push_back(segments_[i].slot);
   merged.file = file;
   merged.slot = texts_->open_segment(dir_ / file);
+  if (mapped) merged.vectors = std::move(mapped);
   for (uint32_t r = base; r < end; ++r) {
     auto& ref = rows_[r].text;
     ref.offset = offsets[r - base];
@@ -1285,11 +1296,41 @@ bool Collection::run_one_merge() {
   return true;
 }
 
-std::vector<uint64_t> Collection::write_segment(const fs::path& file, const Segment& seg, uint64_t lsn,
-                                               bool lock_per_batch) const {
+namespace {
+// Counts the bytes written through it to another stream buffer (where a section of a
+// file being written starts, through a stream that cannot tell its position).
+class CountingStreamBuf : public std::streambuf {
+ public:
+  explicit CountingStreamBuf(std::streambuf* to) : to_(to) {}
+  uint64_t count() const { return count_; }
+
+ protected:
+  int_type overflow(int_type c) override {
+    if (traits_type::eq_int_type(c, traits_type::eof())) return traits_type::not_eof(c);
+    if (traits_type::eq_int_type(to_->sputc(traits_type::to_char_type(c)), traits_type::eof()))
+      return traits_type::eof();
+    ++count_;
+    return c;
+  }
+  std::streamsize xsputn(const char* s, std::streamsize n) override {
+    const auto written = to_->sputn(s, n);
+    count_ += static_cast<uint64_t>(written);
+    return written;
+  }
+  int sync() override { return to_->pubsync(); }
+
+ private:
+  std::streambuf* to_;
+  uint64_t count_ = 0;
+};
+}  // namespace
+
+Collection::WrittenSegment Collection::write_segment(const fs::path& file, const Segment& seg, uint64_t lsn,
+                                                     bool lock_per_batch) const {
   // Where each row's text lands in the file (its bytes, after the length), counted
   // as written: the checkpoint moves the rows' text references there.
-  std::vector<uint64_t> text_offsets;
+  WrittenSegment written;
+  auto& text_offsets = written.text_offsets;
   text_offsets.reserve(seg.rows());
   write_checked_file(fsys(), file, [&](std::ostream& out) {
     out.write(kSegMagic, sizeof(kSegMagic));
@@ -1320,10 +1361,33 @@ std::vector<uint64_t> Collection::write_segment(const fs::path& file, const Segm
       at += 1 + sizeof(uint64_t) + dumped.size();
     }
     batch_lock.reset();
-    seg.lexical.save(out);
+    {
+      CountingStreamBuf counting(out.rdbuf());
+      std::ostream counted(&counting);
+      seg.lexical.save(counted);
+      counted.flush();
+      at += counting.count();
+    }
+    written.vectors_offset = at;
     seg.vectors->save(out);
   });
-  return text_offsets;
+  return written;
+}
+
+std::unique_ptr<index::VectorIndex> Collection::mapped_vectors(const fs::path& file, uint64_t offset) const {
+  if (!opts_.map_vectors) return nullptr;
+  // The index just written, read back in place: its node blocks come from the page
+  // cache and the heap copy can go. A failure here loses nothing (the file is whole
+  // and named); the copy in memory stays.
+  try {
+    std::ifstream in(file, std::ios::binary);
+    in.seekg(static_cast<std::streamoff>(offset));
+    if (!in) return nullptr;
+    return index::load_vector_index(in, FileMap::open(file));
+  } catch (const std::exception& e) {
+    spdlog::warn("{}: keeping its vector index in memory: {}", file.string(), e.what());
+    return nullptr;
+  }
 }
 
 Collection::Segment Collection::merge_segments(size_t first, size_t count) const {
@@ -1443,7 +1507,9 @@ Collection::Segment Collection::load_segment(const fs::path& file, bool checked,
     Segment seg;
     seg.base = base;
     seg.lexical = index::Bm25Index::load(in);
-    seg.vectors = index::load_vector_index(in);
+    // Mapped, a sealed segment's vectors and graph stay in the page cache instead of
+    // the heap (CollectionOptions::map_vectors).
+    seg.vectors = index::load_vector_index(in, opts_.map_vectors ? FileMap::open(opened) : nullptr);
     seg.file = file.filename().string();
     seg.slot = slot;
     if (seg.lexical.size() != n || seg.vectors->size() != n)
@@ -1733,6 +1799,11 @@ json Collection::describe() const {
           {"vector_index_bytes", [&] {
              size_t bytes = 0;
              for (const auto& seg : segments_) bytes += seg.vectors->memory_bytes();
+             return bytes;
+           }()},
+          {"vector_index_mapped_bytes", [&] {
+             size_t bytes = 0;
+             for (const auto& seg : segments_) bytes += seg.vectors->mapped_bytes();
              return bytes;
            }()}};
 }

@@ -102,6 +102,9 @@ struct CollectionOptions {
   // background path's I/O in the caller's thread, in order: the fault walk).
   enum class Merges : uint8_t { background, in_checkpoint, manual };
   Merges merge_mode = Merges::background;
+  // Sealed segments' HNSW node blocks (vectors and graph) read in place from their
+  // mapped files: page cache, shared and reclaimable, instead of heap (RssAnon).
+  bool map_vectors = true;
 };
 
 // A transaction: one write of any size, in as many log records as it needs, that is
@@ -306,13 +309,20 @@ class Collection {
   // Appends the rows of a segment file (format 2 and 3 layout) and returns its indexes;
   // `flags_are_deletions`: format 2, where the rows' flags are the deletions.
   Segment load_segment(const std::filesystem::path& file, bool checked, bool flags_are_deletions);
-  // Writes segment `seg`'s rows and indexes; returns the file offset of each row's
-  // text (row order).
+  // Writes segment `seg`'s rows and indexes; returns where each row's text and the
+  // vector index landed in the file.
   // lock_per_batch: the caller holds no lock; mutex_ is taken shared for each batch
   // of rows (a background merge, which must not hold writers back for a whole file).
   // `lsn`: the last log record the file's rows reflect (its header).
-  std::vector<uint64_t> write_segment(const std::filesystem::path& file, const Segment& seg, uint64_t lsn,
-                                      bool lock_per_batch = false) const;
+  struct WrittenSegment {
+    std::vector<uint64_t> text_offsets;  // each row's text, in row order
+    uint64_t vectors_offset = 0;         // where the vector index starts
+  };
+  WrittenSegment write_segment(const std::filesystem::path& file, const Segment& seg, uint64_t lsn,
+                               bool lock_per_batch = false) const;
+  // The vector index at `offset` of a segment file just written, read back with its
+  // node blocks in place (map_vectors); nullptr when not mapping or it cannot be read.
+  std::unique_ptr<index::VectorIndex> mapped_vectors(const std::filesystem::path& file, uint64_t offset) const;
   // Builds the segment of rows [first.base, last.base + last.rows()) from their texts
   // and stored vectors (a merge: deleted rows are kept, so no row changes number).
   Segment merge_segments(size_t first, size_t count) const;

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <vector>
 
@@ -38,14 +39,20 @@ class MappedBuffer {
   MappedBuffer(const MappedBuffer&) = delete;
   MappedBuffer& operator=(const MappedBuffer&) = delete;
   ~MappedBuffer();
-  // Makes at least `bytes` addressable (new bytes are zero); may move the data.
+  // Makes at least `bytes` addressable (new bytes are zero); may move the data. A
+  // borrowed buffer is copied into memory of its own first.
   void grow(size_t bytes);
+  // Reads the `bytes` at `p` in place: part of a mapped file (read-only) that `owner`
+  // keeps mapped. Nothing may write them until grow() has made a copy.
+  void borrow(const uint8_t* p, size_t bytes, std::shared_ptr<const void> owner);
+  bool borrowed() const { return owner_ != nullptr; }
   uint8_t* data() const { return data_; }
   size_t capacity() const { return bytes_; }
 
  private:
   uint8_t* data_ = nullptr;
   size_t bytes_ = 0;
+  std::shared_ptr<const void> owner_;  // set while borrowed
 };
 
 // One node of layer 0 is one block of node_bytes (a multiple of 64, so blocks start

@@ -35,7 +35,14 @@ std::string_view storage_name(VectorStorage s) {
 namespace detail {
 
 MappedBuffer::~MappedBuffer() {
-  if (data_) munmap(data_, bytes_);
+  if (data_ && !owner_) munmap(data_, bytes_);
+}
+
+void MappedBuffer::borrow(const uint8_t* p, size_t bytes, std::shared_ptr<const void> owner) {
+  if (data_ && !owner_) munmap(data_, bytes_);
+  data_ = const_cast<uint8_t*>(p);  // read-only pages: only grow() (which copies) may lead to a write
+  bytes_ = bytes;
+  owner_ = std::move(owner);
 }
 
 namespace {
@@ -58,7 +65,19 @@ void* map_aligned(size_t bytes) {
 }  // namespace
 
 void MappedBuffer::grow(size_t bytes) {
-  if (bytes <= bytes_) return;
+  if (bytes <= bytes_ && !owner_) return;
+  if (owner_) {
+    // Borrowed pages are read-only: the data moves to memory of its own.
+    const uint8_t* from = data_;
+    const size_t n = bytes_;
+    const auto keep = std::move(owner_);  // mapped until copied
+    owner_.reset();
+    data_ = nullptr;
+    bytes_ = 0;
+    grow(std::max(bytes, n));
+    if (n) std::memcpy(data_, from, n);
+    return;
+  }
   // Small indexes (most collections) get 4 KB pages: a huge page would make even a
   // ten-row index hold 2 MB resident. Large ones get 2 MB-aligned huge pages.
   constexpr size_t kHugeFrom = size_t{16} << 20;
@@ -416,6 +435,11 @@ std::vector<VectorHit> HnswIndex::search_with_plan(const float* query, const Vec
   return hits;
 }
 
+size_t HnswIndex::mapped_bytes() const {
+  const auto& g = *g_;
+  return (g.nodes.borrowed() ? g.nodes.capacity() : 0) + (g.rerank.borrowed() ? g.rerank.capacity() : 0);
+}
+
 size_t HnswIndex::memory_bytes() const {
   const auto& g = *g_;
   size_t b = g.size * g.node_bytes + (g.store == detail::kStoreSq8 ? g.size * g.padded_dim * 2 : 0) +
@@ -505,13 +529,26 @@ std::unique_ptr<HnswIndex> HnswIndex::load_body(vio::Reader& in, const vio::Comm
   if (upper_words > static_cast<uint64_t>(rows) * detail::kMaxLevel * (g.m + 1)) vio::corrupt("upper size");
 
   in.expect_bytes(static_cast<uint64_t>(rows) * g.node_bytes + upper_words * sizeof(uint32_t) + rows, "graph");
-  idx->ensure_capacity(rows);
-  in.bytes(g.nodes.data(), rows * g.node_bytes, "graph");
+  // With the file mapped, the node blocks (and sq8's fp16 copy) are read in place:
+  // page cache, not heap. A later add() copies them first (MappedBuffer::grow).
+  const uint8_t* mapped_nodes = rows ? in.borrow(rows * g.node_bytes, "graph") : nullptr;
+  if (mapped_nodes) {
+    g.nodes.borrow(mapped_nodes, rows * g.node_bytes, in.map());
+    in.map()->advise_random(static_cast<size_t>(mapped_nodes - in.map()->data()), rows * g.node_bytes);
+  } else {
+    idx->ensure_capacity(rows);
+    in.bytes(g.nodes.data(), rows * g.node_bytes, "graph");
+  }
   in.end_section("graph");
   if (g.store == detail::kStoreSq8) {
-    in.bytes(g.rerank.data(), rows * g.padded_dim * sizeof(uint16_t), "fp16 vectors");
+    const size_t fp16_bytes = rows * g.padded_dim * sizeof(uint16_t);
+    if (const uint8_t* p = mapped_nodes ? in.borrow(fp16_bytes, "fp16 vectors") : nullptr)
+      g.rerank.borrow(p, fp16_bytes, in.map());
+    else
+      in.bytes(g.rerank.data(), fp16_bytes, "fp16 vectors");
     in.end_section("fp16 vectors");
   }
+  if (mapped_nodes) g.capacity = rows;
   g.levels.resize(rows);
   in.bytes(g.levels.data(), rows, "levels");
   in.end_section("levels");

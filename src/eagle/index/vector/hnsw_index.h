@@ -93,6 +93,7 @@ class HnswIndex final : public VectorIndex {
 
   void stored_vector(uint32_t row, float* out) const override;
   size_t memory_bytes() const override;
+  size_t mapped_bytes() const override;
   void save(std::ostream& out) const override;
   static std::unique_ptr<HnswIndex> load_body(vio::Reader& in, const vio::CommonHeader& h);
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "eagle/core/bitset.h"
+#include "eagle/core/file_map.h"
 #include "eagle/core/schema.h"
 
 namespace eagle::index {
@@ -63,6 +64,8 @@ class VectorIndex {
 
   // Bytes held by the index (vectors, graph, scratch), for stats and benchmarks.
   virtual size_t memory_bytes() const = 0;
+  // Of those, the bytes read in place from a mapped file (page cache, not heap).
+  virtual size_t mapped_bytes() const { return 0; }
 
   // Versioned little-endian binary with checksums; load_vector_index validates
   // everything and throws eagle::Error (invalid_argument) on corrupt or truncated
@@ -72,6 +75,9 @@ class VectorIndex {
 
 // Validates the schema (dim in 1..kMaxVectorDim) and returns an empty index.
 std::unique_ptr<VectorIndex> make_vector_index(const VectorFieldSchema& s);
-std::unique_ptr<VectorIndex> load_vector_index(std::istream& in);
+// `map`: the file `in` reads, mapped; then an HNSW index reads its node blocks in
+// place (page cache, not heap) instead of copying them. Writes to such an index copy
+// them first.
+std::unique_ptr<VectorIndex> load_vector_index(std::istream& in, std::shared_ptr<const FileMap> map = nullptr);
 
 }  // namespace eagle::index

@@ -7,10 +7,12 @@
 #include <cstdint>
 #include <cstring>
 #include <istream>
+#include <memory>
 #include <ostream>
 #include <string>
 
 #include "eagle/core/error.h"
+#include "eagle/core/file_map.h"
 
 namespace eagle::index::vio {
 
@@ -63,7 +65,24 @@ class Writer {
 
 class Reader {
  public:
-  explicit Reader(std::istream& in) : in_(in) {}
+  // `map`: the file `in` reads, mapped (FileMap), when large sections may be read in
+  // place rather than copied (borrow).
+  explicit Reader(std::istream& in, std::shared_ptr<const FileMap> map = nullptr) : in_(in), map_(std::move(map)) {}
+  const std::shared_ptr<const FileMap>& map() const { return map_; }
+  // The next `n` bytes as they lie in the mapped file, checksummed like bytes() and
+  // skipped over, not copied; nullptr when there is no map (the caller reads them).
+  const uint8_t* borrow(size_t n, const char* what) {
+    if (!map_) return nullptr;
+    const auto here = in_.tellg();
+    if (here < 0) return nullptr;
+    const auto at = static_cast<uint64_t>(here);
+    if (at > map_->size() || n > map_->size() - at)
+      fail(ErrorCode::invalid_argument, std::string("truncated vector index file while reading ") + what);
+    const uint8_t* p = map_->data() + at;
+    crc_ = crc32c(crc_, p, n);
+    in_.seekg(static_cast<std::streamoff>(n), std::ios::cur);
+    return p;
+  }
   // Refuses a section length the stream cannot hold, before the caller allocates it
   // (a corrupt row count must not become a huge allocation).
   void expect_bytes(uint64_t n, const char* what) {
@@ -104,6 +123,7 @@ class Reader {
 
  private:
   std::istream& in_;
+  std::shared_ptr<const FileMap> map_;
   uint32_t crc_ = 0;
 };
 
