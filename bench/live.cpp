@@ -12,7 +12,8 @@
 // 16 clients saturate two cores and the ingest, at low priority, gets almost none), first on the idle server and then while POST /ingest {"path"} adds N new rows
 // (a JSONL file under server.ingest_root) as one bulk ingest: p50/p99 of each, the
 // ratio of the p99s, errors, and the bulk ingest's rows/s.
-// The server's resident memory (RssAnon, its heap) is read at the end. JSON lines;
+// The server's resident memory is read after the idle searches (RssAnon, its heap, over
+// the corpus's JSONL bytes; RssFile, mapped segments) and again at the end. JSON lines;
 // the ratios the store is judged by (one-record write at the largest size over the
 // smallest; first search over idle) are printed last.
 #include <CLI/CLI.hpp>
@@ -55,12 +56,14 @@ std::string read_text(const fs::path& p) {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
-double rss_anon_mb(pid_t pid) {
+// A line of /proc/PID/status in MB ("RssAnon:": the heap; "RssFile:": mapped files).
+double status_mb(pid_t pid, const std::string& key) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/status");
   for (std::string line; std::getline(in, line);)
-    if (line.rfind("RssAnon:", 0) == 0) return std::stod(line.substr(8)) / 1024.0;
+    if (line.rfind(key, 0) == 0) return std::stod(line.substr(key.size())) / 1024.0;
   return 0;
 }
+double rss_anon_mb(pid_t pid) { return status_mb(pid, "RssAnon:"); }
 
 // The store of `rows` rows, made once through Engine::ingest (the user's path).
 void build_store(const fs::path& store, const std::vector<eagle::Document>& passages, uint64_t rows,
@@ -111,11 +114,13 @@ struct Server {
     }
     throw std::runtime_error("eagle serve did not become ready: " + read_text(log));
   }
-  ~Server() {
+  ~Server() { stop(); }
+  void stop() {
     if (pid > 0) {
       ::kill(pid, SIGTERM);
       int st;
       ::waitpid(pid, &st, 0);
+      pid = -1;
     }
   }
 };
@@ -178,7 +183,7 @@ int main(int argc, char** argv) {
   CLI::App app{"bench_live: one-record writes and searches on a warm eagle serve, by store size (JSON lines)"};
   std::string beir, keep, glove, eagle_bin;
   std::vector<uint64_t> sizes = {20000, 200000};
-  int writes = 30, searches = 300, clients = 16;
+  int writes = 30, searches = 1000, clients = 16;
   uint64_t bulk_rows = 100000;
   int think_ms = 20;
   app.add_option("--beir", beir, "BEIR folder: its passages fill the stores, its queries are searched")->required();
@@ -193,6 +198,9 @@ int main(int argc, char** argv) {
                  "and leaves the low-priority ingest almost none)")
       ->capture_default_str()
       ->check(CLI::Range(0, 10000));
+  std::vector<std::string> server_settings;
+  app.add_option("--server-set", server_settings,
+                 "KEY=VALUE given to each eagle serve as --set (e.g. store.map_vectors=false), repeatable");
   app.add_option("--keep", keep, "folder for the stores (reused when present); default: a temporary folder");
   app.add_option("--glove", glove, "converted GloVe file (default: the configuration's)");
   app.add_option("--eagle", eagle_bin, "the eagle binary (default: beside this one)");
@@ -206,7 +214,7 @@ int main(int argc, char** argv) {
     for (const auto& q : eagle::eval::load_queries(fs::path(beir) / "queries.jsonl")) queries.push_back(q.text);
     std::cout << json{{"bench", "live"}, {"build_flags", "-O2 -march=x86-64-v2 (CMake Release)"},
                       {"baseline", "the smallest store, same run"}, {"sizes", sizes}, {"writes", writes},
-                      {"searches", searches}}
+                      {"searches", searches}, {"server_set", server_settings}}
                      .dump()
               << std::endl;
     const std::chrono::milliseconds think(think_ms);
@@ -222,7 +230,12 @@ int main(int argc, char** argv) {
       // bulk file's folder readable by POST /ingest {"path"}.
       const fs::path bulk_file = root / ("bulk-" + std::to_string(rows) + ".jsonl");
       Server server(eagle_bin, copy, glove, root / ("serve-" + std::to_string(rows) + ".log"),
-                    {"server.threads=" + std::to_string(clients + 8), "server.ingest_root=" + root.string()});
+                    [&] {
+                      std::vector<std::string> set = {"server.threads=" + std::to_string(clients + 8),
+                                                      "server.ingest_root=" + root.string()};
+                      set.insert(set.end(), server_settings.begin(), server_settings.end());
+                      return set;
+                    }());
       httplib::Client cli("127.0.0.1", server.port);
       cli.set_read_timeout(120, 0);
       auto search = [&](const std::string& q) {
@@ -234,6 +247,11 @@ int main(int argc, char** argv) {
       for (int i = 0; i < 20; ++i) search(queries[i % queries.size()]);  // warm
       std::vector<double> idle, write, first;
       for (int i = 0; i < searches; ++i) idle.push_back(search(queries[i % queries.size()]));
+      // The memory a server holds for the store once searched (before any write).
+      const double anon_after_searches = rss_anon_mb(server.pid), file_after_searches = status_mb(server.pid, "RssFile:");
+      // The corpus the store was made from, as JSONL bytes (what "x the corpus" divides by).
+      const double corpus_mb =
+          static_cast<double>(eagle::eval::write_spliced_corpus(passages, rows, "/dev/null")) / 1024.0 / 1024.0;
       for (int i = 0; i < writes; ++i) {
         const std::string id = "live-" + std::to_string(i);
         const json body = {{"records", {{{"id", id}, {"text", eagle::eval::spliced_text(passages, rows + i)}}}}};
@@ -299,10 +317,15 @@ int main(int argc, char** argv) {
                    {"first_search_p50_ms", percentile(first, 50)},
                    {"first_search_p90_ms", percentile(first, 90)},
                    {"first_over_idle", percentile(first, 50) / percentile(idle, 50)},
+                   {"corpus_mb", corpus_mb},
+                   {"searched_rss_anon_mb", anon_after_searches},
+                   {"searched_rss_anon_over_corpus", anon_after_searches / corpus_mb},
+                   {"searched_rss_file_mb", file_after_searches},
                    {"server_rss_anon_mb", rss_anon_mb(server.pid)}};
       if (!bulk.empty()) line["concurrent"] = bulk;
       std::cout << line.dump() << std::endl;
       by_size[rows] = line;
+      server.stop();  // its merges may still be deleting files in the copy
       fs::remove_all(copy);
     }
     if (by_size.size() > 1) {

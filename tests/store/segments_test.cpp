@@ -290,6 +290,7 @@ TEST(Segments, MappedVectorIndexesSearchAsCopiedOnes) {
   std::mt19937 rng(11);
   CollectionOptions mapped;
   mapped.merge_mode = CollectionOptions::Merges::in_checkpoint;
+  mapped.map_vectors_min_rows = 1;  // these segments are small; by default only large ones are mapped
   CollectionOptions copied = mapped;
   copied.map_vectors = false;
   copied.read_only = true;  // a second view of the same folder
@@ -327,6 +328,12 @@ TEST(Segments, MappedVectorIndexesSearchAsCopiedOnes) {
       EXPECT_EQ(x[i].score, y[i].score);
     }
   }
+  // By default a segment this small keeps its copy.
+  CollectionOptions defaults;
+  defaults.read_only = true;
+  auto c = Collection::open(dir, defaults);
+  EXPECT_EQ(mapped_bytes(*c), 0u);
+  c.reset();
   a.reset();
   b.reset();
   fs::remove_all(dir);

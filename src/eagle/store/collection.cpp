@@ -1010,14 +1010,14 @@ void Collection::checkpoint_unlocked() {
       Written w{active, 1, std::nullopt, next_file_name("seg-"), {}, nullptr};
       auto out = write_segment(dir_ / w.file, segments_[active], last_lsn_);
       w.text_offsets = std::move(out.text_offsets);
-      w.mapped = mapped_vectors(dir_ / w.file, out.vectors_offset);
+      w.mapped = mapped_vectors(dir_ / w.file, out.vectors_offset, segments_[active].rows());
       written.push_back(std::move(w));
     }
     for (const auto& m : merges) {
       Written w{m.first, m.count, merge_segments(m.first, m.count), next_file_name("seg-"), {}, nullptr};
       auto out = write_segment(dir_ / w.file, *w.merged, last_lsn_);
       w.text_offsets = std::move(out.text_offsets);
-      w.mapped = mapped_vectors(dir_ / w.file, out.vectors_offset);
+      w.mapped = mapped_vectors(dir_ / w.file, out.vectors_offset, w.merged->rows());
       written.push_back(std::move(w));
     }
     deletions_file = next_file_name("deleted-");
@@ -1238,7 +1238,7 @@ bool Collection::run_one_merge() {
   try {
     auto out = write_segment(dir_ / file, merged, lsn, /*lock_per_batch=*/true);
     offsets = std::move(out.text_offsets);
-    mapped = mapped_vectors(dir_ / file, out.vectors_offset);
+    mapped = mapped_vectors(dir_ / file, out.vectors_offset, merged.rows());
   } catch (...) {
     std::lock_guard w(write_mu_);
     merge_outputs_.erase(file);
@@ -1374,8 +1374,11 @@ Collection::WrittenSegment Collection::write_segment(const fs::path& file, const
   return written;
 }
 
-std::unique_ptr<index::VectorIndex> Collection::mapped_vectors(const fs::path& file, uint64_t offset) const {
-  if (!opts_.map_vectors) return nullptr;
+bool Collection::maps_vectors(uint64_t rows) const { return opts_.map_vectors && rows >= opts_.map_vectors_min_rows; }
+
+std::unique_ptr<index::VectorIndex> Collection::mapped_vectors(const fs::path& file, uint64_t offset,
+                                                               uint64_t rows) const {
+  if (!maps_vectors(rows)) return nullptr;
   // The index just written, read back in place: its node blocks come from the page
   // cache and the heap copy can go. A failure here loses nothing (the file is whole
   // and named); the copy in memory stays.
@@ -1509,7 +1512,7 @@ Collection::Segment Collection::load_segment(const fs::path& file, bool checked,
     seg.lexical = index::Bm25Index::load(in);
     // Mapped, a sealed segment's vectors and graph stay in the page cache instead of
     // the heap (CollectionOptions::map_vectors).
-    seg.vectors = index::load_vector_index(in, opts_.map_vectors ? FileMap::open(opened) : nullptr);
+    seg.vectors = index::load_vector_index(in, maps_vectors(n) ? FileMap::open(opened) : nullptr);
     seg.file = file.filename().string();
     seg.slot = slot;
     if (seg.lexical.size() != n || seg.vectors->size() != n)

@@ -105,6 +105,9 @@ struct CollectionOptions {
   // Sealed segments' HNSW node blocks (vectors and graph) read in place from their
   // mapped files: page cache, shared and reclaimable, instead of heap (RssAnon).
   bool map_vectors = true;
+  // Smaller segments keep their copy: their heap is small, and the many small files of
+  // one-record writes would each cost a mapping (and its unmapping) for little gain.
+  uint64_t map_vectors_min_rows = 4096;
 };
 
 // A transaction: one write of any size, in as many log records as it needs, that is
@@ -322,7 +325,9 @@ class Collection {
                                bool lock_per_batch = false) const;
   // The vector index at `offset` of a segment file just written, read back with its
   // node blocks in place (map_vectors); nullptr when not mapping or it cannot be read.
-  std::unique_ptr<index::VectorIndex> mapped_vectors(const std::filesystem::path& file, uint64_t offset) const;
+  std::unique_ptr<index::VectorIndex> mapped_vectors(const std::filesystem::path& file, uint64_t offset,
+                                                     uint64_t rows) const;
+  bool maps_vectors(uint64_t rows) const;  // map_vectors, for a segment of this size
   // Builds the segment of rows [first.base, last.base + last.rows()) from their texts
   // and stored vectors (a merge: deleted rows are kept, so no row changes number).
   Segment merge_segments(size_t first, size_t count) const;
