@@ -18,11 +18,10 @@
 // smallest; first search over idle) are printed last.
 #include <CLI/CLI.hpp>
 #include <httplib.h>
-#include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <tuple>
 #include <atomic>
 #include <functional>
 #include <chrono>
@@ -30,9 +29,9 @@
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
-#include <regex>
 #include <thread>
 
+#include "bench_process.h"
 #include "bench_rows.h"
 #include "eagle/app/engine.h"
 #include "eagle/eval/beir.h"
@@ -45,24 +44,8 @@ namespace {
 
 double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
 
-double percentile(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[std::min(v.size() - 1, static_cast<size_t>(p / 100.0 * static_cast<double>(v.size())))];
-}
-
-std::string read_text(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
-// A line of /proc/PID/status in MB ("RssAnon:": the heap; "RssFile:": mapped files).
-double status_mb(pid_t pid, const std::string& key) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
-  for (std::string line; std::getline(in, line);)
-    if (line.rfind(key, 0) == 0) return std::stod(line.substr(key.size())) / 1024.0;
-  return 0;
-}
+using eagle::bench::percentile;
+using eagle::bench::status_mb;
 double rss_anon_mb(pid_t pid) { return status_mb(pid, "RssAnon:"); }
 
 // The store of `rows` rows, made once through Engine::ingest (the user's path).
@@ -83,6 +66,7 @@ void build_store(const fs::path& store, const std::vector<eagle::Document>& pass
             << std::endl;
 }
 
+// A warm `eagle serve` on `store` (bench_process.h), stopped when it goes.
 struct Server {
   pid_t pid = -1;
   int port = 0;
@@ -92,36 +76,12 @@ struct Server {
     if (!glove.empty()) args.insert(args.end(), {"--set", "glove.file=" + glove});
     for (const auto& s : settings) args.insert(args.end(), {"--set", s});
     args.insert(args.end(), {"serve", "--port", "0"});
-    fs::remove(log);  // a log of an earlier run must not be read as this server's
-    pid = ::fork();
-    if (pid == 0) {
-      FILE* f = std::fopen(log.c_str(), "w");
-      ::dup2(fileno(f), 1);
-      ::dup2(fileno(f), 2);
-      std::vector<char*> argv;
-      for (auto& a : args) argv.push_back(a.data());
-      argv.push_back(nullptr);
-      ::execv(argv[0], argv.data());
-      ::_exit(127);
-    }
-    static const std::regex port_re("on http://[^:]+:([0-9]+)");
-    for (int i = 0; i < 6000; ++i) {
-      const std::string text = read_text(log);
-      std::smatch m;
-      if (!port && std::regex_search(text, m, port_re)) port = std::stoi(m[1]);
-      if (text.find("eagle: ready") != std::string::npos) return;
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-    throw std::runtime_error("eagle serve did not become ready: " + read_text(log));
+    std::tie(pid, port) = eagle::bench::start_server(args, log);
   }
   ~Server() { stop(); }
   void stop() {
-    if (pid > 0) {
-      ::kill(pid, SIGTERM);
-      int st;
-      ::waitpid(pid, &st, 0);
-      pid = -1;
-    }
+    eagle::bench::stop_process(pid);
+    pid = -1;
   }
 };
 

@@ -24,6 +24,7 @@
 #include <regex>
 #include <thread>
 
+#include "bench_process.h"
 #include "eagle/app/engine.h"
 #include "eagle/eval/beir.h"
 
@@ -35,57 +36,11 @@ namespace {
 
 double secs_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
-double percentile(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[std::min(v.size() - 1, static_cast<size_t>(p / 100.0 * static_cast<double>(v.size())))];
-}
-
-// Resident memory (MB) of a process: "VmRSS" in all, "RssAnon" its heap and stacks
-// (mapped files such as the word vectors are RssFile: page cache, not growth).
-double rss_mb(pid_t pid, const char* field = "VmRSS:") {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
-  const std::string key = field;
-  for (std::string line; std::getline(in, line);)
-    if (line.rfind(key, 0) == 0) return std::stod(line.substr(key.size())) / 1024.0;
-  return 0;
-}
-
-pid_t spawn(const std::vector<std::string>& args, const fs::path& log) {
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    FILE* f = std::fopen(log.c_str(), "w");
-    ::dup2(fileno(f), 1);
-    ::dup2(fileno(f), 2);
-    std::vector<char*> argv;
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    ::execvp(argv[0], argv.data());
-    ::_exit(127);
-  }
-  return pid;
-}
-
-// `eagle serve ... --port 0` started and waited for until ready: its pid and port.
-std::pair<pid_t, int> start_server(const std::vector<std::string>& args, const fs::path& log_file) {
-  pid_t pid = spawn(args, log_file);
-  static const std::regex port_re("on http://[^:]+:([0-9]+)");
-  int port = 0;
-  for (int i = 0; i < 1200; ++i) {
-    const std::string log = read_file(log_file);
-    std::smatch m;
-    if (!port && std::regex_search(log, m, port_re)) port = std::stoi(m[1]);
-    if (log.find("eagle: ready") != std::string::npos) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  if (!port) throw std::runtime_error("the server did not start: " + read_file(log_file));
-  return {pid, port};
-}
+using eagle::bench::percentile;
+using eagle::bench::spawn;
+using eagle::bench::start_server;
+std::string read_file(const fs::path& p) { return eagle::bench::read_text(p); }
+double rss_mb(pid_t pid, const char* field = "VmRSS:") { return eagle::bench::status_mb(pid, field); }
 
 std::string wrk_script(const std::vector<std::string>& bodies) {
   std::string s = "local bodies = {\n";
