@@ -55,6 +55,13 @@ std::optional<uint64_t> numbered(const fs::path& p, std::string_view prefix, std
   return std::stoull(digits);
 }
 
+// A segment or deletion-bitmap file (seg-<n>.eagle, deleted-<n>.eagle) that `named`
+// (what MANIFEST lists) does not hold: garbage, an older generation or the output of a
+// checkpoint or merge a crash interrupted.
+bool unnamed_store_file(const fs::path& p, const std::set<std::string>& named) {
+  return (numbered(p, "seg-", ".eagle") || numbered(p, "deleted-", ".eagle")) && !named.count(p.filename().string());
+}
+
 std::string numbered_name(std::string_view prefix, uint64_t n, std::string_view ext) {
   char buf[32];
   std::snprintf(buf, sizeof(buf), "%020llu", static_cast<unsigned long long>(n));
@@ -359,8 +366,7 @@ void Collection::load_from_disk(const std::string& manifest) {
     const auto name = e.path().filename().string();
     if (name.size() > 4 && name.substr(name.size() - 4) == ".tmp") {
       if (!ro) fsys().remove(e.path());
-    } else if ((numbered(e.path(), "seg-", ".eagle") || numbered(e.path(), "deleted-", ".eagle")) &&
-               !named.count(name)) {
+    } else if (unnamed_store_file(e.path(), named)) {
       if (!ro) fsys().remove(e.path());
     } else if (auto n = numbered(e.path(), "wal-", ".log")) {
       wals.emplace_back(*n, e.path());
@@ -1028,25 +1034,10 @@ void Collection::checkpoint_unlocked() {
   //    files are garbage. Should it fail, nothing in memory has changed. Written with
   //    no lock readers wait on (write_mu_ keeps the state still).
   std::sort(written.begin(), written.end(), [](const Written& a, const Written& b) { return a.first < b.first; });
-  json listed = json::array();
   std::set<std::string> named = {deletions_file};
-  for (size_t i = 0, w = 0; i < segments_.size();) {
-    if (w < written.size() && written[w].first == i) {
-      uint64_t rows = 0;
-      for (size_t j = i; j < i + written[w].count; ++j) rows += segments_[j].rows();
-      listed.push_back({{"file", written[w].file}, {"rows", rows}});
-      named.insert(written[w].file);
-      i += written[w].count;
-      ++w;
-      continue;
-    }
-    if (!segments_[i].file.empty()) {
-      listed.push_back({{"file", segments_[i].file}, {"rows", segments_[i].rows()}});
-      named.insert(segments_[i].file);
-    }
-    ++i;
-  }
-  write_manifest(listed, deletions_file, last_lsn_);
+  std::vector<ListedFile> replacing;
+  for (const auto& w : written) replacing.push_back({w.first, w.count, w.file});
+  write_manifest(manifest_segments(replacing, named), deletions_file, last_lsn_);
   // 3. In memory, the only step searches wait for: the sealed and merged segments take
   //    their places (from the last, so earlier positions hold), their rows' texts are
   //    read from the new files, and a new empty active segment follows.
@@ -1089,9 +1080,7 @@ void Collection::checkpoint_unlocked() {
     if (e.path() == new_wal) continue;
     const auto name = e.path().filename().string();
     // A file a background merge is writing is not garbage yet: the merge names it.
-    if (numbered(e.path(), "wal-", ".log") ||
-        ((numbered(e.path(), "seg-", ".eagle") || numbered(e.path(), "deleted-", ".eagle")) && !named.count(name) &&
-         !merge_outputs_.count(name)))
+    if (numbered(e.path(), "wal-", ".log") || (unnamed_store_file(e.path(), named) && !merge_outputs_.count(name)))
       fsys().remove(e.path());
   }
   fsys().sync_path(dir_, true);
@@ -1101,6 +1090,27 @@ void Collection::checkpoint_unlocked() {
       if (!seg.file.empty()) sizes.push_back(seg.rows());
     if (!find_merges(sizes, opts_.merges).empty()) request_merges();
   }
+}
+
+json Collection::manifest_segments(const std::vector<ListedFile>& replacing, std::set<std::string>& named) const {
+  json listed = json::array();
+  for (size_t i = 0, w = 0; i < segments_.size();) {
+    if (w < replacing.size() && replacing[w].first == i) {
+      uint64_t rows = 0;
+      for (size_t j = i; j < i + replacing[w].count; ++j) rows += segments_[j].rows();
+      listed.push_back({{"file", replacing[w].file}, {"rows", rows}});
+      named.insert(replacing[w].file);
+      i += replacing[w].count;
+      ++w;
+      continue;
+    }
+    if (!segments_[i].file.empty()) {
+      listed.push_back({{"file", segments_[i].file}, {"rows", segments_[i].rows()}});
+      named.insert(segments_[i].file);
+    }
+    ++i;
+  }
+  return listed;
 }
 
 void Collection::write_manifest(const json& listed, const std::string& deletions_file, uint64_t covered_lsn) {
@@ -1196,30 +1206,10 @@ bool Collection::run_one_merge() {
     base = segments_[first].base;
     end = segments_[first + count - 1].base + segments_[first + count - 1].rows();
   }
-  // 2. The merged segment, built a batch at a time: each batch's texts and vectors are
-  //    read under a brief shared lock (sealed rows never change; only the vector of
-  //    rows and of segments may grow meanwhile), indexed outside it.
-  Segment merged = new_segment(base);
-  constexpr uint32_t kBatch = 4096;
-  const uint32_t dim = schema_.vector.dim;
-  std::vector<std::string> texts;
-  std::vector<float> vecs;
-  for (uint32_t from = base; from < end; from += kBatch) {
-    const uint32_t to = std::min(end, from + kBatch);
-    texts.resize(to - from);
-    vecs.resize(size_t{to - from} * dim);
-    {
-      std::shared_lock lock(mutex_);
-      if (merge_abandoned()) return false;
-      for (uint32_t r = from; r < to; ++r) {
-        texts_->read_into(rows_[r].text, texts[r - from]);
-        const auto& seg = segment_of(r);
-        seg.vectors->stored_vector(r - seg.base, vecs.data() + size_t{r - from} * dim);
-      }
-    }
-    for (const auto& t : texts) merged.lexical.add(t);
-    merged.vectors->add_batch(from - base, to - from, vecs.data());
-  }
+  // 2. The merged segment, built a batch at a time under brief shared locks.
+  auto built = build_merged(base, end, /*lock_per_batch=*/true);
+  if (!built) return false;
+  Segment merged = std::move(*built);
   std::string file;
   uint64_t lsn = 0;  // the segment holds rows the manifest already covers
   {
@@ -1254,26 +1244,13 @@ bool Collection::run_one_merge() {
     fsys().remove(dir_ / file);
     return false;
   }
-  json listed = json::array();
-  std::set<std::string> named = {deletions_file_, file};
-  for (size_t i = 0; i < segments_.size(); ++i) {
-    if (i == first) {
-      listed.push_back({{"file", file}, {"rows", end - base}});
-      i += count - 1;
-    } else if (!segments_[i].file.empty()) {
-      listed.push_back({{"file", segments_[i].file}, {"rows", segments_[i].rows()}});
-      named.insert(segments_[i].file);
-    }
-  }
+  std::set<std::string> named = {deletions_file_};
   // The files cover what they covered: records after the last checkpoint are still
   // only in the log (and the active segment), so the manifest's lsn stays.
-  write_manifest(listed, deletions_file_, covered_lsn_);
+  write_manifest(manifest_segments({{first, count, file}}, named), deletions_file_, covered_lsn_);
   // In memory, the only step searches wait for.
   std::unique_lock lock(mutex_);
-  deleted_.for_each_in(base, end, [&](size_t r) {
-    ++merged.hidden_docs;
-    merged.hidden_len += merged.lexical.doc_len(static_cast<index::DocId>(r - base));
-  });
+  count_hidden(merged);
   std::vector<SegmentFileSlot> closing;
   for (size_t i = first; i < first + count; ++i) closing.push_back(segments_[i].slot);
   merged.file = file;
@@ -1393,32 +1370,50 @@ std::unique_ptr<index::VectorIndex> Collection::mapped_vectors(const fs::path& f
   }
 }
 
-Collection::Segment Collection::merge_segments(size_t first, size_t count) const {
-  const Segment& a = segments_[first];
-  const Segment& z = segments_[first + count - 1];
-  Segment merged = new_segment(a.base);
-  const uint32_t end = z.base + z.rows();
-  // In batches, so a merge never holds every vector of its rows at once.
+std::optional<Collection::Segment> Collection::build_merged(uint32_t base, uint32_t end, bool lock_per_batch) const {
+  // A batch at a time, so a merge never holds every vector of its rows at once; a
+  // background merge reads each batch under a brief shared lock (sealed rows never
+  // change; only the vectors of rows and of segments may grow meanwhile) and indexes it
+  // outside.
+  Segment merged = new_segment(base);
   constexpr uint32_t kBatch = 4096;
   const uint32_t dim = schema_.vector.dim;
+  std::vector<std::string> texts;
   std::vector<float> vecs;
-  std::string text;
-  for (uint32_t from = a.base; from < end; from += kBatch) {
+  for (uint32_t from = base; from < end; from += kBatch) {
     const uint32_t to = std::min(end, from + kBatch);
+    texts.resize(to - from);
     vecs.resize(size_t{to - from} * dim);
-    for (uint32_t r = from; r < to; ++r) {
-      texts_->read_into(rows_[r].text, text);
-      merged.lexical.add(text);
-      const auto& seg = segment_of(r);
-      seg.vectors->stored_vector(r - seg.base, vecs.data() + size_t{r - from} * dim);
+    {
+      std::optional<std::shared_lock<RwMutex>> lock;
+      if (lock_per_batch) {
+        lock.emplace(mutex_);
+        if (merge_abandoned()) return std::nullopt;
+      }
+      for (uint32_t r = from; r < to; ++r) {
+        texts_->read_into(rows_[r].text, texts[r - from]);
+        const auto& seg = segment_of(r);
+        seg.vectors->stored_vector(r - seg.base, vecs.data() + size_t{r - from} * dim);
+      }
     }
-    merged.vectors->add_batch(from - a.base, to - from, vecs.data());
+    for (const auto& t : texts) merged.lexical.add(t);
+    merged.vectors->add_batch(from - base, to - from, vecs.data());
   }
-  deleted_.for_each_in(a.base, end, [&](size_t r) {
-    ++merged.hidden_docs;
-    merged.hidden_len += merged.lexical.doc_len(static_cast<index::DocId>(r - a.base));
-  });
   return merged;
+}
+
+void Collection::count_hidden(Segment& seg) const {
+  deleted_.for_each_in(seg.base, seg.base + seg.rows(), [&](size_t r) {
+    ++seg.hidden_docs;
+    seg.hidden_len += seg.lexical.doc_len(static_cast<index::DocId>(r - seg.base));
+  });
+}
+
+Collection::Segment Collection::merge_segments(size_t first, size_t count) const {
+  const Segment& z = segments_[first + count - 1];
+  auto merged = build_merged(segments_[first].base, z.base + z.rows(), /*lock_per_batch=*/false);
+  count_hidden(*merged);
+  return std::move(*merged);
 }
 
 namespace {

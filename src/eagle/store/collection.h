@@ -331,6 +331,12 @@ class Collection {
   // Builds the segment of rows [first.base, last.base + last.rows()) from their texts
   // and stored vectors (a merge: deleted rows are kept, so no row changes number).
   Segment merge_segments(size_t first, size_t count) const;
+  // The segment of rows [base, end) built from their texts and stored vectors, a batch
+  // at a time; lock_per_batch: the caller holds no lock, each batch is read under a
+  // brief shared lock, and a merge abandoned meanwhile (merge_abandoned) gives nullopt.
+  std::optional<Segment> build_merged(uint32_t base, uint32_t end, bool lock_per_batch) const;
+  // Sets seg's hidden counts from deleted_ (mutex_ held).
+  void count_hidden(Segment& seg) const;
   // The background merger: started by the first checkpoint that leaves a merge to do.
   void request_merges();
   void merger_loop();
@@ -339,6 +345,15 @@ class Collection {
   // (or it was abandoned: paused, stopping, or the segments changed under it).
   bool run_one_merge();
   bool merge_abandoned() const;
+  // A new segment file taking the place of segments [first, first + count).
+  struct ListedFile {
+    size_t first;
+    size_t count;
+    std::string file;
+  };
+  // MANIFEST's segment list: segments_' files in order, each of `replacing` (sorted by
+  // first) in place of its range; every file listed is added to `named`.
+  nlohmann::json manifest_segments(const std::vector<ListedFile>& replacing, std::set<std::string>& named) const;
   // The MANIFEST listing segments_' files (format 3); called with write_mu_ held.
   // covered_lsn: the last log record the sealed segments and the deletions hold.
   void write_manifest(const nlohmann::json& listed, const std::string& deletions_file, uint64_t covered_lsn);
