@@ -348,12 +348,8 @@ void Collection::load_from_disk(const std::string& manifest) {
     } catch (const json::exception& e) {
       fail(ErrorCode::data_loss, (dir / "MANIFEST").string() + ": " + e.what());
     }
-    for (auto& seg : segments_) {
-      deleted_.for_each_in(seg.base, size_t{seg.base} + seg.rows(), [&](size_t r) {
-        ++seg.hidden_docs;
-        seg.hidden_len += seg.lexical.doc_len(static_cast<index::DocId>(r - seg.base));
-      });
-    }
+    for (auto& seg : segments_) count_hidden(seg);
+    live_.reserve(rows_.size() - deleted_.count());
     for (uint32_t r = 0; r < rows_.size(); ++r)
       if (!deleted_.test(r)) live_.put(r);
     segments_.push_back(new_segment(static_cast<uint32_t>(rows_.size())));
