@@ -1359,7 +1359,10 @@ std::unique_ptr<index::VectorIndex> Collection::mapped_vectors(const fs::path& f
     std::ifstream in(file, std::ios::binary);
     in.seekg(static_cast<std::streamoff>(offset));
     if (!in) return nullptr;
-    return index::load_vector_index(in, FileMap::open(file));
+    // Written by us just now: not checksummed or walked again, so no page of it is read
+    // (and resident beside the copy in memory) until a search needs it. An open of the
+    // store verifies it whole, as every segment.
+    return index::load_vector_index(in, FileMap::open(file), /*verify_mapped=*/false);
   } catch (const std::exception& e) {
     spdlog::warn("{}: keeping its vector index in memory: {}", file.string(), e.what());
     return nullptr;

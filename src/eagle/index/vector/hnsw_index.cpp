@@ -568,7 +568,10 @@ std::unique_ptr<HnswIndex> HnswIndex::load_body(vio::Reader& in, const vio::Comm
   if (off != upper_words) vio::corrupt("upper layer size");
   if (rows && g.levels[entry] != max_level) vio::corrupt("entry point level");
   std::vector<float> v(g.padded_dim);
-  for (uint32_t i = 0; i < rows; ++i) {
+  // A file this process just wrote, read back in place, is not walked: its pages stay
+  // on disk until searches need them.
+  const bool check_nodes = !mapped_nodes || in.verifies_borrowed();
+  for (uint32_t i = 0; check_nodes && i < rows; ++i) {
     for (int lv = 0; lv <= g.levels[i]; ++lv) {
       const uint32_t* ll = g.links(i, lv);
       if (ll[0] > g.capacity_at(lv)) vio::corrupt("neighbour count");

@@ -27,8 +27,9 @@ std::unique_ptr<VectorIndex> make_vector_index(const VectorFieldSchema& s) {
   fail(ErrorCode::invalid_argument, "unknown vector index kind");
 }
 
-std::unique_ptr<VectorIndex> load_vector_index(std::istream& in, std::shared_ptr<const FileMap> map) {
-  vio::Reader r(in, std::move(map));
+std::unique_ptr<VectorIndex> load_vector_index(std::istream& in, std::shared_ptr<const FileMap> map,
+                                               bool verify_mapped) {
+  vio::Reader r(in, std::move(map), verify_mapped);
   char magic[sizeof(vio::kMagic)];
   r.bytes(magic, sizeof(magic), "magic");
   if (std::memcmp(magic, vio::kMagic, sizeof(magic)) != 0)

@@ -77,7 +77,9 @@ class VectorIndex {
 std::unique_ptr<VectorIndex> make_vector_index(const VectorFieldSchema& s);
 // `map`: the file `in` reads, mapped; then an HNSW index reads its node blocks in
 // place (page cache, not heap) instead of copying them. Writes to such an index copy
-// them first.
-std::unique_ptr<VectorIndex> load_vector_index(std::istream& in, std::shared_ptr<const FileMap> map = nullptr);
+// them first. verify_mapped = false: the file was just written by this process, so the
+// mapped sections are neither checksummed nor walked (reading them back touches no page).
+std::unique_ptr<VectorIndex> load_vector_index(std::istream& in, std::shared_ptr<const FileMap> map = nullptr,
+                                               bool verify_mapped = true);
 
 }  // namespace eagle::index

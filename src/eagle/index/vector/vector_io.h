@@ -67,8 +67,13 @@ class Reader {
  public:
   // `map`: the file `in` reads, mapped (FileMap), when large sections may be read in
   // place rather than copied (borrow).
-  explicit Reader(std::istream& in, std::shared_ptr<const FileMap> map = nullptr) : in_(in), map_(std::move(map)) {}
+  // verify_borrowed = false: a file this process has just written (its bytes are the
+  // page cache's copy of memory it wrote): borrowed sections are neither checksummed
+  // nor checked, so reading one back touches none of its pages.
+  explicit Reader(std::istream& in, std::shared_ptr<const FileMap> map = nullptr, bool verify_borrowed = true)
+      : in_(in), map_(std::move(map)), verify_borrowed_(verify_borrowed) {}
   const std::shared_ptr<const FileMap>& map() const { return map_; }
+  bool verifies_borrowed() const { return verify_borrowed_; }
   // The next `n` bytes as they lie in the mapped file, checksummed like bytes() and
   // skipped over, not copied; nullptr when there is no map (the caller reads them).
   const uint8_t* borrow(size_t n, const char* what) {
@@ -79,7 +84,10 @@ class Reader {
     if (at > map_->size() || n > map_->size() - at)
       fail(ErrorCode::invalid_argument, std::string("truncated vector index file while reading ") + what);
     const uint8_t* p = map_->data() + at;
-    crc_ = crc32c(crc_, p, n);
+    if (verify_borrowed_)
+      crc_ = crc32c(crc_, p, n);
+    else
+      unchecked_section_ = true;
     in_.seekg(static_cast<std::streamoff>(n), std::ios::cur);
     return p;
   }
@@ -117,13 +125,16 @@ class Reader {
     uint32_t stored;
     if (!in_.read(reinterpret_cast<char*>(&stored), sizeof(stored)))
       fail(ErrorCode::invalid_argument, std::string("truncated vector index file while reading ") + what);
-    if (stored != crc_) corrupt(std::string("checksum mismatch in ") + what);
+    if (stored != crc_ && !unchecked_section_) corrupt(std::string("checksum mismatch in ") + what);
     crc_ = 0;
+    unchecked_section_ = false;
   }
 
  private:
   std::istream& in_;
   std::shared_ptr<const FileMap> map_;
+  bool verify_borrowed_ = true;
+  bool unchecked_section_ = false;  // this section had unverified borrowed bytes
   uint32_t crc_ = 0;
 };
 
