@@ -539,25 +539,17 @@ std::string write_payload(const std::vector<std::string>& deletes, const std::ve
 // indexing at most; and the write becomes visible at once in one exclusive hold that
 // only flips bits and ids (publish).
 
-void Collection::insert(std::vector<Record> records) {
-  require_writable();
-  std::lock_guard w(write_mu_);
-  publish_pending_locked();
-  validate_batch(records, false);
-  if (records.empty()) return;
-  log(WalOp::insert, wal_ ? write_payload({}, records, schema_) : std::string());
-  const uint32_t first = append_hidden(records);
-  publish({}, first);
-  maybe_checkpoint();
-}
+void Collection::insert(std::vector<Record> records) { write_records(records, WalOp::insert, false); }
 
-void Collection::upsert(std::vector<Record> records) {
+void Collection::upsert(std::vector<Record> records) { write_records(records, WalOp::upsert, true); }
+
+void Collection::write_records(std::vector<Record>& records, WalOp op, bool allow_existing) {
   require_writable();
   std::lock_guard w(write_mu_);
   publish_pending_locked();
-  validate_batch(records, true);
+  validate_batch(records, allow_existing);
   if (records.empty()) return;
-  log(WalOp::upsert, wal_ ? write_payload({}, records, schema_) : std::string());
+  log(op, wal_ ? write_payload({}, records, schema_) : std::string());
   const uint32_t first = append_hidden(records);
   publish({}, first);
   maybe_checkpoint();

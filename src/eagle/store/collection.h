@@ -267,6 +267,8 @@ class Collection {
   uint32_t append_hidden(std::vector<Record>& records, const std::function<void(uint32_t)>& on_row = {});
   size_t publish(const std::vector<std::string>& deletes, uint32_t first);
   std::vector<std::string> live_ids(const std::vector<std::string>& ids) const;
+  // insert (allow_existing false: an existing id is a conflict) and upsert.
+  void write_records(std::vector<Record>& records, WalOp op, bool allow_existing);
   // A row leaves (deleted, replaced, staged) or joins (committed) the live rows; the
   // BM25 statistics count live rows only (LiveDocs).
   void hide(uint32_t row);
