@@ -323,6 +323,61 @@ TYPED_TEST(RegistryTest, ReopeningKeepsTheData) {
   EXPECT_EQ(this->reg_->keywords("doc-1", "core"), Ids{"kept"});
 }
 
+// ---- batches of writes -------------------------------------------------------
+
+TYPED_TEST(RegistryTest, ABatchIsOneTransactionOthersSeeWhole) {
+  auto other = this->backend_.open();  // another connection to the same database
+  {
+    DocumentRegistry::WriteBatch batch(*this->reg_);
+    this->reg_->upsert(this->doc("b-1", "first"));
+    this->reg_->set_keywords("b-1", "core", {"t"});
+    this->reg_->upsert(this->doc("b-2", "second"));
+    EXPECT_TRUE(this->reg_->get("b-2").has_value());  // the batch's own connection sees it
+    EXPECT_FALSE(other->get("b-1").has_value());      // not committed yet
+    batch.commit();
+  }
+  EXPECT_TRUE(other->get("b-1").has_value());
+  EXPECT_TRUE(other->get("b-2").has_value());
+  EXPECT_EQ(other->keywords("b-1", "core"), Ids{"t"});
+}
+
+TYPED_TEST(RegistryTest, AFailedWriteInABatchLeavesTheOthers) {
+  DocumentRegistry::WriteBatch batch(*this->reg_);
+  this->reg_->upsert(this->doc("b-1", "kept"));
+  EXPECT_EQ(error_code_of([&] { this->reg_->set_keywords("absent", "core", {"t"}); }), ErrorCode::not_found);
+  EXPECT_EQ(error_code_of([&] { this->reg_->set_source_hash("absent", std::string(64, 'a')); }),
+            ErrorCode::not_found);
+  this->reg_->upsert(this->doc("b-2", "also kept"));
+  batch.commit();
+  this->reg_ = this->backend_.open();
+  EXPECT_TRUE(this->reg_->get("b-1").has_value());
+  EXPECT_TRUE(this->reg_->get("b-2").has_value());
+}
+
+TYPED_TEST(RegistryTest, ABatchUnwoundByAnErrorKeepsWhatSucceeded) {
+  try {
+    DocumentRegistry::WriteBatch batch(*this->reg_);
+    this->reg_->upsert(this->doc("b-1", "kept"));
+    throw std::runtime_error("the caller failed");
+  } catch (const std::runtime_error&) {
+  }
+  this->reg_ = this->backend_.open();
+  EXPECT_TRUE(this->reg_->get("b-1").has_value());
+  // And the registry takes writes (and batches) again.
+  DocumentRegistry::WriteBatch again(*this->reg_);
+  this->reg_->upsert(this->doc("b-2", "next"));
+  again.commit();
+  EXPECT_TRUE(this->reg_->get("b-2").has_value());
+}
+
+TYPED_TEST(RegistryTest, OneBatchAtATime) {
+  DocumentRegistry::WriteBatch batch(*this->reg_);
+  EXPECT_EQ(error_code_of([&] { DocumentRegistry::WriteBatch second(*this->reg_); }), ErrorCode::conflict);
+  this->reg_->upsert(this->doc("b-1", "still in the first"));
+  batch.commit();
+  EXPECT_TRUE(this->backend_.open()->get("b-1").has_value());
+}
+
 // ---- lookup_document_ids_by_name_terms --------------------------------------
 
 TYPED_TEST(RegistryTest, NameTermsMatchCaseInsensitiveSubstringsOfTheThreeNames) {

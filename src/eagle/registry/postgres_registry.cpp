@@ -203,6 +203,7 @@ std::string pg_text_array(const std::vector<std::string>& values) {
 
 struct PostgresRegistry::Impl {
   PGconn* conn = nullptr;
+  bool in_batch = false;  // a WriteBatch's transaction is open
 
   Impl() = default;
   Impl(const Impl&) = delete;
@@ -218,6 +219,13 @@ struct PostgresRegistry::Impl {
   // A connection the server dropped (restart, idle timeout) is re-opened once per
   // call; a transaction left failed by an earlier error is rolled back.
   void ensure_ready() {
+    // A batch lives in the connection's transaction: a lost connection or a failed
+    // transaction lost its writes, which is said, never papered over by a reconnect.
+    if (in_batch && (PQstatus(conn) != CONNECTION_OK || PQtransactionStatus(conn) != PQTRANS_INTRANS)) {
+      in_batch = false;
+      raise(ErrorCode::unavailable, "batch of writes",
+            "the connection or its transaction failed; the batch's writes were rolled back");
+    }
     if (PQstatus(conn) != CONNECTION_OK) {
       PQreset(conn);
       if (PQstatus(conn) != CONNECTION_OK)
@@ -264,6 +272,40 @@ struct PostgresRegistry::Impl {
       raise_result(res.get(), what);
     }
   }
+
+  // One write: BEGIN ... COMMIT, or inside a batch (WriteBatch: a transaction is
+  // open) a savepoint, so the write is all-or-nothing on its own and a failure leaves
+  // the batch usable; rolled back unless committed. A single statement outside a
+  // batch needs neither (single_statement: autocommit).
+  class Write {
+   public:
+    explicit Write(Impl& impl, bool single_statement = false)
+        : impl_(impl), nested_(PQtransactionStatus(impl.conn) == PQTRANS_INTRANS) {
+      active_ = nested_ || !single_statement;
+      if (active_) impl_.command(nested_ ? "SAVEPOINT registry_write" : "BEGIN", "begin");
+    }
+    ~Write() {
+      if (!active_ || done_ || PQstatus(impl_.conn) != CONNECTION_OK) return;
+      if (nested_) {
+        PQclear(PQexec(impl_.conn, "ROLLBACK TO SAVEPOINT registry_write"));
+        PQclear(PQexec(impl_.conn, "RELEASE SAVEPOINT registry_write"));
+      } else if (PQtransactionStatus(impl_.conn) != PQTRANS_IDLE) {
+        PQclear(PQexec(impl_.conn, "ROLLBACK"));
+      }
+    }
+    Write(const Write&) = delete;
+    Write& operator=(const Write&) = delete;
+    void commit() {
+      if (active_) impl_.command(nested_ ? "RELEASE SAVEPOINT registry_write" : "COMMIT", "commit");
+      done_ = true;
+    }
+
+   private:
+    Impl& impl_;
+    bool nested_;
+    bool active_ = true;
+    bool done_ = false;
+  };
 };
 
 namespace {
@@ -377,20 +419,40 @@ PostgresRegistry::PostgresRegistry(const std::string& conninfo, const std::strin
 
 PostgresRegistry::~PostgresRegistry() = default;
 
+void PostgresRegistry::do_begin_batch() {
+  std::lock_guard lock(mutex_);
+  impl_->ensure_ready();
+  if (PQtransactionStatus(impl_->conn) != PQTRANS_IDLE)
+    impl_->raise(ErrorCode::conflict, "begin a batch", "a batch of writes is already open");
+  impl_->command("BEGIN", "begin a batch");
+  impl_->in_batch = true;
+}
+
+void PostgresRegistry::do_commit_batch() {
+  std::lock_guard lock(mutex_);
+  impl_->ensure_ready();  // the batch's transaction must still be there
+  impl_->in_batch = false;
+  impl_->command("COMMIT", "commit a batch");
+}
+
 void PostgresRegistry::do_upsert(const DocumentRecord& r) {
   std::lock_guard lock(mutex_);
   impl_->ensure_ready();
   Param year = r.year ? Param(std::to_string(*r.year)) : std::nullopt;
+  Impl::Write write(*impl_, /*single_statement=*/true);
   impl_->run(kUpsert,
              {r.document_id, r.name, r.file_name, r.document_name, r.kb_name, r.plugin_namespace,
               r.source_type, year, r.source_uri, pg_text_array(r.collections_used)},
              "upsert");
+  write.commit();
 }
 
 bool PostgresRegistry::do_remove(std::string_view document_id) {
   std::lock_guard lock(mutex_);
   impl_->ensure_ready();
+  Impl::Write write(*impl_, /*single_statement=*/true);
   auto res = impl_->run(kRemove, {str(document_id)}, "remove");
+  write.commit();
   return std::string_view(PQcmdTuples(res.get())) != "0";
 }
 
@@ -407,25 +469,18 @@ void PostgresRegistry::do_set_keywords(std::string_view document_id, std::string
                                        const std::vector<std::string>& tags) {
   std::lock_guard lock(mutex_);
   impl_->ensure_ready();
-  impl_->command("BEGIN", "begin");
-  try {
-    // FOR UPDATE: a concurrent remove cannot slip between the check and the insert.
-    auto found = impl_->run(kExistsForUpdate, {str(document_id)}, "set_keywords");
-    if (PQntuples(found.get()) == 0) {
-      fail(ErrorCode::not_found, "registry: no document '" + std::string(document_id) + "' to tag");
-    }
-    impl_->run(kDeleteKeywords, {str(document_id), str(plugin_namespace)}, "set_keywords");
-    if (!tags.empty()) {
-      impl_->run(kInsertKeywords, {str(document_id), str(plugin_namespace), pg_text_array(tags)},
-                 "set_keywords");
-    }
-    impl_->command("COMMIT", "commit");
-  } catch (...) {
-    if (PQstatus(impl_->conn) == CONNECTION_OK && PQtransactionStatus(impl_->conn) != PQTRANS_IDLE) {
-      PQclear(PQexec(impl_->conn, "ROLLBACK"));
-    }
-    throw;
+  Impl::Write write(*impl_);
+  // FOR UPDATE: a concurrent remove cannot slip between the check and the insert.
+  auto found = impl_->run(kExistsForUpdate, {str(document_id)}, "set_keywords");
+  if (PQntuples(found.get()) == 0) {
+    fail(ErrorCode::not_found, "registry: no document '" + std::string(document_id) + "' to tag");
   }
+  impl_->run(kDeleteKeywords, {str(document_id), str(plugin_namespace)}, "set_keywords");
+  if (!tags.empty()) {
+    impl_->run(kInsertKeywords, {str(document_id), str(plugin_namespace), pg_text_array(tags)},
+               "set_keywords");
+  }
+  write.commit();
 }
 
 void PostgresRegistry::do_set_brands(std::string_view document_id, const std::vector<BrandName>& brands) {
@@ -436,37 +491,25 @@ void PostgresRegistry::do_set_brands(std::string_view document_id, const std::ve
   }
   std::lock_guard lock(mutex_);
   impl_->ensure_ready();
-  impl_->command("BEGIN", "begin");
-  try {
-    auto found = impl_->run(kExistsForUpdate, {str(document_id)}, "set_brands");
-    if (PQntuples(found.get()) == 0)
-      fail(ErrorCode::not_found, "registry: no document '" + std::string(document_id) + "' for brand names");
-    impl_->run(kDeleteBrands, {str(document_id)}, "set_brands");
-    if (!brands.empty())
-      impl_->run(kInsertBrands, {str(document_id), pg_text_array(names), pg_text_array(generics)}, "set_brands");
-    impl_->command("COMMIT", "commit");
-  } catch (...) {
-    if (PQstatus(impl_->conn) == CONNECTION_OK && PQtransactionStatus(impl_->conn) != PQTRANS_IDLE)
-      PQclear(PQexec(impl_->conn, "ROLLBACK"));
-    throw;
-  }
+  Impl::Write write(*impl_);
+  auto found = impl_->run(kExistsForUpdate, {str(document_id)}, "set_brands");
+  if (PQntuples(found.get()) == 0)
+    fail(ErrorCode::not_found, "registry: no document '" + std::string(document_id) + "' for brand names");
+  impl_->run(kDeleteBrands, {str(document_id)}, "set_brands");
+  if (!brands.empty())
+    impl_->run(kInsertBrands, {str(document_id), pg_text_array(names), pg_text_array(generics)}, "set_brands");
+  write.commit();
 }
 
 void PostgresRegistry::do_set_source_hash(std::string_view document_id, std::string_view sha256) {
   std::lock_guard lock(mutex_);
   impl_->ensure_ready();
-  impl_->command("BEGIN", "begin");
-  try {
-    auto found = impl_->run(kExistsForUpdate, {str(document_id)}, "set_source_hash");
-    if (PQntuples(found.get()) == 0)
-      fail(ErrorCode::not_found, "registry: no document '" + std::string(document_id) + "' for a source hash");
-    impl_->run(kSetSource, {str(document_id), str(sha256)}, "set_source_hash");
-    impl_->command("COMMIT", "commit");
-  } catch (...) {
-    if (PQstatus(impl_->conn) == CONNECTION_OK && PQtransactionStatus(impl_->conn) != PQTRANS_IDLE)
-      PQclear(PQexec(impl_->conn, "ROLLBACK"));
-    throw;
-  }
+  Impl::Write write(*impl_);
+  auto found = impl_->run(kExistsForUpdate, {str(document_id)}, "set_source_hash");
+  if (PQntuples(found.get()) == 0)
+    fail(ErrorCode::not_found, "registry: no document '" + std::string(document_id) + "' for a source hash");
+  impl_->run(kSetSource, {str(document_id), str(sha256)}, "set_source_hash");
+  write.commit();
 }
 
 std::vector<std::string> PostgresRegistry::do_find_by_source_hash(std::string_view sha256, std::string_view kb_name,

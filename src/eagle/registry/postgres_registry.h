@@ -24,6 +24,8 @@ class PostgresRegistry final : public DocumentRegistry {
   std::string_view backend() const override { return "postgresql"; }
 
  protected:
+  void do_begin_batch() override;
+  void do_commit_batch() override;
   void do_upsert(const DocumentRecord& record) override;
   bool do_remove(std::string_view document_id) override;
   std::optional<DocumentRecord> do_get(std::string_view document_id) const override;

@@ -2,7 +2,7 @@
 # backends behind DocumentRegistry) and test_registry, its one typed test suite.
 # Included from the top-level CMakeLists.txt after eagle_core is defined:
 #   include(src/eagle/registry/registry.cmake)
-# Debian packages: libsqlite3-dev libpq-dev libutf8proc-dev (build), postgresql
+# Debian packages: libsqlite3-dev libpq-dev libutf8proc-dev libspdlog-dev (build), postgresql
 # (scripts/with_postgres.sh starts a throwaway server for the PostgreSQL tests).
 if(NOT EAGLE_ROOT)
   set(EAGLE_ROOT ${CMAKE_SOURCE_DIR})
@@ -12,6 +12,9 @@ find_package(PkgConfig REQUIRED)
 find_package(SQLite3 REQUIRED)
 if(NOT TARGET nlohmann_json::nlohmann_json)
   find_package(nlohmann_json REQUIRED)
+endif()
+if(NOT TARGET spdlog::spdlog)
+  find_package(spdlog REQUIRED)
 endif()
 if(NOT TARGET PkgConfig::LIBPQ)
   pkg_check_modules(LIBPQ REQUIRED IMPORTED_TARGET libpq)
@@ -26,7 +29,8 @@ add_library(eagle_registry
   ${EAGLE_ROOT}/src/eagle/registry/postgres_registry.cpp)
 target_include_directories(eagle_registry PUBLIC ${EAGLE_ROOT}/src)
 target_link_libraries(eagle_registry PUBLIC eagle_core
-                      PRIVATE SQLite::SQLite3 PkgConfig::LIBPQ PkgConfig::UTF8PROC nlohmann_json::nlohmann_json)
+                      PRIVATE SQLite::SQLite3 PkgConfig::LIBPQ PkgConfig::UTF8PROC nlohmann_json::nlohmann_json
+                      spdlog::spdlog)
 
 if(EAGLE_TESTS OR NOT DEFINED EAGLE_TESTS)
 # The suite runs every test against both backends. The PostgreSQL half needs

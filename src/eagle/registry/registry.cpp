@@ -1,5 +1,7 @@
 #include "eagle/registry/registry.h"
 
+#include <spdlog/spdlog.h>
+
 #include <utf8proc.h>
 
 #include <algorithm>
@@ -121,6 +123,25 @@ std::string like_contains_pattern(std::string_view term) {
   }
   out.push_back('%');
   return out;
+}
+
+DocumentRegistry::WriteBatch::WriteBatch(DocumentRegistry& registry) : registry_(registry) {
+  registry_.do_begin_batch();
+}
+
+DocumentRegistry::WriteBatch::~WriteBatch() {
+  if (!open_) return;
+  try {
+    commit();
+  } catch (const std::exception& e) {
+    spdlog::error("registry ({}): a batch of writes could not be committed: {}", registry_.backend(), e.what());
+  }
+}
+
+void DocumentRegistry::WriteBatch::commit() {
+  if (!open_) return;
+  open_ = false;
+  registry_.do_commit_batch();
 }
 
 void DocumentRegistry::upsert(const DocumentRecord& r) {

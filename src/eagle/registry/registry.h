@@ -168,7 +168,32 @@ class DocumentRegistry {
   // "sqlite" or "postgresql".
   virtual std::string_view backend() const = 0;
 
+  // Groups the writes made until commit() into one database transaction: an ingest's
+  // thousands of documents cost one commit instead of one (and its locks and WAL
+  // frames) each. Each write stays all-or-nothing on its own (a savepoint inside the
+  // batch), so a write that fails leaves the others, and a batch unwound by that error
+  // still commits what succeeded: grouping changes the cost, not what is kept. One
+  // batch at a time per registry (the caller serialises its writers); a read meanwhile
+  // sees the batch's writes.
+  class WriteBatch {
+   public:
+    explicit WriteBatch(DocumentRegistry& registry);
+    ~WriteBatch();  // commits when commit() was not called (an error is logged)
+    WriteBatch(const WriteBatch&) = delete;
+    WriteBatch& operator=(const WriteBatch&) = delete;
+    void commit();
+
+   private:
+    DocumentRegistry& registry_;
+    bool open_ = true;
+  };
+
  protected:
+  // A batch's transaction (WriteBatch); the backend's own writes become savepoints
+  // while it is open.
+  virtual void do_begin_batch() = 0;
+  virtual void do_commit_batch() = 0;
+
   // Called with validated input: non-empty ids/namespaces, valid UTF-8 without NUL,
   // sizes within the bounds above, no empty terms, non-empty lists, limit >= 1.
   virtual void do_upsert(const DocumentRecord& record) = 0;

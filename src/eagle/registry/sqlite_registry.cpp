@@ -330,20 +330,30 @@ std::vector<NameCount> read_name_counts(Cursor& c) {
 }
 
 // BEGIN IMMEDIATE takes the write lock up front, so a read-then-write transaction
-// cannot fail half-way with SQLITE_BUSY; rolled back unless committed.
+// cannot fail half-way with SQLITE_BUSY; rolled back unless committed. Inside a
+// batch (WriteBatch: a transaction is open) a savepoint instead, so the write is
+// still all-or-nothing on its own.
 class Transaction {
  public:
-  explicit Transaction(Database& impl) : impl_(impl) { impl_.exec("BEGIN IMMEDIATE", "begin"); }
+  explicit Transaction(Database& impl) : impl_(impl), nested_(sqlite3_get_autocommit(impl.db) == 0) {
+    impl_.exec(nested_ ? "SAVEPOINT registry_write" : "BEGIN IMMEDIATE", "begin");
+  }
   ~Transaction() {
-    if (!done_) sqlite3_exec(impl_.db, "ROLLBACK", nullptr, nullptr, nullptr);
+    if (done_) return;
+    if (nested_) {
+      sqlite3_exec(impl_.db, "ROLLBACK TO registry_write; RELEASE registry_write", nullptr, nullptr, nullptr);
+    } else {
+      sqlite3_exec(impl_.db, "ROLLBACK", nullptr, nullptr, nullptr);
+    }
   }
   void commit() {
-    impl_.exec("COMMIT", "commit");
+    impl_.exec(nested_ ? "RELEASE registry_write" : "COMMIT", "commit");
     done_ = true;
   }
 
  private:
   Database& impl_;
+  bool nested_;
   bool done_ = false;
 };
 
@@ -393,6 +403,24 @@ SqliteRegistry::SqliteRegistry(const std::string& path, bool read_only) : impl_(
 }
 
 SqliteRegistry::~SqliteRegistry() = default;
+
+void SqliteRegistry::do_begin_batch() {
+  std::lock_guard lock(mutex_);
+  if (sqlite3_get_autocommit(impl_->db) == 0)
+    fail(ErrorCode::conflict, "registry (sqlite " + impl_->path + "): a batch of writes is already open");
+  impl_->exec("BEGIN IMMEDIATE", "begin a batch");
+}
+
+void SqliteRegistry::do_commit_batch() {
+  std::lock_guard lock(mutex_);
+  if (sqlite3_get_autocommit(impl_->db) != 0) return;  // rolled back by SQLite itself (out of memory, disk full)
+  try {
+    impl_->exec("COMMIT", "commit a batch");
+  } catch (...) {
+    sqlite3_exec(impl_->db, "ROLLBACK", nullptr, nullptr, nullptr);
+    throw;
+  }
+}
 
 void SqliteRegistry::do_upsert(const DocumentRecord& r) {
   std::lock_guard lock(mutex_);
