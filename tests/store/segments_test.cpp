@@ -338,3 +338,66 @@ TEST(Segments, MappedVectorIndexesSearchAsCopiedOnes) {
   b.reset();
   fs::remove_all(dir);
 }
+
+namespace {
+std::string file_bytes(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+}  // namespace
+
+TEST(Segments, TheBuilderLinksTheGraphTheWriterWouldHaveAndWritersWaitForIt) {
+  // Two stores given the same writes, one linking each row as it is written, one
+  // leaving it to the builder thread (with little room, so writers wait for it), then
+  // reopened so the log's rows are replayed unlinked: their sealed segments are the
+  // same bytes, and every row is found meanwhile.
+  auto schema = chunk_schema("seg", kSegDim);
+  schema.vector.index = VectorIndexKind::hnsw;
+  const auto inline_dir = segments_dir("link_inline");
+  const auto builder_dir = segments_dir("link_builder");
+  CollectionOptions inline_opts;
+  inline_opts.background_linking = false;
+  inline_opts.checkpoint_wal_bytes = uint64_t{1} << 40;  // only explicit checkpoints
+  CollectionOptions builder_opts = inline_opts;
+  builder_opts.background_linking = true;
+  builder_opts.max_unlinked_rows = 32;
+  auto unlinked = [](const Collection& c) { return c.describe()["vector_rows_unlinked"].get<size_t>(); };
+  std::vector<std::vector<Record>> batches;
+  std::mt19937 rng(21);
+  for (int b = 0; b < 60; ++b) {
+    std::vector<Record> rows;
+    for (int i = 0; i < 25; ++i)
+      rows.push_back(random_record(rng, schema, "r" + std::to_string(b) + "_" + std::to_string(i)));
+    batches.push_back(std::move(rows));
+  }
+  for (const auto& [dir, opts] : {std::pair{inline_dir, inline_opts}, std::pair{builder_dir, builder_opts}}) {
+    auto c = Collection::create(dir, schema, opts);
+    for (size_t b = 0; b < batches.size(); ++b) {
+      c->insert(batches[b]);
+      EXPECT_LE(unlinked(*c), opts.max_unlinked_rows) << "a writer waits while too many rows await linking";
+      if (b == 29) c->checkpoint();  // the first half sealed; the rest stays in the log
+    }
+  }
+  // Reopened: the log's 750 rows are replayed and left to the builder.
+  for (const auto& dir : {inline_dir, builder_dir}) {
+    auto c = Collection::open(dir, builder_opts);
+    ASSERT_EQ(c->count(), 1500u);
+    for (size_t b = 30; b < batches.size(); b += 7)
+      for (const auto& r : batches[b]) {
+        const auto hits = c->search_vector(r.vector, 1);
+        ASSERT_EQ(hits.size(), 1u);
+        EXPECT_EQ(hits[0].id, r.id) << "a replayed row, linked or not, is its own nearest neighbour";
+      }
+    c->checkpoint();
+    EXPECT_EQ(unlinked(*c), 0u) << "a checkpoint seals a whole graph";
+  }
+  const auto names = manifest_of(inline_dir)["segments"];
+  ASSERT_EQ(names, manifest_of(builder_dir)["segments"]);
+  ASSERT_EQ(names.size(), 2u);
+  for (const auto& seg : names) {
+    const std::string file = seg["file"];
+    EXPECT_EQ(file_bytes(inline_dir / file), file_bytes(builder_dir / file)) << file;
+  }
+  fs::remove_all(inline_dir);
+  fs::remove_all(builder_dir);
+}

@@ -259,6 +259,69 @@ TEST(HnswIndex, MultiThreadedBuildIsAValidGraph) {
   EXPECT_NO_THROW(load_vector_index(ss));
 }
 
+TEST(HnswIndex, DeferredLinkingBuildsTheGraphAddWould) {
+  for (auto [metric, storage] : {std::pair{Metric::cosine, VectorStorage::sq8}, std::pair{Metric::l2, VectorStorage::f32}}) {
+    SCOPED_TRACE(std::string(metric_name(metric)));
+    const size_t n = 1500, dim = 20;
+    auto data = testing::clustered(n, dim, 30, 43);
+    HnswOptions opts;
+    opts.storage = storage;
+    const auto schema = testing::schema(dim, metric, VectorIndexKind::hnsw, 12, 80, 40);
+    HnswIndex added(schema, opts), deferred(schema, opts);
+    for (uint32_t r = 0; r < n; ++r) added.add(r, data.data() + size_t{r} * dim);
+    // Stored in runs, linked in uneven slices, as a writer and the builder interleave.
+    size_t linked = 0;
+    for (uint32_t r = 0; r < n; ++r) {
+      deferred.add_unlinked(r, data.data() + size_t{r} * dim);
+      if (r % 97 == 0) linked += deferred.link_pending(r % 7);
+    }
+    EXPECT_EQ(deferred.size(), n);
+    EXPECT_EQ(deferred.pending(), n - linked);
+    std::stringstream unfinished;
+    EXPECT_THROW(deferred.save(unfinished), Error) << "a graph with rows not linked is never saved";
+    EXPECT_EQ(deferred.link_pending(n), n - linked);
+    EXPECT_EQ(deferred.pending(), 0u);
+    std::stringstream a, b;
+    added.save(a);
+    deferred.save(b);
+    EXPECT_EQ(a.str(), b.str()) << "the same graph, byte for byte";
+  }
+}
+
+TEST(HnswIndex, RowsNotLinkedAreFoundByAnExactScan) {
+  // fp32 storage, so the exact scan's scores equal the flat oracle's.
+  const size_t n = 3000, dim = 16;
+  auto data = testing::clustered(n, dim, 25, 44);
+  HnswOptions opts;
+  opts.storage = VectorStorage::f32;
+  HnswIndex idx(testing::schema(dim, Metric::l2, VectorIndexKind::hnsw, 12, 80, 40), opts);
+  FlatIndex flat(dim, Metric::l2);
+  flat.add_batch(0, n, data.data());
+  // Nothing linked: every search is an exact scan, the flat index's results exactly.
+  for (uint32_t r = 0; r < n; ++r) idx.add_unlinked(r, data.data() + size_t{r} * dim);
+  const Bitset allowed = testing::random_allowed(n, 0.3, 7);
+  VectorSearchParams p;
+  p.k = 10;
+  for (size_t q = 0; q < 30; ++q) {
+    const float* qv = data.data() + q * 89 * dim;
+    EXPECT_EQ(idx.search(qv, p), flat.search(qv, p));
+    EXPECT_EQ(idx.search(qv, p, &allowed), flat.search(qv, p, &allowed));
+  }
+  // Half linked: each row not linked is its own nearest neighbour, at distance 0, and
+  // an allowed set excluding it keeps it out.
+  idx.link_pending(n / 2);
+  for (uint32_t r = n / 2; r < n; r += 101) {
+    auto hits = idx.search(data.data() + size_t{r} * dim, p);
+    ASSERT_FALSE(hits.empty());
+    EXPECT_EQ(hits[0].row, r);
+    EXPECT_FLOAT_EQ(hits[0].score, 0.0f);
+    Bitset others(n);
+    for (size_t i = 0; i < n; ++i)
+      if (i != r) others.set(i);
+    for (const auto& h : idx.search(data.data() + size_t{r} * dim, p, &others)) EXPECT_NE(h.row, r);
+  }
+}
+
 TEST(HnswIndex, SaveLoadRoundTripGivesIdenticalResults) {
   for (auto [metric, storage] :
        {std::pair{Metric::cosine, VectorStorage::sq8}, std::pair{Metric::ip, VectorStorage::f16},

@@ -619,6 +619,18 @@ std::vector<ConfigOption> make_options() {
                "read sealed segments' vectors and HNSW graphs in place from their mapped files (page cache, not heap)",
                [](Config& c, const std::string& v) { c.map_vectors = to_bool("store.map_vectors", v); },
                [](const Config& c) { return std::string(c.map_vectors ? "true" : "false"); }});
+  o.push_back({"store.background_linking",
+               "link new rows into the HNSW graph on a builder thread while writes go on (searches scan the rows "
+               "not linked yet exactly; a checkpoint links them all)",
+               [](Config& c, const std::string& v) { c.background_linking = to_bool("store.background_linking", v); },
+               [](const Config& c) { return std::string(c.background_linking ? "true" : "false"); }});
+  o.push_back({"store.max_unlinked_rows", "a writer waits while more rows than this await the graph builder",
+               [](Config& c, const std::string& v) {
+                 c.max_unlinked_rows = to_count("store.max_unlinked_rows", v, size_t{1} << 24);
+                 if (c.max_unlinked_rows == 0)
+                   fail(ErrorCode::invalid_argument, "store.max_unlinked_rows must be at least 1");
+               },
+               [](const Config& c) { return std::to_string(c.max_unlinked_rows); }});
   add_server_options(o);
   o.push_back({"registry.url", "document registry: empty = SQLite at <data_dir>/registry.db; sqlite:PATH; postgresql://...",
                [](Config& c, const std::string& v) { c.registry_url = v; },

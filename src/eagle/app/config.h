@@ -44,6 +44,9 @@ struct Config {
   store::MergePolicy merges;
   // Sealed segments' vectors and graphs mapped, not copied (CollectionOptions::map_vectors).
   bool map_vectors = true;
+  // New rows linked into the graph by a builder thread (CollectionOptions::background_linking).
+  bool background_linking = true;
+  uint64_t max_unlinked_rows = 8192;
   // `eagle serve` (docs/http-api.md).
   struct Server {
     std::string host = "127.0.0.1";

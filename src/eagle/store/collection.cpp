@@ -185,10 +185,15 @@ Collection::Collection(CollectionSchema schema, CollectionOptions opts, fs::path
   schema_.validate();
   // A collection's own length normalisation (the visual collection's tiles) wins.
   if (schema_.text_length_norm) opts_.bm25.b = *schema_.text_length_norm;
+  // Persistent collections only: their writes end in a checkpoint, which links every
+  // row, so results once a write is done never depend on the builder's progress. An
+  // in-memory collection (tests, an evaluation's corpus) has no checkpoint to wait for.
+  defer_linking_ = opts_.background_linking && !dir_.empty();
   reset_indexes();
 }
 
 Collection::~Collection() {
+  stop_linker();
   {
     std::lock_guard g(merge_mu_);
     merge_stop_ = true;  // a running merge stops at its next batch
@@ -306,6 +311,9 @@ std::unique_ptr<Collection> Collection::open(const fs::path& dir, CollectionOpti
           read_file(dir / "schema.json") != schema_before)
         continue;
     }
+    // Rows the log replayed are stored, not linked: the builder links them while the
+    // collection serves (searches scan them exactly meanwhile).
+    if (c->unlinked_rows_.load() > 0) c->wake_linker();
     return c;
   }
 }
@@ -610,14 +618,26 @@ size_t Collection::remove_where(std::string_view expr, const TemplateParams& par
 
 uint32_t Collection::append_hidden(std::vector<Record>& records, const std::function<void(uint32_t)>& on_row) {
   const auto first = static_cast<uint32_t>(rows_.size());
-  for (auto& r : records) {
-    // Analysed before the lock: only the index's own update is exclusive.
-    const auto analyzed = segments_.back().lexical.analyze(r.text);
+  // kAppendRows rows per exclusive hold: each hold waits for the builder's current
+  // link (~0.2 ms at a million rows), so a hold a row left the writer waiting most of
+  // the time; a hold of 64 rows' index updates is about as long as one link.
+  constexpr size_t kAppendRows = 64;
+  std::vector<index::AnalyzedDoc> analyzed;
+  for (size_t from = 0; from < records.size(); from += kAppendRows) {
+    const size_t to = std::min(records.size(), from + kAppendRows);
+    // Analysed before the lock: only the indexes' own updates are exclusive.
+    analyzed.clear();
+    for (size_t i = from; i < to; ++i) analyzed.push_back(segments_.back().lexical.analyze(records[i].text));
     {
+      // Announced, so the builder lets this hold in between its links (linker_loop).
+      writer_waiting_.fetch_add(1, std::memory_order_relaxed);
       std::unique_lock lock(mutex_);
-      const uint32_t row = append_row(r, analyzed);
-      hide(row);
-      if (on_row) on_row(row);
+      writer_waiting_.fetch_sub(1, std::memory_order_relaxed);
+      for (size_t i = from; i < to; ++i) {
+        const uint32_t row = append_row(records[i], analyzed[i - from]);
+        hide(row);
+        if (on_row) on_row(row);
+      }
     }
     if (texts_->flush_due()) {
       // The spill's disk write with no lock; reads switch to the file after it.
@@ -625,6 +645,10 @@ uint32_t Collection::append_hidden(std::vector<Record>& records, const std::func
         std::unique_lock lock(mutex_);
         texts_->drop_written(n);
       }
+    }
+    if (unlinked_rows_.load(std::memory_order_relaxed) > 0) {
+      wake_linker();
+      if (unlinked_rows_.load(std::memory_order_relaxed) > opts_.max_unlinked_rows) wait_for_linker();
     }
   }
   return first;
@@ -646,7 +670,13 @@ uint32_t Collection::append_row(Record& r, const index::AnalyzedDoc& text) {
   // indexes their field. Row ids are dense and shared by all three.
   auto& seg = segments_.back();
   seg.lexical.add(text);
-  seg.vectors->add(row - seg.base, r.vector.data());
+  if (defer_linking_) {
+    // Stored now, linked into the graph by the builder (background_linking).
+    seg.vectors->add_unlinked(row - seg.base, r.vector.data());
+    unlinked_rows_.store(seg.vectors->pending(), std::memory_order_relaxed);
+  } else {
+    seg.vectors->add(row - seg.base, r.vector.data());
+  }
   for (size_t i = 0; i < scalar_.size(); ++i)
     if (scalar_[i]) scalar_[i]->add(row, r.values[i]);
   rows_.push_back({std::move(r.id), texts_->spill(r.text), PackedValues(std::move(r.values))});
@@ -843,7 +873,10 @@ bool Collection::has_transaction(TxnId txn) const {
 }
 
 bool Collection::staged(TxnId txn, const std::string& id) const {
-  std::shared_lock lock(mutex_);
+  // Under write_mu_ (which every change to txns_ holds), not mutex_: an ingest asks this
+  // of every row it reads, and a shared hold would queue behind the graph builder's
+  // exclusive one each time (measured: no parallelism left).
+  std::lock_guard w(write_mu_);
   auto it = txns_.find(txn);
   return it != txns_.end() && it->second.rows.contains(id);
 }
@@ -974,6 +1007,9 @@ void Collection::checkpoint_unlocked() {
     std::shared_lock lock(mutex_);
     if (!txns_.empty()) return;
   }
+  // A sealed segment's graph is whole: the rows the builder has not linked yet are
+  // linked here (no row is added meanwhile: writers wait on write_mu_).
+  link_all_pending();
   // 1. The files, written while searches go on: writers wait on write_mu_ (held by
   //    our caller), so a shared lock gives a stable state. The active segment (rows
   //    since the last checkpoint) goes to its own file unless a merge takes it; each
@@ -1114,6 +1150,89 @@ void Collection::write_manifest(const json& listed, const std::string& deletions
   std::unique_lock lock(mutex_);
   deletions_file_ = deletions_file;
   covered_lsn_ = covered_lsn;
+}
+
+// ---------------------------------------------------------------- the graph builder
+
+void Collection::wake_linker() {
+  std::lock_guard g(linker_mu_);
+  if (linker_stop_) return;
+  linker_wanted_ = true;
+  if (!linker_.joinable()) linker_ = std::thread([this] { linker_loop(); });
+  linker_cv_.notify_all();
+}
+
+void Collection::stop_linker() {
+  {
+    std::lock_guard g(linker_mu_);
+    linker_stop_ = true;
+    linker_stopping_ = true;
+  }
+  linker_cv_.notify_all();
+  if (linker_.joinable()) linker_.join();
+}
+
+void Collection::linker_loop() {
+  // Low priority, as merges: searches keep the cores; a bulk write's graph building
+  // takes what they leave.
+  ::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), 10);
+  std::unique_lock g(linker_mu_);
+  for (;;) {
+    linker_cv_.wait(g, [&] { return linker_stop_ || linker_wanted_; });
+    if (linker_stop_) return;
+    linker_wanted_ = false;
+    g.unlock();
+    // unlinked_rows_ is read without mutex_: while a checkpoint writes under a shared
+    // hold nothing is pending, so the builder never queues an exclusive hold (which
+    // would stop new searches) behind a disk write.
+    const uint64_t resume = opts_.max_unlinked_rows / 2;
+    while (unlinked_rows_.load(std::memory_order_relaxed) > 0) {
+      uint64_t left;
+      {
+        std::lock_guard link(link_mu_);
+        std::unique_lock lock(mutex_);
+        auto& vectors = *segments_.back().vectors;
+        vectors.link_pending(1);
+        left = vectors.pending();
+        unlinked_rows_.store(left, std::memory_order_relaxed);
+      }
+      if (linker_stopping_.load(std::memory_order_relaxed)) return;
+      // A writer waiting for room (wait_for_linker) is told once there is room, not
+      // after every link: waking it a link at a time cost both threads a context
+      // switch per row.
+      if (left == resume || left == 0) {
+        std::lock_guard s(linker_mu_);
+        linker_cv_.notify_all();
+      }
+      // The lock is not fair: taken again at once, it would go back to the builder
+      // before a writer blocked on it wakes, and the two would take turns a batch at a
+      // time instead of a row at a time (measured: no parallelism at all). A writer
+      // that announced itself gets its hold first.
+      while (writer_waiting_.load(std::memory_order_relaxed) > 0) std::this_thread::yield();
+    }
+    g.lock();
+    linker_cv_.notify_all();
+  }
+}
+
+void Collection::link_all_pending() {
+  if (unlinked_rows_.load(std::memory_order_relaxed) == 0) return;
+  std::lock_guard link(link_mu_);
+  // A row per exclusive hold, as the builder: searches go on between them.
+  for (;;) {
+    std::unique_lock lock(mutex_);
+    auto& vectors = *segments_.back().vectors;
+    const size_t linked = vectors.link_pending(1);
+    unlinked_rows_.store(vectors.pending(), std::memory_order_relaxed);
+    if (linked == 0 || vectors.pending() == 0) break;
+  }
+  linker_cv_.notify_all();
+}
+
+void Collection::wait_for_linker() {
+  const uint64_t resume = opts_.max_unlinked_rows / 2;
+  std::unique_lock g(linker_mu_);
+  linker_cv_.wait(g, [&] { return linker_stop_ || unlinked_rows_.load(std::memory_order_relaxed) <= resume; });
 }
 
 // ---------------------------------------------------------------- background merges
@@ -1635,7 +1754,10 @@ void Collection::compact() {
       return;
     }
   }
-  std::unique_ptr<Collection> fresh(new Collection(schema_, opts_, {}));
+  // Its rows are linked as they are added: the fresh collection is private (no builder).
+  CollectionOptions fresh_opts = opts_;
+  fresh_opts.background_linking = false;
+  std::unique_ptr<Collection> fresh(new Collection(schema_, fresh_opts, {}));
   // Its texts become ours: spilled in our folder, not the temporary one (often RAM).
   fresh->texts_ = std::make_unique<RowTexts>(dir_);
   {
@@ -1794,7 +1916,8 @@ json Collection::describe() const {
              size_t bytes = 0;
              for (const auto& seg : segments_) bytes += seg.vectors->mapped_bytes();
              return bytes;
-           }()}};
+           }()},
+          {"vector_rows_unlinked", segments_.back().vectors->pending()}};
 }
 
 // ---------------------------------------------------------------- repair

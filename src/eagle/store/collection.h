@@ -108,6 +108,18 @@ struct CollectionOptions {
   // Smaller segments keep their copy: their heap is small, and the many small files of
   // one-record writes would each cost a mapping (and its unmapping) for little gain.
   uint64_t map_vectors_min_rows = 4096;
+  // New rows' vectors are stored at once and linked into the active segment's HNSW
+  // graph by a builder thread of the collection (low priority), so a bulk write's
+  // graph building runs on the second core beside its analysis and logging, and a
+  // log replay at open only stores (the builder links after). Searches scan the rows
+  // not linked yet exactly; a checkpoint links them all before it seals. A flat index
+  // has nothing to link; an in-memory collection links as it writes (it has no
+  // checkpoint after which results stop depending on the builder's progress). Off:
+  // every row is linked by the write that adds it.
+  bool background_linking = true;
+  // A writer waits while more rows than this await linking (then until half are
+  // linked): the exact scan of them stays cheap. A replay at open does not wait.
+  uint64_t max_unlinked_rows = 8192;
 };
 
 // A transaction: one write of any size, in as many log records as it needs, that is
@@ -260,7 +272,7 @@ class Collection {
   // owns the collection: replay, compaction).
   uint32_t append_row(Record& r, const index::AnalyzedDoc& text);
   // The write path's two steps (called with write_mu_ held and mutex_ not held):
-  // append_hidden indexes `records` as hidden rows, each under its own exclusive hold
+  // append_hidden indexes `records` as hidden rows, 64 to an exclusive hold
   // of mutex_ (on_row runs there), and returns the first one's number; publish deletes
   // `deletes` and makes the rows from `first` on live, in one exclusive hold, and
   // returns how many of `deletes` were live.
@@ -295,6 +307,16 @@ class Collection {
   Bitset filter_locked(std::string_view filter, const TemplateParams& params) const;
   // nullptr when every row may be returned (no filter, no deletions).
   std::optional<Bitset> allowed_locked(std::string_view filter, const TemplateParams& params) const;
+  // The builder (CollectionOptions::background_linking): links the active segment's
+  // stored rows into its graph a row per exclusive hold. wake_linker starts it (once)
+  // or tells it there is work; link_all_pending links the rest in the caller's thread
+  // (write_mu_ held, so no row is added meanwhile: a checkpoint before it seals);
+  // wait_for_linker is a writer's back-pressure (max_unlinked_rows).
+  void wake_linker();
+  void linker_loop();
+  void link_all_pending();
+  void wait_for_linker();
+  void stop_linker();
   // One segment's indexes over the rows [base, base + rows).
   struct Segment {
     uint32_t base = 0;
@@ -374,7 +396,7 @@ class Collection {
   // guards the state against readers (searches shared; a change exclusive, held only
   // for the change itself: one row's indexing, a publication, a swap; never across
   // disk I/O). Lock order: write_mu_, mutex_.
-  std::mutex write_mu_;
+  mutable std::mutex write_mu_;
   mutable RwMutex mutex_;
   std::vector<Row> rows_;
   std::unique_ptr<RowTexts> texts_;  // the rows' texts, on disk
@@ -395,6 +417,20 @@ class Collection {
   bool merge_stop_ = false;
   std::thread merger_;
   std::set<std::string> merge_outputs_;  // files a merge is writing (guarded by write_mu_)
+  // The builder. link_mu_: one thread links at a time (the builder or a checkpoint);
+  // linker_mu_ is a leaf guarding the flags. unlinked_rows_ follows the active
+  // segment's pending rows (changed with mutex_ held exclusively), so the builder
+  // looks for work without taking mutex_. Lock order: write_mu_, link_mu_, mutex_.
+  bool defer_linking_ = false;  // background_linking, for this collection's own writes
+  std::mutex link_mu_;
+  std::mutex linker_mu_;
+  std::condition_variable linker_cv_;  // work for the builder; progress for a waiting writer
+  bool linker_wanted_ = false;
+  bool linker_stop_ = false;
+  std::atomic<bool> linker_stopping_{false};  // linker_stop_, read by the builder between links
+  std::thread linker_;
+  std::atomic<uint64_t> unlinked_rows_{0};
+  std::atomic<uint32_t> writer_waiting_{0};  // a writer about to take mutex_ for a row
   std::vector<std::unique_ptr<filter::ScalarIndex>> scalar_;  // per schema field; null if not indexed
   // Open transactions: the deletes to apply at commit and the staged rows (hidden in
   // deleted_ until then), by id.

@@ -179,9 +179,10 @@ struct HnswCore {
   // nodes seen. `out` is sorted by (d, id).
   void (*search)(const HnswGraph& g, const float* q, size_t k, size_t ef, const Bitset* allowed,
                  HnswScratch& s, std::vector<Cand>& out);
-  // Exact: every allowed node (all when allowed == nullptr).
-  void (*scan)(const HnswGraph& g, const float* q, size_t k, const Bitset* allowed, HnswScratch& s,
-               std::vector<Cand>& out);
+  // Exact: every allowed node of [from, to) (all of them when allowed == nullptr).
+  // Nodes past g.size (stored, not linked yet) may be scanned too.
+  void (*scan)(const HnswGraph& g, const float* q, size_t k, const Bitset* allowed, size_t from, size_t to,
+               HnswScratch& s, std::vector<Cand>& out);
   // Links node `id` (vector and level already stored) into the graph. sync != nullptr
   // when other threads insert at the same time.
   void (*insert)(HnswGraph& g, uint32_t id, HnswScratch& s, BuildSync* sync);

@@ -198,7 +198,7 @@ HnswIndex::~HnswIndex() = default;
 
 void HnswIndex::stored_vector(uint32_t row, float* out) const {
   const auto& g = *g_;
-  if (row >= g.size) fail(ErrorCode::invalid_argument, "row out of range");
+  if (row >= size()) fail(ErrorCode::invalid_argument, "row out of range");
   std::vector<float> v(g.padded_dim);
   switch (g.store) {
     case detail::kStoreF32: std::memcpy(v.data(), g.vec(row), g.padded_dim * sizeof(float)); break;
@@ -211,7 +211,7 @@ void HnswIndex::stored_vector(uint32_t row, float* out) const {
 }
 
 size_t HnswIndex::size() const {
-  return g_->size;
+  return g_->size + pending_;
 }
 uint32_t HnswIndex::dim() const {
   return g_->dim;
@@ -317,8 +317,37 @@ void HnswIndex::add(uint32_t row, const float* vec) {
   add_batch(row, 1, vec, 1);
 }
 
+void HnswIndex::add_unlinked(uint32_t row, const float* vec) {
+  auto& g = *g_;
+  const size_t at = g.size + pending_;
+  if (row != at)
+    fail(ErrorCode::invalid_argument, "vector rows must be added in order: expected row " + std::to_string(at) +
+                                          ", got " + std::to_string(row));
+  if (at + 1 > kMaxVectorRows) fail(ErrorCode::invalid_argument, "too many vectors for one index");
+  std::vector<float> prepared(static_cast<size_t>(g.padded_dim));
+  validate_and_prepare(vec, prepared.data());
+  ensure_capacity(at + 1);
+  encode_node(static_cast<uint32_t>(at), prepared.data());
+  append_levels(1);
+  ++pending_;
+}
+
+size_t HnswIndex::link_pending(size_t max_rows) {
+  auto& g = *g_;
+  const size_t n = std::min(max_rows, pending_);
+  for (size_t i = 0; i < n; ++i) {
+    // In row order, one at a time: the graph add_batch(threads = 1) would build.
+    const auto id = static_cast<uint32_t>(g.size);
+    g.size = size_t{id} + 1;
+    --pending_;
+    core_->insert(g, id, *build_scratch_, nullptr);
+  }
+  return n;
+}
+
 void HnswIndex::add_batch(uint32_t first_row, size_t count, const float* vecs, unsigned threads) {
   auto& g = *g_;
+  link_pending(pending_);  // the batch's rows follow every stored one
   if (first_row != g.size)
     fail(ErrorCode::invalid_argument, "vector rows must be added in order: expected row " +
                                           std::to_string(g.size) + ", got " + std::to_string(first_row));
@@ -410,7 +439,7 @@ std::vector<VectorHit> HnswIndex::search_with_plan(const float* query, const Vec
   const auto& g = *g_;
   vector_detail::check_finite(query, g.dim, "query vector");
   std::vector<VectorHit> hits;
-  if (p.k == 0 || g.size == 0) return hits;
+  if (p.k == 0 || size() == 0) return hits;
   ScratchLease lease(*this);
   HnswScratch& s = *lease;
   s.query.resize(g.padded_dim);
@@ -421,14 +450,24 @@ std::vector<VectorHit> HnswIndex::search_with_plan(const float* query, const Vec
   std::fill(s.query.begin() + g.dim, s.query.end(), 0.0f);
 
   std::vector<Cand>& out = s.result;
-  switch (plan.kind) {
-    case SearchPlan::Kind::graph: core_->search(g, s.query.data(), p.k, plan.beam, nullptr, s, out); break;
-    case SearchPlan::Kind::filtered_graph:
-      core_->search(g, s.query.data(), p.k, plan.beam, allowed, s, out);
-      // A beam that met fewer allowed rows than asked for: the exact scan is the fallback.
-      if (out.size() < std::min(p.k, plan.allowed_rows)) core_->scan(g, s.query.data(), p.k, allowed, s, out);
-      break;
-    case SearchPlan::Kind::exact: core_->scan(g, s.query.data(), p.k, allowed, s, out); break;
+  out.clear();
+  if (g.size > 0) switch (plan.kind) {
+      case SearchPlan::Kind::graph: core_->search(g, s.query.data(), p.k, plan.beam, nullptr, s, out); break;
+      case SearchPlan::Kind::filtered_graph:
+        core_->search(g, s.query.data(), p.k, plan.beam, allowed, s, out);
+        // A beam that met fewer allowed rows than asked for: the exact scan is the fallback.
+        if (out.size() < std::min(p.k, plan.allowed_rows))
+          core_->scan(g, s.query.data(), p.k, allowed, 0, g.size, s, out);
+        break;
+      case SearchPlan::Kind::exact: core_->scan(g, s.query.data(), p.k, allowed, 0, g.size, s, out); break;
+    }
+  if (pending_ > 0) {
+    // Rows stored but not linked yet (add_unlinked): scanned exactly, merged in.
+    std::vector<Cand> tail;
+    core_->scan(g, s.query.data(), p.k, allowed, g.size, g.size + pending_, s, tail);
+    out.insert(out.end(), tail.begin(), tail.end());
+    std::sort(out.begin(), out.end(), detail::Closer{});
+    if (out.size() > p.k) out.resize(p.k);
   }
   hits.reserve(out.size());
   for (const auto& c : out) hits.push_back({c.id, -c.d});
@@ -442,7 +481,8 @@ size_t HnswIndex::mapped_bytes() const {
 
 size_t HnswIndex::memory_bytes() const {
   const auto& g = *g_;
-  size_t b = g.size * g.node_bytes + (g.store == detail::kStoreSq8 ? g.size * g.padded_dim * 2 : 0) +
+  const size_t rows = size();
+  size_t b = rows * g.node_bytes + (g.store == detail::kStoreSq8 ? rows * g.padded_dim * 2 : 0) +
              g.levels.capacity() + g.upper_offset.capacity() * 4 + g.upper.capacity() * 4 +
              build_scratch_->bytes();
   std::lock_guard lock(scratch_mu_);
@@ -457,6 +497,8 @@ size_t HnswIndex::memory_bytes() const {
 // (rows * padded_dim * 2), levels (rows bytes), upper lists (upper_words * 4).
 void HnswIndex::save(std::ostream& out) const {
   const auto& g = *g_;
+  if (pending_ > 0)
+    fail(ErrorCode::internal, "an HNSW index is saved with " + std::to_string(pending_) + " rows not linked");
   vio::Writer w(out);
   w.bytes(vio::kMagic, sizeof(vio::kMagic));
   w.pod<uint32_t>(vio::kVersion);

@@ -77,6 +77,9 @@ class HnswIndex final : public VectorIndex {
   void add(uint32_t row, const float* vec) override;
   void add_batch(uint32_t first_row, size_t count, const float* vecs, unsigned threads = 1) override;
   void reserve(size_t rows) override;
+  void add_unlinked(uint32_t row, const float* vec) override;
+  size_t link_pending(size_t max_rows) override;
+  size_t pending() const override { return pending_; }
 
   size_t size() const override;
   uint32_t dim() const override;
@@ -119,6 +122,9 @@ class HnswIndex final : public VectorIndex {
   HnswOptions opts_;
   VectorStorage storage_;
   std::unique_ptr<detail::HnswGraph> g_;
+  // Rows [g_->size, g_->size + pending_) are stored (vector and level) but not linked
+  // into the graph yet (add_unlinked); searches scan them exactly.
+  size_t pending_ = 0;
   const detail::HnswCore* core_;
   std::mt19937_64 rng_;
   double level_mult_;

@@ -44,6 +44,14 @@ class VectorIndex {
   virtual void add_batch(uint32_t first_row, size_t count, const float* vecs, unsigned threads = 1);
   // Capacity hint so a bulk load does not reallocate.
   virtual void reserve(size_t /*rows*/) {}
+  // Deferred linking, for an index that builds a graph (HNSW): add_unlinked stores the
+  // vector at once (searches find it by an exact scan of the stored, unlinked rows),
+  // and link_pending links up to `max_rows` of them into the graph later, in row order,
+  // so the graph is the one add() would have built. A builder thread does the linking
+  // while the writer goes on (Collection). An index without a graph adds at once.
+  virtual void add_unlinked(uint32_t row, const float* vec) { add(row, vec); }
+  virtual size_t link_pending(size_t /*max_rows*/) { return 0; }  // rows linked
+  virtual size_t pending() const { return 0; }                    // rows stored, not linked
 
   virtual size_t size() const = 0;
   virtual uint32_t dim() const = 0;
@@ -53,7 +61,8 @@ class VectorIndex {
   // Top p.k rows, sorted by score descending then row ascending. allowed == nullptr
   // means every row; otherwise only rows whose bit is set are returned (bits past
   // allowed->size() count as unset). Safe to call from several threads at once on a
-  // const index; add/add_batch must not run concurrently with searches.
+  // const index; add/add_batch/add_unlinked/link_pending must not run concurrently
+  // with searches.
   virtual std::vector<VectorHit> search(const float* query, const VectorSearchParams& p,
                                         const Bitset* allowed = nullptr) const = 0;
 
