@@ -17,6 +17,9 @@
 
 #include "eagle/store/checked_file.h"
 #include "eagle/store/collection.h"
+#include "eagle/store/record_codec.h"
+#include "eagle/core/file_system.h"
+#include <cstring>
 
 namespace fs = std::filesystem;
 using namespace eagle;
@@ -400,4 +403,100 @@ TEST(Segments, TheBuilderLinksTheGraphTheWriterWouldHaveAndWritersWaitForIt) {
   }
   fs::remove_all(inline_dir);
   fs::remove_all(builder_dir);
+}
+
+namespace {
+// The segment file `from` (layout 2) rewritten in layout 1, as the previous release
+// wrote segments: per row [id][text][flag][values as a JSON array].
+void rewrite_as_layout1(const fs::path& from, const fs::path& to, const CollectionSchema& schema) {
+  const std::string bytes = file_bytes(from);
+  const uint64_t content = verify_checked_file(from);
+  size_t at = 0;
+  auto take = [&](size_t n) {
+    const std::string s = bytes.substr(at, n);
+    at += n;
+    return s;
+  };
+  auto pod64 = [&] {
+    uint64_t v;
+    std::memcpy(&v, bytes.data() + at, 8);
+    at += 8;
+    return v;
+  };
+  ASSERT_EQ(take(8), std::string("EGLSEG2\0", 8));
+  const uint64_t lsn = pod64(), rows = pod64();
+  std::string out = std::string("EGLSEG1\0", 8);
+  auto put64 = [&](uint64_t v) { out.append(reinterpret_cast<const char*>(&v), 8); };
+  put64(lsn);
+  put64(rows);
+  for (uint64_t r = 0; r < rows; ++r) {
+    const std::string id = take(pod64());
+    take(4);  // the text's CRC: layout 1 has none
+    const std::string text = take(pod64());
+    const std::string flag = take(1);
+    const auto values = decode_values(take(pod64()), schema);
+    json arr = json::array();
+    for (const auto& v : values) arr.push_back(value_to_json(v));
+    const std::string dumped = arr.dump();
+    for (const auto* s : {&id, &text}) {
+      put64(s->size());
+      out += *s;
+    }
+    out += flag;
+    put64(dumped.size());
+    out += dumped;
+  }
+  out += bytes.substr(at, content - at);  // the BM25 and vector indexes, as they are
+  write_checked_file(io::or_posix(nullptr), to, [&](std::ostream& o) { o.write(out.data(), static_cast<std::streamsize>(out.size())); });
+}
+}  // namespace
+
+TEST(Segments, ASegmentOfThePreviousRowLayoutOpensAndReadsAsTheCurrentOne) {
+  // Layout 2 stores each text's CRC (an open skips the text) and binary values; a
+  // store whose segments are of layout 1 opens to the same rows, texts and values.
+  const auto dir = segments_dir("layout1");
+  auto schema = chunk_schema("seg", kSegDim);
+  schema.vector.index = VectorIndexKind::hnsw;
+  std::mt19937 rng(31);
+  {
+    auto c = Collection::create(dir, schema);
+    std::vector<Record> rows;
+    for (int i = 0; i < 300; ++i) rows.push_back(random_record(rng, schema, "r" + std::to_string(i)));
+    c->insert(std::move(rows));
+    c->checkpoint();
+  }
+  const std::string file = manifest_of(dir)["segments"][0]["file"];
+  ASSERT_EQ(file_bytes(dir / file).substr(0, 8), std::string("EGLSEG2\0", 8));
+  const auto copy = segments_dir("layout1_copy");
+  fs::copy(dir, copy);
+  rewrite_as_layout1(dir / file, copy / file, schema);
+  ASSERT_EQ(file_bytes(copy / file).substr(0, 8), std::string("EGLSEG1\0", 8));
+  auto now = Collection::open(dir);
+  auto before = Collection::open(copy);
+  ASSERT_EQ(before->count(), 300u);
+  for (int i = 0; i < 300; i += 7) {
+    const std::string id = "r" + std::to_string(i);
+    const auto a = now->get_with_vector(id), b = before->get_with_vector(id);
+    ASSERT_TRUE(a && b) << id;
+    EXPECT_EQ(a->text, b->text);
+    EXPECT_EQ(a->values, b->values);
+    EXPECT_EQ(a->vector, b->vector);
+  }
+  const auto q = random_record(rng, schema, "q");
+  EXPECT_EQ(now->search_text(q.text, 10).size(), before->search_text(q.text, 10).size());
+  for (const auto& [x, y] : {std::pair{now->search_text(q.text, 10), before->search_text(q.text, 10)}}) {
+    ASSERT_EQ(x.size(), y.size());
+    for (size_t i = 0; i < x.size(); ++i) EXPECT_EQ(x[i].id, y[i].id);
+  }
+  // Its next checkpoint with rows to seal writes layout 2; the old segment stays as is.
+  before->insert({random_record(rng, schema, "added")});
+  before->checkpoint();
+  for (const auto& seg : manifest_of(copy)["segments"]) {
+    const std::string name = seg["file"];
+    EXPECT_EQ(file_bytes(copy / name).substr(0, 8), std::string(name == file ? "EGLSEG1\0" : "EGLSEG2\0", 8)) << name;
+  }
+  now.reset();
+  before.reset();
+  fs::remove_all(dir);
+  fs::remove_all(copy);
 }

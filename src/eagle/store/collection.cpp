@@ -37,7 +37,12 @@ using nlohmann::json;
 
 namespace {
 
+// Segment files. Layout 1 (read only): per row [id][text][u8 flag][values as a JSON
+// array]. Layout 2 (written): per row [id][u32 CRC-32 of the text][text][u8 flag]
+// [values, record_codec's binary form], so an open references each text by offset,
+// length and CRC without reading it, and decodes values without a JSON parser.
 constexpr char kSegMagic[8] = {'E', 'G', 'L', 'S', 'E', 'G', '1', '\0'};
+constexpr char kSegMagic2[8] = {'E', 'G', 'L', 'S', 'E', 'G', '2', '\0'};
 
 std::string read_file(const fs::path& file) {
   std::ifstream in(file, std::ios::binary);
@@ -1427,11 +1432,12 @@ Collection::WrittenSegment Collection::write_segment(const fs::path& file, const
   auto& text_offsets = written.text_offsets;
   text_offsets.reserve(seg.rows());
   write_checked_file(fsys(), file, [&](std::ostream& out) {
-    out.write(kSegMagic, sizeof(kSegMagic));
+    out.write(kSegMagic2, sizeof(kSegMagic2));
     io::write_pod<uint64_t>(out, lsn);
     io::write_pod<uint64_t>(out, seg.rows());
-    uint64_t at = sizeof(kSegMagic) + 2 * sizeof(uint64_t);
+    uint64_t at = sizeof(kSegMagic2) + 2 * sizeof(uint64_t);
     std::string text;
+    std::string values;
     std::optional<std::shared_lock<RwMutex>> batch_lock;
     for (uint32_t r = seg.base; r < seg.base + seg.rows(); ++r) {
       if (lock_per_batch && (r - seg.base) % 4096 == 0) {
@@ -1439,20 +1445,20 @@ Collection::WrittenSegment Collection::write_segment(const fs::path& file, const
         batch_lock.emplace(mutex_);
       }
       const auto& row = rows_[r];
-      texts_->read_into(row.text, text);
+      texts_->read_into(row.text, text);  // checked against row.text.crc
       io::write_str(out, row.id);
+      io::write_pod<uint32_t>(out, row.text.crc);
       io::write_str(out, text);
-      at += sizeof(uint64_t) + row.id.size() + sizeof(uint64_t);
+      at += sizeof(uint64_t) + row.id.size() + sizeof(uint32_t) + sizeof(uint64_t);
       text_offsets.push_back(at);
       at += text.size();
       // The row's deletion as of this write (format 3 reads deletions from the
       // deletions file; the flag keeps the layout of format 2).
       io::write_pod<uint8_t>(out, deleted_.test(r) ? 1 : 0);
-      json vals = json::array();
-      for (size_t i = 0; i < schema_.fields.size(); ++i) vals.push_back(value_to_json(row.values[i]));
-      const std::string dumped = vals.dump();
-      io::write_str(out, dumped);
-      at += 1 + sizeof(uint64_t) + dumped.size();
+      values.clear();
+      encode_values(row.values, schema_, values);
+      io::write_str(out, values);
+      at += 1 + sizeof(uint64_t) + values.size();
     }
     batch_lock.reset();
     {
@@ -1585,7 +1591,10 @@ Collection::Segment Collection::load_segment(const fs::path& file, bool checked,
   if (!in) fail(ErrorCode::unavailable, "cannot open " + file.string());
   try {
     char magic[sizeof(kSegMagic)];
-    if (!in.read(magic, sizeof(magic)) || std::memcmp(magic, kSegMagic, sizeof(magic)) != 0)
+    if (!in.read(magic, sizeof(magic)))
+      fail(ErrorCode::invalid_argument, "bad segment magic");
+    const bool layout2 = std::memcmp(magic, kSegMagic2, sizeof(magic)) == 0;
+    if (!layout2 && std::memcmp(magic, kSegMagic, sizeof(magic)) != 0)
       fail(ErrorCode::invalid_argument, "bad segment magic");
     io::read_pod<uint64_t>(in, "segment lsn");
     const auto n = io::read_pod<uint64_t>(in, "row count");
@@ -1604,20 +1613,39 @@ Collection::Segment Collection::load_segment(const fs::path& file, bool checked,
     for (uint32_t r = base; r < base + n; ++r) {
       auto& row = rows_[r];
       row.id = io::read_str(in, "row id");
-      const std::string text = io::read_str(in, "row text");
-      at += sizeof(uint64_t) + row.id.size() + sizeof(uint64_t);
-      row.text = RowTexts::segment_ref(at, text, slot);
-      at += text.size();
-      if (io::read_pod<uint8_t>(in, "row flag") && flags_are_deletions) deleted_.set(r);
-      const std::string dumped = io::read_str(in, "row values");
-      at += 1 + sizeof(uint64_t) + dumped.size();
-      auto vals = json::parse(dumped);
-      if (!vals.is_array() || vals.size() != schema_.fields.size())
-        fail(ErrorCode::invalid_argument, "row values do not match the schema");
+      at += sizeof(uint64_t) + row.id.size();
       std::vector<Value> values;
-      values.reserve(vals.size());
-      for (size_t i = 0; i < vals.size(); ++i)
-        values.push_back(value_from_json(vals[i], schema_.fields[i].type, schema_.fields[i].name));
+      if (layout2) {
+        // The text is skipped, not read: its reference carries the length and CRC the
+        // file states (the file's own checksums were verified above), and a read of it
+        // checks the CRC.
+        const auto crc = io::read_pod<uint32_t>(in, "row text crc");
+        const auto length = io::read_pod<uint64_t>(in, "row text length");
+        at += sizeof(uint32_t) + sizeof(uint64_t);
+        if (length > UINT32_MAX || (!size_ec && at + length > file_bytes))
+          fail(ErrorCode::invalid_argument, "row text length " + std::to_string(length) + " past the file");
+        row.text = RowTexts::segment_ref(at, static_cast<uint32_t>(length), crc, slot);
+        in.seekg(static_cast<std::streamoff>(length), std::ios::cur);
+        at += length;
+        if (io::read_pod<uint8_t>(in, "row flag") && flags_are_deletions) deleted_.set(r);
+        const std::string packed = io::read_str(in, "row values");
+        at += 1 + sizeof(uint64_t) + packed.size();
+        values = decode_values(packed, schema_);
+      } else {
+        const std::string text = io::read_str(in, "row text");
+        at += sizeof(uint64_t);
+        row.text = RowTexts::segment_ref(at, text, slot);
+        at += text.size();
+        if (io::read_pod<uint8_t>(in, "row flag") && flags_are_deletions) deleted_.set(r);
+        const std::string dumped = io::read_str(in, "row values");
+        at += 1 + sizeof(uint64_t) + dumped.size();
+        auto vals = json::parse(dumped);
+        if (!vals.is_array() || vals.size() != schema_.fields.size())
+          fail(ErrorCode::invalid_argument, "row values do not match the schema");
+        values.reserve(vals.size());
+        for (size_t i = 0; i < vals.size(); ++i)
+          values.push_back(value_from_json(vals[i], schema_.fields[i].type, schema_.fields[i].name));
+      }
       row.values = PackedValues(std::move(values));
       for (size_t i = 0; i < scalar_.size(); ++i)
         if (scalar_[i]) scalar_[i]->add(r, row.values[i]);

@@ -187,6 +187,19 @@ void encode_write(uint64_t txn, const std::vector<std::string>& deletes, const s
   }
 }
 
+void encode_values(const ValuesView& values, const CollectionSchema& schema, std::string& out) {
+  for (size_t i = 0; i < schema.fields.size(); ++i) put_value(out, values[i]);
+}
+
+std::vector<Value> decode_values(std::string_view bytes, const CollectionSchema& schema) {
+  PayloadReader in(bytes);
+  std::vector<Value> values;
+  values.reserve(schema.fields.size());
+  for (const auto& f : schema.fields) values.push_back(get_value(in, f.type, f.name));
+  if (!in.done()) in.damaged("row values: bytes after the last field");
+  return values;
+}
+
 WritePayload decode_write(std::string_view payload, const CollectionSchema& schema) {
   PayloadReader in(payload);
   if (in.get<uint8_t>("format") != kBinaryWriteFormat) in.damaged("format byte");

@@ -53,4 +53,10 @@ std::optional<uint64_t> binary_write_txn(std::string_view payload);
 // against the schema.
 WritePayload decode_write(std::string_view payload, const CollectionSchema& schema);
 
+// A row's scalar values (schema field order) in the log's binary value form: a
+// segment file's rows keep them so (no JSON to print at a checkpoint or parse at an
+// open). decode_values refuses bytes that do not hold one value of each field's type.
+void encode_values(const ValuesView& values, const CollectionSchema& schema, std::string& out);
+std::vector<Value> decode_values(std::string_view bytes, const CollectionSchema& schema);
+
 }  // namespace eagle::store

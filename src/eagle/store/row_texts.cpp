@@ -187,6 +187,16 @@ TextRef RowTexts::segment_ref(uint64_t offset, std::string_view text, SegmentFil
   return ref;
 }
 
+TextRef RowTexts::segment_ref(uint64_t offset, uint32_t length, uint32_t crc, SegmentFileSlot slot) {
+  TextRef ref;
+  ref.offset = offset;
+  ref.file = slot;
+  ref.in_spill = 0;
+  ref.length = length;
+  ref.crc = crc;
+  return ref;
+}
+
 void RowTexts::empty_spill() {
   spill_buffer_.clear();
   spill_flushed_ = 0;

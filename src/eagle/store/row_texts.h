@@ -80,6 +80,9 @@ class RowTexts {
   // Closes a segment file no reference names any more (its rows were merged away).
   void close_segment(SegmentFileSlot slot);
   static TextRef segment_ref(uint64_t offset, std::string_view text, SegmentFileSlot slot);
+  // The same from the text's length and CRC as the file states them (segment rows of
+  // layout 2), without reading the text.
+  static TextRef segment_ref(uint64_t offset, uint32_t length, uint32_t crc, SegmentFileSlot slot);
   // After a checkpoint wrote every spilled text into a segment file (the owner points
   // their references there): the spill is emptied.
   void empty_spill();
