@@ -1625,7 +1625,11 @@ Collection::Segment Collection::load_segment(const fs::path& file, bool checked,
         if (length > UINT32_MAX || (!size_ec && at + length > file_bytes))
           fail(ErrorCode::invalid_argument, "row text length " + std::to_string(length) + " past the file");
         row.text = RowTexts::segment_ref(at, static_cast<uint32_t>(length), crc, slot);
-        in.seekg(static_cast<std::streamoff>(length), std::ios::cur);
+        // Passed over in the stream's buffer: a seek would drop the buffer and read it
+        // again for every row (an open of 1M rows took 8 s instead of 4).
+        in.ignore(static_cast<std::streamsize>(length));
+        if (static_cast<uint64_t>(in.gcount()) != length)
+          fail(ErrorCode::invalid_argument, "row text cut short by the end of the file");
         at += length;
         if (io::read_pod<uint8_t>(in, "row flag") && flags_are_deletions) deleted_.set(r);
         const std::string packed = io::read_str(in, "row values");
