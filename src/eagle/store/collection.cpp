@@ -1166,8 +1166,7 @@ void Collection::write_manifest(const json& listed, const std::string& deletions
 void Collection::wake_linker() {
   std::lock_guard g(linker_mu_);
   if (linker_stop_) return;
-  linker_wanted_ = true;
-  if (!linker_.joinable()) linker_ = std::thread([this] { linker_loop(); });
+  linker_wanted_ = true;  // the builder runs from the constructor on (defer_linking_)
   linker_cv_.notify_all();
 }
 
@@ -1175,7 +1174,6 @@ void Collection::stop_linker() {
   {
     std::lock_guard g(linker_mu_);
     linker_stop_ = true;
-    linker_stopping_ = true;
   }
   linker_cv_.notify_all();
   if (linker_.joinable()) linker_.join();
@@ -1205,13 +1203,9 @@ void Collection::linker_loop() {
       uint64_t left;
       {
         std::lock_guard link(link_mu_);
-        std::unique_lock lock(mutex_);
-        auto& vectors = *segments_.back().vectors;
-        vectors.link_pending(1);
-        left = vectors.pending();
-        unlinked_rows_.store(left, std::memory_order_relaxed);
+        left = link_one();
       }
-      if (linker_stopping_.load(std::memory_order_relaxed)) return;
+      if (linker_stop_) return;
       // A writer waiting for room (wait_for_linker) is told once there is room, not
       // after every link: waking it a link at a time cost both threads a context
       // switch per row.
@@ -1234,14 +1228,18 @@ void Collection::link_all_pending() {
   if (unlinked_rows_.load(std::memory_order_relaxed) == 0) return;
   std::lock_guard link(link_mu_);
   // A row per exclusive hold, as the builder: searches go on between them.
-  for (;;) {
-    std::unique_lock lock(mutex_);
-    auto& vectors = *segments_.back().vectors;
-    const size_t linked = vectors.link_pending(1);
-    unlinked_rows_.store(vectors.pending(), std::memory_order_relaxed);
-    if (linked == 0 || vectors.pending() == 0) break;
+  while (link_one() > 0) {
   }
   linker_cv_.notify_all();
+}
+
+uint64_t Collection::link_one() {
+  std::unique_lock lock(mutex_);
+  auto& vectors = *segments_.back().vectors;
+  vectors.link_pending(1);
+  const uint64_t left = vectors.pending();
+  unlinked_rows_.store(left, std::memory_order_relaxed);
+  return left;
 }
 
 void Collection::wait_for_linker() {

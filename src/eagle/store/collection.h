@@ -315,6 +315,9 @@ class Collection {
   void wake_linker();
   void linker_loop();
   void link_all_pending();
+  // Links the active segment's next stored row under an exclusive hold of mutex_
+  // (link_mu_ held); returns the rows still to link.
+  uint64_t link_one();
   void wait_for_linker();
   void stop_linker();
   // One segment's indexes over the rows [base, base + rows).
@@ -426,8 +429,7 @@ class Collection {
   std::mutex linker_mu_;
   std::condition_variable linker_cv_;  // work for the builder; progress for a waiting writer
   bool linker_wanted_ = false;
-  bool linker_stop_ = false;
-  std::atomic<bool> linker_stopping_{false};  // linker_stop_, read by the builder between links
+  std::atomic<bool> linker_stop_{false};  // also read by the builder between links, without linker_mu_
   std::thread linker_;
   std::atomic<uint64_t> unlinked_rows_{0};
   std::atomic<uint32_t> writer_waiting_{0};  // a writer about to take mutex_ for a row
