@@ -7,6 +7,7 @@
 #include <istream>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <vector>
 
@@ -27,7 +28,7 @@ void write_vec(std::ostream& out, const std::vector<T>& v) {
   if (!v.empty()) out.write(reinterpret_cast<const char*>(v.data()), sizeof(T) * v.size());
 }
 
-inline void write_str(std::ostream& out, const std::string& s) {
+inline void write_str(std::ostream& out, std::string_view s) {
   write_pod<uint64_t>(out, s.size());
   out.write(s.data(), static_cast<std::streamsize>(s.size()));
 }
@@ -61,13 +62,14 @@ std::vector<T> read_vec(std::istream& in, const char* what) {
   return v;
 }
 
-inline std::string read_str(std::istream& in, const char* what) {
+// read_str into `s`, reusing its buffer (a loop over a million rows' ids).
+inline void read_str_into(std::istream& in, std::string& s, const char* what) {
   auto n = read_pod<uint64_t>(in, what);
   if (n > kMaxElements) fail(ErrorCode::invalid_argument, std::string("corrupt length for ") + what);
   // Grown as the bytes arrive: a corrupt length cannot make us allocate what the
   // file does not hold.
   constexpr uint64_t kChunk = 1u << 20;
-  std::string s;
+  s.clear();
   while (s.size() < n) {
     const uint64_t take = std::min<uint64_t>(kChunk, n - s.size());
     const size_t at = s.size();
@@ -75,6 +77,11 @@ inline std::string read_str(std::istream& in, const char* what) {
     if (!in.read(s.data() + at, static_cast<std::streamsize>(take)))
       fail(ErrorCode::invalid_argument, std::string("truncated file while reading ") + what);
   }
+}
+
+inline std::string read_str(std::istream& in, const char* what) {
+  std::string s;
+  read_str_into(in, s, what);
   return s;
 }
 

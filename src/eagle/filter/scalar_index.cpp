@@ -47,7 +47,7 @@ ScalarIndex::ScalarIndex(FieldType type) : type_(type) {
     case FieldType::int64: dict_.emplace<std::map<int64_t, Rows, NumberLess>>(); break;
     case FieldType::float64: dict_.emplace<std::map<double, Rows, NumberLess>>(); break;
     case FieldType::string:
-    case FieldType::string_list: dict_.emplace<std::map<std::string, Rows, std::less<>>>(); break;
+    case FieldType::string_list: dict_.emplace<StringDict>(); break;
     case FieldType::json:
       fail(ErrorCode::invalid_argument,
            "json fields cannot have a scalar index; filters read them row by row");
@@ -78,7 +78,6 @@ void ScalarIndex::add(uint32_t row, const Value& v) {
     Rows& rows = dict[key];
     if (rows.empty() || rows.back() != row) rows.push_back(row);  // a list may repeat an element
   };
-  using StringDict = std::map<std::string, Rows, std::less<>>;
   switch (type_) {
     case FieldType::boolean: insert(std::get<std::map<bool, Rows>>(dict_), std::get<bool>(v)); break;
     case FieldType::int64:
@@ -116,11 +115,17 @@ void ScalarIndex::require_list(const char* what) const {
 void ScalarIndex::collect(const Value& v, Bitset& out) const {
   std::visit(
       [&](const auto& dict) {
-        using K = typename std::decay_t<decltype(dict)>::key_type;
-        with_key<K>(scalar_of(v), [&](const auto& key) {
-          auto it = dict.find(key);
-          if (it != dict.end()) set_rows(it->second, out);
-        });
+        using D = std::decay_t<decltype(dict)>;
+        if constexpr (std::is_same_v<D, StringDict>) {
+          with_key<std::string>(scalar_of(v), [&](std::string_view key) {
+            if (const Rows* rows = dict.find(key)) set_rows(*rows, out);
+          });
+        } else {
+          with_key<typename D::key_type>(scalar_of(v), [&](const auto& key) {
+            auto it = dict.find(key);
+            if (it != dict.end()) set_rows(it->second, out);
+          });
+        }
       },
       dict_);
 }
@@ -152,17 +157,27 @@ Bitset ScalarIndex::range(const std::optional<Value>& lower, bool lower_inclusiv
   }
   std::visit(
       [&](const auto& dict) {
-        using K = typename std::decay_t<decltype(dict)>::key_type;
-        auto first = dict.begin(), last = dict.end();
-        if (lower && !with_key<K>(scalar_of(*lower), [&](const auto& k) {
-              first = lower_inclusive ? dict.lower_bound(k) : dict.upper_bound(k);
-            }))
+        using D = std::decay_t<decltype(dict)>;
+        if constexpr (std::is_same_v<D, StringDict>) {
+          std::optional<std::string_view> lo, hi;
+          if (lower && !with_key<std::string>(scalar_of(*lower), [&](std::string_view k) { lo = k; })) return;
+          if (upper && !with_key<std::string>(scalar_of(*upper), [&](std::string_view k) { hi = k; })) return;
+          dict.for_each_between(lo, lower_inclusive, hi, upper_inclusive,
+                                [&](std::string_view, const Rows& rows) { set_rows(rows, out); });
           return;
-        if (upper && !with_key<K>(scalar_of(*upper), [&](const auto& k) {
-              last = upper_inclusive ? dict.upper_bound(k) : dict.lower_bound(k);
-            }))
-          return;
-        for (auto it = first; it != last; ++it) set_rows(it->second, out);
+        } else {
+          using K = typename D::key_type;
+          auto first = dict.begin(), last = dict.end();
+          if (lower && !with_key<K>(scalar_of(*lower), [&](const auto& k) {
+                first = lower_inclusive ? dict.lower_bound(k) : dict.upper_bound(k);
+              }))
+            return;
+          if (upper && !with_key<K>(scalar_of(*upper), [&](const auto& k) {
+                last = upper_inclusive ? dict.upper_bound(k) : dict.lower_bound(k);
+              }))
+            return;
+          for (auto it = first; it != last; ++it) set_rows(it->second, out);
+        }
       },
       dict_);
   return out;
@@ -174,26 +189,25 @@ Bitset ScalarIndex::matching_terms(const std::function<bool(std::string_view)>& 
     fail(ErrorCode::internal,
          "ScalarIndex::matching_terms needs a string index, not " + std::string(field_type_name(type_)));
   Bitset out(rows_);
-  const auto& dict = std::get<std::map<std::string, Rows, std::less<>>>(dict_);
-  for (auto it = dict.lower_bound(prefix); it != dict.end() && it->first.starts_with(prefix); ++it)
-    if (predicate(it->first)) set_rows(it->second, out);
+  std::get<StringDict>(dict_).for_each_with_prefix(prefix, [&](std::string_view key, const Rows& rows) {
+    if (predicate(key)) set_rows(rows, out);
+  });
   return out;
 }
 
 Bitset ScalarIndex::contains(std::string_view element) const {
   require_list("contains");
   Bitset out(rows_);
-  const auto& dict = std::get<std::map<std::string, Rows, std::less<>>>(dict_);
-  if (auto it = dict.find(element); it != dict.end()) set_rows(it->second, out);
+  if (const Rows* rows = std::get<StringDict>(dict_).find(element)) set_rows(*rows, out);
   return out;
 }
 
 Bitset ScalarIndex::contains_any(const std::vector<std::string>& elements) const {
   require_list("contains_any");
   Bitset out(rows_);
-  const auto& dict = std::get<std::map<std::string, Rows, std::less<>>>(dict_);
+  const auto& dict = std::get<StringDict>(dict_);
   for (const auto& e : elements)
-    if (auto it = dict.find(e); it != dict.end()) set_rows(it->second, out);
+    if (const Rows* rows = dict.find(e)) set_rows(*rows, out);
   return out;
 }
 

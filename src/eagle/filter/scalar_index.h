@@ -22,6 +22,7 @@
 
 #include "eagle/core/bitset.h"
 #include "eagle/core/value.h"
+#include "eagle/filter/string_dictionary.h"
 
 namespace eagle::filter {
 
@@ -106,9 +107,12 @@ class ScalarIndex {
     template <typename A, typename B>
     bool operator()(const A& a, const B& b) const;
   };
+  // Strings (string and string_list fields) in a packed dictionary: an id-like field
+  // has as many values as rows (string_dictionary.h).
+  using StringDict = StringDictionary<Rows>;
   using Dictionary =
       std::variant<std::map<bool, Rows>, std::map<int64_t, Rows, NumberLess>,
-                   std::map<double, Rows, NumberLess>, std::map<std::string, Rows, std::less<>>>;
+                   std::map<double, Rows, NumberLess>, StringDict>;
 
   void require_scalar(const char* what) const;
   void require_list(const char* what) const;

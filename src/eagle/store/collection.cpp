@@ -74,19 +74,36 @@ std::string numbered_name(std::string_view prefix, uint64_t n, std::string_view 
   return std::string(prefix) + buf + std::string(ext);
 }
 
-// Adapts a stored row to the filter evaluator's row interface.
+// Adapts a stored row to the filter evaluator's row interface. A field is decoded
+// when the filter first reads it: the row-by-row fallback of a filter over a
+// non-indexed field decodes that field of each row, not every field.
 class RowAdapter : public filter::RowView {
  public:
-  void bind(const std::string* id, const PackedValues* values) {
-    id_ = id;
-    values_ = values;
+  RowAdapter(const RowTable& rows, const CollectionSchema& schema)
+      : rows_(rows), schema_(schema), fields_(schema.fields.size()), decoded_(schema.fields.size()) {}
+  void bind(uint32_t row) {
+    row_ = row;
+    id_ = rows_.id(row);
+    std::fill(decoded_.begin(), decoded_.end(), false);
   }
-  const Value& field(size_t i) const override { return (*values_)[i]; }
-  const std::string& id() const override { return *id_; }
+  const Value& field(size_t i) const override {
+    if (i >= fields_.size()) return kNull;
+    if (!decoded_[i]) {
+      fields_[i] = rows_.value(row_, i, schema_);
+      decoded_[i] = true;
+    }
+    return fields_[i];
+  }
+  const std::string& id() const override { return id_; }
 
  private:
-  const std::string* id_ = nullptr;
-  const PackedValues* values_ = nullptr;
+  static inline const Value kNull{};
+  const RowTable& rows_;
+  const CollectionSchema& schema_;
+  uint32_t row_ = 0;
+  std::string id_;
+  mutable std::vector<Value> fields_;
+  mutable std::vector<bool> decoded_;
 };
 
 // A transaction id as the log writes it: 16 lowercase hex digits.
@@ -617,7 +634,7 @@ size_t Collection::remove_where(std::string_view expr, const TemplateParams& par
   // The filter is resolved to ids now, so replaying the log deletes exactly these
   // rows even if later writes would match the same expression.
   std::vector<std::string> ids;
-  filter_locked(expr, params).for_each([&](size_t r) { ids.push_back(rows_[r].id); });
+  filter_locked(expr, params).for_each([&](size_t r) { ids.emplace_back(rows_.id(static_cast<uint32_t>(r))); });
   if (ids.empty()) return 0;
   log(WalOp::delete_ids, wal_ ? write_payload(ids, {}, schema_) : std::string());
   const size_t n = publish(ids, static_cast<uint32_t>(rows_.size()));
@@ -688,7 +705,7 @@ uint32_t Collection::append_row(Record& r, const index::AnalyzedDoc& text) {
   }
   for (size_t i = 0; i < scalar_.size(); ++i)
     if (scalar_[i]) scalar_[i]->add(row, r.values[i]);
-  rows_.push_back({std::move(r.id), texts_->spill(r.text), PackedValues(std::move(r.values))});
+  rows_.append(r.id, texts_->spill(r.text), r.values, schema_);
   deleted_.resize(rows_.size());
   return row;
 }
@@ -1092,7 +1109,7 @@ void Collection::checkpoint_unlocked() {
     seg.slot = slot;
     if (w->mapped) seg.vectors = std::move(w->mapped);
     for (uint32_t i = 0; i < seg.rows(); ++i) {
-      auto& ref = rows_[seg.base + i].text;
+      auto& ref = rows_.text(seg.base + i);
       ref.offset = w->text_offsets[i];
       ref.file = slot;
       ref.in_spill = 0;
@@ -1377,7 +1394,7 @@ bool Collection::run_one_merge() {
   merged.slot = texts_->open_segment(dir_ / file);
   if (mapped) merged.vectors = std::move(mapped);
   for (uint32_t r = base; r < end; ++r) {
-    auto& ref = rows_[r].text;
+    auto& ref = rows_.text(r);
     ref.offset = offsets[r - base];
     ref.file = merged.slot;
     ref.in_spill = 0;
@@ -1435,26 +1452,25 @@ Collection::WrittenSegment Collection::write_segment(const fs::path& file, const
     io::write_pod<uint64_t>(out, seg.rows());
     uint64_t at = sizeof(kSegMagic2) + 2 * sizeof(uint64_t);
     std::string text;
-    std::string values;
     std::optional<std::shared_lock<RwMutex>> batch_lock;
     for (uint32_t r = seg.base; r < seg.base + seg.rows(); ++r) {
       if (lock_per_batch && (r - seg.base) % 4096 == 0) {
         batch_lock.reset();
         batch_lock.emplace(mutex_);
       }
-      const auto& row = rows_[r];
-      texts_->read_into(row.text, text);  // checked against row.text.crc
-      io::write_str(out, row.id);
-      io::write_pod<uint32_t>(out, row.text.crc);
+      const std::string_view id = rows_.id(r);
+      const TextRef& ref = rows_.text(r);
+      texts_->read_into(ref, text);  // checked against ref.crc
+      io::write_str(out, id);
+      io::write_pod<uint32_t>(out, ref.crc);
       io::write_str(out, text);
-      at += sizeof(uint64_t) + row.id.size() + sizeof(uint32_t) + sizeof(uint64_t);
+      at += sizeof(uint64_t) + id.size() + sizeof(uint32_t) + sizeof(uint64_t);
       text_offsets.push_back(at);
       at += text.size();
       // The row's deletion as of this write (format 3 reads deletions from the
       // deletions file; the flag keeps the layout of format 2).
       io::write_pod<uint8_t>(out, deleted_.test(r) ? 1 : 0);
-      values.clear();
-      encode_values(row.values, schema_, values);
+      const std::string_view values = rows_.encoded_values(r);  // already encode_values' form
       io::write_str(out, values);
       at += 1 + sizeof(uint64_t) + values.size();
     }
@@ -1515,7 +1531,7 @@ std::optional<Collection::Segment> Collection::build_merged(uint32_t base, uint3
         if (merge_abandoned()) return std::nullopt;
       }
       for (uint32_t r = from; r < to; ++r) {
-        texts_->read_into(rows_[r].text, texts[r - from]);
+        texts_->read_into(rows_.text(r), texts[r - from]);
         const auto& seg = segment_of(r);
         seg.vectors->stored_vector(r - seg.base, vecs.data() + size_t{r - from} * dim);
       }
@@ -1603,15 +1619,16 @@ Collection::Segment Collection::load_segment(const fs::path& file, bool checked,
     if (n > io::kMaxElements || (!size_ec && n > file_bytes / 25) || rows_.size() + n > index::kMaxVectorRows)
       fail(ErrorCode::invalid_argument, "corrupt row count " + std::to_string(n));
     const auto base = static_cast<uint32_t>(rows_.size());
-    rows_.resize(base + n);
+    rows_.reserve(base + n);
     deleted_.resize(base + n);
     // Texts stay in the file, referenced by offset (row_texts.h): `at` follows the
     // reads (write_segment's layout) to know where each text's bytes are.
     uint64_t at = sizeof(kSegMagic) + 2 * sizeof(uint64_t);
+    std::string id, packed;
     for (uint32_t r = base; r < base + n; ++r) {
-      auto& row = rows_[r];
-      row.id = io::read_str(in, "row id");
-      at += sizeof(uint64_t) + row.id.size();
+      io::read_str_into(in, id, "row id");
+      at += sizeof(uint64_t) + id.size();
+      TextRef text;
       std::vector<Value> values;
       if (layout2) {
         // The text is skipped, not read: its reference carries the length and CRC the
@@ -1622,7 +1639,7 @@ Collection::Segment Collection::load_segment(const fs::path& file, bool checked,
         at += sizeof(uint32_t) + sizeof(uint64_t);
         if (length > UINT32_MAX || (!size_ec && at + length > file_bytes))
           fail(ErrorCode::invalid_argument, "row text length " + std::to_string(length) + " past the file");
-        row.text = RowTexts::segment_ref(at, static_cast<uint32_t>(length), crc, slot);
+        text = RowTexts::segment_ref(at, static_cast<uint32_t>(length), crc, slot);
         // Passed over in the stream's buffer: a seek would drop the buffer and read it
         // again for every row (an open of 1M rows took 8 s instead of 4).
         in.ignore(static_cast<std::streamsize>(length));
@@ -1630,14 +1647,15 @@ Collection::Segment Collection::load_segment(const fs::path& file, bool checked,
           fail(ErrorCode::invalid_argument, "row text cut short by the end of the file");
         at += length;
         if (io::read_pod<uint8_t>(in, "row flag") && flags_are_deletions) deleted_.set(r);
-        const std::string packed = io::read_str(in, "row values");
+        io::read_str_into(in, packed, "row values");
         at += 1 + sizeof(uint64_t) + packed.size();
-        values = decode_values(packed, schema_);
+        values = decode_values(packed, schema_);  // checks them before they are kept
+        rows_.append_encoded(id, text, packed);
       } else {
-        const std::string text = io::read_str(in, "row text");
+        const std::string text_bytes = io::read_str(in, "row text");
         at += sizeof(uint64_t);
-        row.text = RowTexts::segment_ref(at, text, slot);
-        at += text.size();
+        text = RowTexts::segment_ref(at, text_bytes, slot);
+        at += text_bytes.size();
         if (io::read_pod<uint8_t>(in, "row flag") && flags_are_deletions) deleted_.set(r);
         const std::string dumped = io::read_str(in, "row values");
         at += 1 + sizeof(uint64_t) + dumped.size();
@@ -1647,10 +1665,10 @@ Collection::Segment Collection::load_segment(const fs::path& file, bool checked,
         values.reserve(vals.size());
         for (size_t i = 0; i < vals.size(); ++i)
           values.push_back(value_from_json(vals[i], schema_.fields[i].type, schema_.fields[i].name));
+        rows_.append(id, text, values, schema_);
       }
-      row.values = PackedValues(std::move(values));
       for (size_t i = 0; i < scalar_.size(); ++i)
-        if (scalar_[i]) scalar_[i]->add(r, row.values[i]);
+        if (scalar_[i]) scalar_[i]->add(r, values[i]);
     }
     Segment seg;
     seg.base = base;
@@ -1681,22 +1699,19 @@ namespace {
 // What a filter compiles against: the collection's rows and scalar indexes.
 class CollectionTarget : public filter::FilterTarget {
  public:
-  template <typename Rows>
-  CollectionTarget(size_t rows, const std::vector<std::unique_ptr<filter::ScalarIndex>>& scalar, const Rows& data)
-      : rows_(rows), scalar_(scalar) {
-    fetch_ = [&data, this](uint32_t r) { adapter_.bind(&data[r].id, &data[r].values); };
-  }
+  CollectionTarget(const std::vector<std::unique_ptr<filter::ScalarIndex>>& scalar, const RowTable& rows,
+                   const CollectionSchema& schema)
+      : rows_(rows.size()), scalar_(scalar), adapter_(rows, schema) {}
   size_t row_count() const override { return rows_; }
   const filter::ScalarIndex* index(size_t field) const override { return scalar_[field].get(); }
   const filter::RowView& row(uint32_t r) const override {
-    fetch_(r);
+    adapter_.bind(r);
     return adapter_;
   }
 
  private:
   size_t rows_;
   const std::vector<std::unique_ptr<filter::ScalarIndex>>& scalar_;
-  std::function<void(uint32_t)> fetch_;
   mutable RowAdapter adapter_;
 };
 }  // namespace
@@ -1706,7 +1721,7 @@ Bitset Collection::filter_locked(std::string_view expr, const TemplateParams& pa
   live.subtract(deleted_);
   if (expr.find_first_not_of(" \t\r\n") == std::string_view::npos) return live;
   auto parsed = filter::parse(expr, schema_, params);
-  CollectionTarget target(rows_.size(), scalar_, rows_);
+  CollectionTarget target(scalar_, rows_, schema_);
   // Deleted rows are never read by the row-by-row fallback.
   return filter::compile(parsed, target, live);
 }
@@ -1715,6 +1730,11 @@ std::optional<Bitset> Collection::allowed_locked(std::string_view expr, const Te
   const bool no_filter = expr.find_first_not_of(" \t\r\n") == std::string_view::npos;
   if (no_filter && !deleted_.any()) return std::nullopt;
   return filter_locked(expr, params);
+}
+
+Record Collection::row_record(uint32_t row) const {
+  return Record{std::string(rows_.id(row)), texts_->read(rows_.text(row)), {},
+                decode_values(rows_.encoded_values(row), schema_)};
 }
 
 size_t Collection::count() const {
@@ -1726,19 +1746,18 @@ std::optional<Record> Collection::get(const std::string& id) const {
   std::shared_lock lock(mutex_);
   const auto found = live_.find(id);
   if (!found) return std::nullopt;
-  const auto& row = rows_[*found];
-  return Record{row.id, texts_->read(row.text), {}, row.values.unpack(schema_.fields.size())};
+  return row_record(*found);
 }
 
 std::optional<Record> Collection::get_with_vector(const std::string& id) const {
   std::shared_lock lock(mutex_);
   const auto found = live_.find(id);
   if (!found) return std::nullopt;
-  const auto& row = rows_[*found];
-  std::vector<float> v(schema_.vector.dim);
+  Record out = row_record(*found);
+  out.vector.resize(schema_.vector.dim);
   const auto& seg = segment_of(*found);
-  seg.vectors->stored_vector(*found - seg.base, v.data());
-  return Record{row.id, texts_->read(row.text), std::move(v), row.values.unpack(schema_.fields.size())};
+  seg.vectors->stored_vector(*found - seg.base, out.vector.data());
+  return out;
 }
 
 std::optional<Record> Collection::get(const std::string& id, std::string_view expr,
@@ -1748,11 +1767,10 @@ std::optional<Record> Collection::get(const std::string& id, std::string_view ex
   std::shared_lock lock(mutex_);
   const auto found = live_.find(id);
   if (!found) return std::nullopt;
-  const auto& row = rows_[*found];
-  RowAdapter view;
-  view.bind(&row.id, &row.values);
+  RowAdapter view(rows_, schema_);
+  view.bind(*found);
   if (!filter::evaluate(parsed, view)) return std::nullopt;
-  return Record{row.id, texts_->read(row.text), {}, row.values.unpack(schema_.fields.size())};
+  return row_record(*found);
 }
 
 std::vector<std::string> Collection::ids_where_equals(const std::string& field, const std::string& value) const {
@@ -1770,8 +1788,10 @@ std::vector<std::pair<std::string, std::string>> Collection::ids_where_in(
   std::shared_lock lock(mutex_);
   Bitset rows = filter_locked(field + " in {v}", {{"v", values}});
   rows.for_each([&](size_t r) {
-    const auto* v = std::get_if<std::string>(&rows_[r].values[*idx]);
-    out.emplace_back(rows_[r].id, v ? *v : std::string());
+    const auto row = static_cast<uint32_t>(r);
+    const Value v = rows_.value(row, *idx, schema_);
+    const auto* str = std::get_if<std::string>(&v);
+    out.emplace_back(rows_.id(row), str ? *str : std::string());
   });
   return out;
 }
@@ -1812,7 +1832,8 @@ void Collection::compact() {
       if (deleted_.test(r)) continue;
       const auto& seg = segment_of(r);
       seg.vectors->stored_vector(r - seg.base, v.data());
-      live.push_back(Record{rows_[r].id, texts_->read(rows_[r].text), v, rows_[r].values.unpack(schema_.fields.size())});
+      live.push_back(row_record(r));
+      live.back().vector = v;
       if (live.size() == kBatch) {
         fresh->apply_insert(live);
         live.clear();
@@ -1842,8 +1863,7 @@ std::vector<Record> Collection::records(const std::vector<CollectionHit>& hits) 
   out.reserve(hits.size());
   for (const auto& h : hits) {
     if (h.row >= rows_.size()) fail(ErrorCode::invalid_argument, "row out of range");
-    const auto& row = rows_[h.row];
-    out.push_back(Record{row.id, texts_->read(row.text), {}, row.values.unpack(schema_.fields.size())});
+    out.push_back(row_record(h.row));
   }
   return out;
 }
@@ -1853,8 +1873,7 @@ std::vector<Record> Collection::fetch(std::string_view expr, const TemplateParam
   std::shared_lock lock(mutex_);
   std::vector<Record> out;
   filter_locked(expr, params).for_each([&](size_t r) {
-    if (out.size() < limit)
-      out.push_back(Record{rows_[r].id, texts_->read(rows_[r].text), {}, rows_[r].values.unpack(schema_.fields.size())});
+    if (out.size() < limit) out.push_back(row_record(static_cast<uint32_t>(r)));
   });
   return out;
 }
@@ -1864,7 +1883,7 @@ std::vector<Record> Collection::scan(size_t from, size_t limit, size_t* next) co
   std::vector<Record> out;
   size_t r = from;
   for (; r < rows_.size() && out.size() < limit; ++r)
-    if (!deleted_.test(r)) out.push_back(Record{rows_[r].id, texts_->read(rows_[r].text), {}, rows_[r].values.unpack(schema_.fields.size())});
+    if (!deleted_.test(r)) out.push_back(row_record(static_cast<uint32_t>(r)));
   if (next) *next = r;
   return out;
 }
@@ -1905,7 +1924,7 @@ std::vector<CollectionHit> Collection::search_vector(std::span<const float> quer
   hits.resize(keep);
   std::vector<CollectionHit> out;
   out.reserve(hits.size());
-  for (const auto& h : hits) out.push_back({h.row, rows_[h.row].id, h.score});
+  for (const auto& h : hits) out.push_back({h.row, std::string(rows_.id(h.row)), h.score});
   return out;
 }
 
@@ -1927,7 +1946,7 @@ std::vector<CollectionHit> Collection::search_text(std::string_view query, size_
   std::vector<CollectionHit> out;
   for (const auto& h : index::search_segments(segs, terms, k, index::TopKAlgorithm::maxscore)) {
     const uint32_t row = segs[h.segment].bits_base + h.doc;
-    out.push_back({row, rows_[row].id, h.score});
+    out.push_back({row, std::string(rows_.id(row)), h.score});
   }
   return out;
 }

@@ -54,6 +54,7 @@
 #include "eagle/store/merge_policy.h"
 #include "eagle/store/record.h"
 #include "eagle/store/row_texts.h"
+#include "eagle/store/row_table.h"
 #include "eagle/store/rows_by_id.h"
 #include "eagle/store/wal.h"
 
@@ -228,13 +229,18 @@ class Collection {
   // row (the query path turns rows straight into pipeline hits).
   template <typename F>
   void visit(const std::vector<CollectionHit>& hits, F&& fn) const {
-    static const Row kGone;  // a row renumbered by a compaction since the search: no id
     std::shared_lock lock(mutex_);
-    std::string text;
+    std::string id, text;
     for (size_t i = 0; i < hits.size(); ++i) {
-      const auto& row = hits[i].row < rows_.size() ? rows_[hits[i].row] : kGone;
-      texts_->read_into(row.text, text);
-      fn(i, row.id, std::as_const(text), row.values);
+      const uint32_t r = hits[i].row;
+      if (r >= rows_.size()) {
+        // A row renumbered by a compaction since the search: no id.
+        fn(i, std::as_const(id = {}), std::as_const(text = {}), PackedValues());
+        continue;
+      }
+      id = rows_.id(r);
+      texts_->read_into(rows_.text(r), text);
+      fn(i, std::as_const(id), std::as_const(text), rows_.values(r, schema_));
     }
   }
   // Live records passing `filter`, in row order, at most `limit` (graph and
@@ -256,11 +262,6 @@ class Collection {
   nlohmann::json describe() const;
 
  private:
-  struct Row {
-    std::string id;
-    TextRef text;  // read through texts_ (row_texts.h)
-    PackedValues values;
-  };
   Collection(CollectionSchema schema, CollectionOptions opts, std::filesystem::path dir);
 
   void validate_batch(const std::vector<Record>& records, bool allow_existing) const;
@@ -331,6 +332,8 @@ class Collection {
     SegmentFileSlot slot = 0;  // where texts_ reads that file
     uint32_t rows() const { return lexical.size(); }
   };
+  // Row `row` as a Record (its text read, its values decoded; no vector). mutex_ held.
+  Record row_record(uint32_t row) const;
   Segment new_segment(uint32_t base) const;
   // The segments' lexical indexes as one search sees them (hidden: deleted_).
   std::vector<index::LexicalSegment> lexical_segments(const Bitset* allowed) const;
@@ -401,10 +404,10 @@ class Collection {
   // disk I/O). Lock order: write_mu_, mutex_.
   mutable std::mutex write_mu_;
   mutable RwMutex mutex_;
-  std::vector<Row> rows_;
+  RowTable rows_;  // texts read through texts_ (row_texts.h)
   std::unique_ptr<RowTexts> texts_;  // the rows' texts, on disk
   Bitset deleted_;  // hidden rows: deleted, replaced, or staged and not committed
-  RowsById<std::vector<Row>> live_{&rows_};  // id -> live row
+  RowsById<RowTable> live_{&rows_};  // id -> live row
   // Sealed segments in row order, then the active one (always last, maybe empty).
   std::vector<Segment> segments_;
   uint64_t next_file_ = 1;  // the number of the next segment or deletions file
@@ -437,9 +440,9 @@ class Collection {
   // Open transactions: the deletes to apply at commit and the staged rows (hidden in
   // deleted_ until then), by id.
   struct StagedTxn {
-    explicit StagedTxn(const std::vector<Row>* all_rows) : rows(all_rows) {}
+    explicit StagedTxn(const RowTable* all_rows) : rows(all_rows) {}
     std::vector<std::string> deletes;
-    RowsById<std::vector<Row>> rows;
+    RowsById<RowTable> rows;
     bool failed = false;  // a part was logged but not applied: it can never commit
   };
   std::map<TxnId, StagedTxn> txns_;

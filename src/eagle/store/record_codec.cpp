@@ -149,6 +149,22 @@ Value get_value(PayloadReader& in, FieldType type, const std::string& field) {
   }
 }
 
+// Passes over one value of encode_values' form without decoding it.
+void skip_value(PayloadReader& in) {
+  switch (in.get<uint8_t>("value kind")) {
+    case kNull: return;
+    case kBool: in.bytes(1, "bool"); return;
+    case kInt:
+    case kFloat: in.bytes(8, "number"); return;
+    case kString:
+    case kJson: in.bytes(in.get<uint32_t>("string length"), "string"); return;
+    case kList:
+      for (uint32_t n = in.count(4, "string list"); n > 0; --n) in.bytes(in.get<uint32_t>("item length"), "item");
+      return;
+    default: in.damaged("value kind");
+  }
+}
+
 }  // namespace
 
 size_t encoded_id_bytes(const std::string& id) { return 4 + id.size(); }
@@ -226,6 +242,13 @@ WritePayload decode_write(std::string_view payload, const CollectionSchema& sche
   }
   if (!in.done()) in.damaged("bytes after the last record");
   return w;
+}
+
+Value decode_value_at(std::string_view bytes, const CollectionSchema& schema, size_t field) {
+  if (field >= schema.fields.size()) fail(ErrorCode::internal, "decode_value_at: no field " + std::to_string(field));
+  PayloadReader in(bytes);
+  for (size_t i = 0; i < field; ++i) skip_value(in);
+  return get_value(in, schema.fields[field].type, schema.fields[field].name);
 }
 
 }  // namespace eagle::store

@@ -58,5 +58,8 @@ WritePayload decode_write(std::string_view payload, const CollectionSchema& sche
 // open). decode_values refuses bytes that do not hold one value of each field's type.
 void encode_values(const ValuesView& values, const CollectionSchema& schema, std::string& out);
 std::vector<Value> decode_values(std::string_view bytes, const CollectionSchema& schema);
+// Field `field`'s value alone from encode_values' bytes (the fields before it are
+// passed over, not decoded).
+Value decode_value_at(std::string_view bytes, const CollectionSchema& schema, size_t field);
 
 }  // namespace eagle::store

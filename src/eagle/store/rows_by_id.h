@@ -1,8 +1,9 @@
 #pragma once
 // Row numbers by row id, keyed by the rows' own id strings: a map from id to row
 // would hold a second copy of every id (a 32-byte string per row, a million rows:
-// 32 MB more, plus its node). `Rows` is any random-access container whose elements
-// have an `id` string; it must outlive the index and stay at its address.
+// 32 MB more, plus its node). `Rows` is a table with an `id(row)` accessor
+// (row_table.h) or a random-access container whose elements have an `id` string; it
+// must outlive the index and stay at its address.
 //
 // An open-addressing table (linear probing): each slot holds a row number and 32 bits
 // of its id's hash, so a probe compares ids only when the hashes agree, and the table
@@ -31,7 +32,7 @@ class RowsById {
   bool contains(std::string_view id) const { return locate(id, hash_of(id)) != kNotFound; }
   // Indexes `row` under its id; returns the row it replaces there, if any.
   std::optional<uint32_t> put(uint32_t row) {
-    const std::string_view id = (*rows_)[row].id;
+    const std::string_view id = id_of(row);
     const uint32_t h = hash_of(id);
     if (const size_t at = locate(id, h); at != kNotFound) {
       const uint32_t old = slots_[at].row;
@@ -99,12 +100,18 @@ class RowsById {
     return static_cast<uint32_t>(h ^ (h >> 32));
   }
   size_t mask() const { return slots_.size() - 1; }
+  std::string_view id_of(uint32_t row) const {
+    if constexpr (requires { rows_->id(row); })
+      return rows_->id(row);
+    else
+      return (*rows_)[row].id;
+  }
   size_t locate(std::string_view id, uint32_t h) const {
     if (slots_.empty()) return kNotFound;
     for (size_t i = h & mask();; i = (i + 1) & mask()) {
       const Slot& s = slots_[i];
       if (s.row == kEmpty) return kNotFound;
-      if (s.row != kTombstone && s.hash == h && (*rows_)[s.row].id == id) return i;
+      if (s.row != kTombstone && s.hash == h && id_of(s.row) == id) return i;
     }
   }
   // A table of a power-of-two size with room for `n` rows at a load of at most 1/2,
