@@ -425,6 +425,56 @@ TEST_F(ServerTest, IngestPathsStayUnderTheRootAndUploadsWork) {
   EXPECT_EQ(source_ids(tiles), std::vector<std::string>{"ehp-116-1694.nxml#figure-1"}) << tiles.body.substr(0, 400);
 }
 
+// What an attacker with any token (or none, on an open server) sent, each of which
+// crashed the server, leaked a file or answered 500 before: JSON nested 100,000
+// levels deep, numbers past a double's range, a link out of the ingest root.
+TEST_F(ServerTest, DeepJsonHugeNumbersAndLinksOutOfTheRootAreRefused) {
+  // A record whose metadata nests 99,000 levels (198 KB, under this server's 200,000
+  // byte limit): a 400 naming the limit, and the server still answers.
+  const std::string deep = "{\"records\": [{\"id\": \"deep\", \"text\": \"x\", \"metadata\": {\"m\": " +
+                           std::string(99000, '[') + std::string(99000, ']') + "}}]}";
+  auto r = call({"POST", "/ingest", "", deep});  // not recorded: the OpenAPI check's own parse would recurse
+  EXPECT_EQ(r.status, 400) << r.body.substr(0, 300);
+  EXPECT_NE(r.body.find("nests deeper than 128 levels"), std::string::npos) << r.body.substr(0, 300);
+  r = call({"POST", "/search", "", "{\"query\": " + std::string(99000, '[') + std::string(99000, ']') + "}"});
+  EXPECT_EQ(r.status, 400) << r.body.substr(0, 300);
+  r = call({"POST", "/mcp", "", std::string(99000, '[') + std::string(99000, ']'),
+            {"Accept: application/json, text/event-stream"}});
+  EXPECT_EQ(r.status, 400) << r.body.substr(0, 300);
+  ASSERT_EQ(call({"GET", "/health", ""}).status, 200);
+  // A number that overflows a double is a 400 on every JSON route, not a 500.
+  for (const auto& [path, body] : std::vector<std::pair<std::string, std::string>>{
+           {"/search", R"({"query": "x", "top_k": 1e400})"},
+           {"/search/stream", R"({"query": "x", "top_k": 1e400})"},
+           {"/ingest", R"({"records": [{"id": "n", "text": "x", "metadata": {"v": -1e400}}]})"}}) {
+    r = call({"POST", path, "", body});
+    EXPECT_EQ(r.status, 400) << path << " " << r.body;
+    EXPECT_NE(r.body.find("number out of range"), std::string::npos) << path << " " << r.body;
+  }
+  // A link inside a folder under the root that leads out of it is not followed: its
+  // file is never ingested nor readable, and no message quotes it.
+  const fs::path outside = kWork / "outside-secret.jsonl";
+  std::ofstream(outside) << R"({"_id": "secret1", "text": "zzsecret outside the root"})" << "\n";
+  fs::create_directories(kWork / "root" / "sub");
+  std::ofstream(kWork / "root" / "sub" / "inside.jsonl") << R"({"_id": "inside1", "text": "zzinside the root"})" << "\n";
+  fs::create_symlink(outside, kWork / "root" / "sub" / "inner-link.jsonl");
+  r = call({"POST", "/ingest", "/ingest", R"({"path": "sub", "kb_name": "linkkb"})"});
+  ASSERT_EQ(r.status, 202) << r.body;
+  auto t = wait_task(r.j()["task_id"]);
+  ASSERT_EQ(t.j()["state"], "succeeded") << t.body;
+  EXPECT_NE(t.body.find("a link that leads out of the folder"), std::string::npos) << t.body;
+  EXPECT_EQ(t.body.find("zzsecret"), std::string::npos) << t.body;
+  auto s = call({"POST", "/search", "/search", R"({"query": "zzsecret zzinside", "kb_name": "linkkb"})"});
+  EXPECT_EQ(source_ids(s), std::vector<std::string>{"inside1"}) << s.body.substr(0, 300);
+  // A JSONL file that is not JSON (a file ingested by mistake) fails without quoting it.
+  std::ofstream(kWork / "root" / "passwd.jsonl") << "root:x:0:0:zzroot:/root:/bin/bash\n";
+  r = call({"POST", "/ingest", "/ingest", R"({"path": "passwd.jsonl", "kb_name": "linkkb"})"});
+  ASSERT_EQ(r.status, 202) << r.body;
+  t = wait_task(r.j()["task_id"]);
+  ASSERT_EQ(t.j()["state"], "failed") << t.body;
+  EXPECT_EQ(t.body.find("zzroot"), std::string::npos) << t.body;
+}
+
 // The console's files and an MCP session as the HTTP layer sees them (the protocol
 // itself is tested by tests/mcp with the official clients).
 TEST_F(ServerTest, ConsoleFilesAndMcpRoutes) {
@@ -622,6 +672,32 @@ TEST(ServerStart, AnInternalErrorIs500WithoutInternalsAndTheServerSurvives) {
   EXPECT_EQ(http(s.port(), {"POST", "/search", "/search", R"({"query": "PD-1"})"}).status, 200);
   auto m = http(s.port(), {"GET", "/metrics", ""});
   EXPECT_NE(m.body.find("route=\"/search\",method=\"POST\",status=\"500\"} 1"), std::string::npos) << m.body;
+}
+
+// A server killed mid-upload cannot remove its upload folder: the next one to start
+// removes the folders of servers that are gone, and leaves a live process's alone.
+TEST(ServerStart, UploadFoldersOfAServerThatIsGoneAreRemovedAtStart) {
+  const auto tmp = kWork / "sweep-tmp";
+  fs::create_directories(tmp);
+  const auto store = kWork / "sweep-store";
+  ASSERT_EQ(run_eagle("--data-dir " + store.string() + " ingest " + std::string(EAGLE_SOURCE_DIR) + "/examples/sample").rc, 0);
+  // A pid that is surely gone: a child that has exited and been waited for.
+  const pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  ASSERT_GT(child, 0);
+  ::waitpid(child, nullptr, 0);
+  const auto stale = tmp / ("eagle-upload-" + std::to_string(child) + "-17");
+  const auto live = tmp / ("eagle-upload-" + std::to_string(::getpid()) + "-18");
+  const auto other = tmp / "eagle-upload-notapid-19";
+  for (const auto& d : {stale, live, other}) {
+    fs::create_directories(d);
+    std::ofstream(d / "records.jsonl") << "{}\n";
+  }
+  ServerProcess s(store, {}, {"TMPDIR=" + tmp.string()});
+  ASSERT_TRUE(s.running()) << s.log();
+  EXPECT_FALSE(fs::exists(stale));
+  EXPECT_TRUE(fs::exists(live));
+  EXPECT_TRUE(fs::exists(other));
 }
 
 TEST(ServerStart, RefusesANonLoopbackAddressWithoutATokenAndAMissingTokenVariable) {

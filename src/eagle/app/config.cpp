@@ -13,6 +13,7 @@
 
 #include "eagle/core/error.h"
 #include "eagle/core/utf8.h"
+#include "eagle/core/json_input.h"
 
 namespace eagle::app {
 namespace {
@@ -273,7 +274,8 @@ std::string join_list(const std::vector<std::string>& v) {
 // auth.tokens: a list of {name, token_env, kb_names?}; checked here so a typo is an
 // error at start, not a server that lets everyone in.
 nlohmann::json parse_tokens(const std::string& v) {
-  auto j = nlohmann::json::parse(v.empty() ? "[]" : v, nullptr, false);
+  auto j = json_too_deep(v) ? nlohmann::json(nlohmann::json::value_t::discarded)
+                            : nlohmann::json::parse(v.empty() ? "[]" : v, nullptr, false);
   if (j.is_discarded() || !j.is_array())
     fail(ErrorCode::invalid_argument, "auth.tokens: expected a list of {name, token_env, kb_names}");
   for (const auto& t : j) {

@@ -1016,6 +1016,8 @@ IngestReport Engine::ingest(const std::vector<std::string>& inputs, const Ingest
           work.push_back({p, ingest::FileKind::unknown, true, "", ingest::input_bytes(p)});
         } else if (dir) {
           const auto scan = ingest::scan_folder(p, forced);
+          for (const auto& link : scan.links_out)
+            rep.skipped.push_back(link.string() + ": a link that leads out of the folder; not followed");
           for (const auto& [f, kind] : scan.structured)
             work.push_back({f, kind, false, fs::relative(f, p).generic_string(), file_bytes(f)});
           // The folder's text and JSONL files (all of it when it holds nothing else).

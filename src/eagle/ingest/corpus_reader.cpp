@@ -7,6 +7,7 @@
 #include <sstream>
 #include <unordered_set>
 
+#include "eagle/core/json_input.h"
 #include "eagle/core/error.h"
 #include "eagle/core/utf8.h"
 #include "eagle/ingest/formats.h"
@@ -26,12 +27,7 @@ InputFormat parse_input_format(const std::string& name) {
 }
 
 Document parse_json_record(const std::string& line) {
-  json j;
-  try {
-    j = json::parse(line);
-  } catch (const json::exception& e) {  // parse_error, or out_of_range for a number too large
-    fail(ErrorCode::invalid_argument, std::string("invalid JSON: ") + e.what());
-  }
+  const json j = parse_json_input(line, "the record");
   if (!j.is_object()) fail(ErrorCode::invalid_argument, "a record must be a JSON object");
   Document d;
   auto id_it = j.find("_id");
@@ -258,6 +254,11 @@ void read_files(const fs::path& dir, const std::vector<fs::path>& files, const R
 void read_folder(const fs::path& dir, const ReadOptions& opt, Sink& result) {
   std::vector<fs::path> files;
   for (const auto& e : fs::recursive_directory_iterator(dir)) {
+    if (leads_out_of(e, dir)) {
+      result.skipped.push_back({fs::relative(e.path(), dir).generic_string(), 0,
+                                "a link that leads out of the folder; not followed"});
+      continue;
+    }
     if (!e.is_regular_file()) continue;
     const auto ext = lower_extension(e.path());
     if (!opt.markdown_files && (ext == ".md" || ext == ".markdown")) continue;
@@ -279,7 +280,7 @@ uint64_t input_bytes(const fs::path& input) {
   uint64_t total = 0;
   for (auto it = fs::recursive_directory_iterator(input, ec); !ec && it != fs::recursive_directory_iterator();
        it.increment(ec))
-    if (it->is_regular_file(ec)) total += it->file_size(ec);
+    if (!leads_out_of(*it, input) && it->is_regular_file(ec)) total += it->file_size(ec);
   return total;
 }
 

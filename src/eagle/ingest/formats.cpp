@@ -94,9 +94,24 @@ bool is_structured(FileKind kind) {
          kind == FileKind::html || kind == FileKind::markdown || kind == FileKind::image;
 }
 
+bool leads_out_of(const fs::directory_entry& entry, const fs::path& folder) {
+  std::error_code ec;
+  if (!entry.is_symlink(ec)) return false;
+  const fs::path target = fs::canonical(entry.path(), ec);
+  if (ec) return true;
+  const fs::path root = fs::canonical(folder, ec);
+  if (ec) return true;
+  auto [r_end, t_it] = std::mismatch(root.begin(), root.end(), target.begin(), target.end());
+  return r_end != root.end();
+}
+
 FolderScan scan_folder(const fs::path& dir, FileKind as) {
   FolderScan out;
   for (const auto& e : fs::recursive_directory_iterator(dir)) {
+    if (leads_out_of(e, dir)) {
+      out.links_out.push_back(e.path());
+      continue;
+    }
     if (!e.is_regular_file()) continue;
     FileKind kind = detect_file_kind(e.path());
     if (kind == FileKind::text || kind == FileKind::jsonl) out.has_text_files = true;

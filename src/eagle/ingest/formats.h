@@ -34,7 +34,14 @@ std::string xml_root_of(const std::filesystem::path& file);
 struct FolderScan {
   std::vector<std::pair<std::filesystem::path, FileKind>> structured;
   bool has_text_files = false;
+  std::vector<std::filesystem::path> links_out;  // not followed (leads_out_of)
 };
+// Whether a folder entry is a link whose target lies outside `folder` (canonical), or
+// that cannot be resolved. A folder ingest reads what is beneath the folder it was
+// given: a link out of it (to /etc/passwd, or out of the server's ingest root) is not
+// followed, it is reported. Links to directories are never followed (the walk does
+// not descend into them), so the entry itself is the only link to check.
+bool leads_out_of(const std::filesystem::directory_entry& entry, const std::filesystem::path& folder);
 FolderScan scan_folder(const std::filesystem::path& dir, FileKind as = FileKind::unknown);
 
 // SHA-256 of a file's bytes, 64 lower-case hex digits (the ingest's dedup key). Throws

@@ -7,6 +7,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "eagle/core/json_input.h"
 #include "eagle/core/base64.h"
 #include "eagle/core/error.h"
 
@@ -172,6 +173,9 @@ HttpResponse HttpTransport::post(const HttpRequest& req, const ToolContext& ctx)
     return rpc_error(415, kInvalidRequest, "Unsupported Media Type: the body must be application/json");
   if (!accepts(req.header("Accept"), "application/json"))
     return rpc_error(406, kInvalidRequest, "Not Acceptable: the client must accept application/json");
+  if (json_too_deep(req.body))
+    return rpc_error(400, kParseError,
+                     "Parse error: the body nests deeper than " + std::to_string(kMaxJsonDepth) + " levels");
   json msg = json::parse(req.body, nullptr, false);
   if (msg.is_discarded()) return rpc_error(400, kParseError, "Parse error: the body is not valid JSON");
   if (msg.is_array()) return rpc_error(400, kInvalidRequest, "JSON-RPC batches are not supported");

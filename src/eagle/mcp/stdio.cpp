@@ -5,6 +5,8 @@
 #include <istream>
 #include <ostream>
 
+#include "eagle/core/json_input.h"
+
 namespace eagle::mcp {
 using nlohmann::json;
 
@@ -48,7 +50,7 @@ size_t serve_stdio(const McpServer& server, std::istream& in, std::ostream& out,
       reply = McpServer::error(nullptr, kInvalidRequest,
                                "message longer than " + std::to_string(kMaxStdioLineBytes) + " bytes");
     } else {
-      json msg = json::parse(line, nullptr, false);
+      json msg = json_too_deep(line) ? json(json::value_t::discarded) : json::parse(line, nullptr, false);
       if (msg.is_discarded()) {
         reply = McpServer::error(nullptr, kParseError, "Parse error: not valid JSON");
       } else if (msg.is_array()) {

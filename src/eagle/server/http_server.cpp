@@ -3,6 +3,10 @@
 #include <httplib.h>
 #include <spdlog/spdlog.h>
 
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
@@ -10,6 +14,7 @@
 #include <set>
 #include <shared_mutex>
 
+#include "eagle/core/json_input.h"
 #include "eagle/app/json_views.h"
 #include "eagle/app/request_json.h"
 #include "eagle/core/base64.h"
@@ -61,16 +66,11 @@ std::pair<int, std::string> engine_status(const Error& e) {
 
 json parse_body(const httplib::Request& req) {
   if (req.body.empty()) bad("", "the request needs a JSON body");
-  auto j = json::parse(req.body, nullptr, false);
-  if (j.is_discarded()) {
-    // Say where: nlohmann's exception carries the byte position.
-    try {
-      auto strict = json::parse(req.body);
-      (void)strict;
-    } catch (const json::parse_error& e) {
-      bad("", "the body is not valid JSON (byte " + std::to_string(e.byte) + ")");
-    }
-    bad("", "the body is not valid JSON");
+  json j;
+  try {
+    j = parse_json_input(req.body, "the body");
+  } catch (const Error& e) {
+    bad("", e.what());
   }
   if (!j.is_object()) bad("", "the body must be a JSON object");
   return j;
@@ -85,9 +85,9 @@ json search_body(const httplib::Request& req) {
   json body = json::object();
   if (req.has_file("request")) {
     try {
-      body = json::parse(req.get_file_value("request").content);
-    } catch (const json::exception&) {
-      bad("request", "the 'request' part must be a JSON object");
+      body = parse_json_input(req.get_file_value("request").content, "the 'request' part");
+    } catch (const Error& e) {
+      bad("request", e.what());
     }
     if (!body.is_object()) bad("request", "the 'request' part must be a JSON object");
   }
@@ -781,7 +781,32 @@ Server::Server(app::Engine& engine, ServerOptions opts) : impl_(std::make_unique
 
 Server::~Server() { stop(); }
 
+namespace {
+// Upload folders (eagle-upload-<pid>-<n>) a server that is gone left behind: a job's
+// folder is removed on every path of a running server, but a killed one cannot. A
+// folder whose pid is alive is another server's (or, after pid reuse, left alone).
+void sweep_stale_uploads() {
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(fs::temp_directory_path(ec), ec)) {
+    const std::string name = e.path().filename().string();
+    constexpr std::string_view kPrefix = "eagle-upload-";
+    if (!name.starts_with(kPrefix) || !e.is_directory(ec)) continue;
+    const auto dash = name.find('-', kPrefix.size());
+    const std::string pid_text = name.substr(kPrefix.size(), dash - kPrefix.size());
+    if (pid_text.empty() || pid_text.find_first_not_of("0123456789") != std::string::npos || pid_text.size() > 9)
+      continue;
+    const auto pid = static_cast<pid_t>(std::stol(pid_text));
+    if (pid > 0 && ::kill(pid, 0) != 0 && errno == ESRCH) {
+      std::error_code rm;
+      fs::remove_all(e.path(), rm);
+      if (!rm) spdlog::info("removed the upload folder {} of a server that is gone", e.path().string());
+    }
+  }
+}
+}  // namespace
+
 int Server::bind() {
+  sweep_stale_uploads();
   auto& o = impl_->opts;
   int port = o.port == 0 ? impl_->http.bind_to_any_port(o.host) : (impl_->http.bind_to_port(o.host, o.port) ? o.port : -1);
   if (port < 0)
