@@ -700,6 +700,56 @@ TEST(ServerStart, UploadFoldersOfAServerThatIsGoneAreRemovedAtStart) {
   EXPECT_TRUE(fs::exists(other));
 }
 
+// What the headers decide is decided before the body is read: a client without a
+// token sending a 300 MiB chunked body (which the server read whole, past
+// server.max_body_bytes, before its 401) costs the server nothing. Bodies are JSON or
+// multipart with a length; Host parsing is strict; HEAD works where GET does.
+TEST(ServerStart, HeadersAreCheckedBeforeTheBodyIsRead) {
+  fs::create_directories(kWork);
+  const auto store = kWork / "headers-store";
+  ASSERT_EQ(run_eagle("--data-dir " + store.string() + " ingest " + std::string(EAGLE_SOURCE_DIR) + "/examples/sample").rc, 0);
+  ServerProcess s(store, {"--set", R"(auth.tokens=[{"name": "admin", "token_env": "EAGLE_TEST_ADMIN"}])"},
+                  {"EAGLE_TEST_ADMIN=admin-secret"});
+  ASSERT_TRUE(s.running()) << s.log();
+  const std::string url = "http://127.0.0.1:" + std::to_string(s.port());
+  auto rss_kb = [&] {
+    std::ifstream in("/proc/" + std::to_string(s.pid()) + "/status");
+    std::string line;
+    while (std::getline(in, line))
+      if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
+    return 0L;
+  };
+  const long before = rss_kb();
+  auto r = run_shell("head -c 314572800 /dev/zero | curl -s -o /dev/null -w '%{http_code}' -X POST -H "
+                     "'Transfer-Encoding: chunked' -H 'Content-Type: application/json' -T - " + url + "/search");
+  EXPECT_EQ(r.out, "401");
+  EXPECT_LT(rss_kb() - before, 20 * 1024) << "the server buffered the body";
+  const std::string admin = "Authorization: Bearer admin-secret";
+  // With a token: a chunked body is 411, a form-urlencoded one (curl -d without a type) 415.
+  auto chunked = http(s.port(), {"POST", "/search", "", "", {admin, "Transfer-Encoding: chunked"},
+                                 {"--data-binary", shell_quote(R"({"query": "x"})")}});
+  EXPECT_EQ(chunked.status, 411) << chunked.body;
+  auto form = http(s.port(), {"POST", "/search", "", "", {admin}, {"-d", shell_quote(R"({"query": "x"})")}});
+  EXPECT_EQ(form.status, 415) << form.body;
+  EXPECT_NE(form.body.find("Content-Type: application/json"), std::string::npos) << form.body;
+  auto json_ok = http(s.port(), {"POST", "/search", "", "", {admin}, {"--json", shell_quote(R"({"query": "x"})")}});
+  EXPECT_EQ(json_ok.status, 200) << json_ok.body;
+  // Host: a port that is not digits, or two Host headers, never pass as ours.
+  EXPECT_EQ(http(s.port(), {"GET", "/health", "", "", {"Host: localhost:evil.com"}}).status, 403);
+  EXPECT_EQ(http(s.port(), {"GET", "/health", "", "", {"Host: localhost:"}}).status, 403);
+  EXPECT_EQ(http(s.port(), {"GET", "/health", "", "", {"Host: localhost:8686"}}).status, 200);
+  EXPECT_EQ(http(s.port(), {"GET", "/health", "", "", {"Host: [::1]:8686"}}).status, 200);
+  auto twice = run_shell("printf 'GET /health HTTP/1.1\\r\\nHost: localhost\\r\\nHost: evil.com\\r\\nConnection: "
+                         "close\\r\\n\\r\\n' | curl -s --max-time 5 telnet://127.0.0.1:" +
+                         std::to_string(s.port()));
+  EXPECT_EQ(twice.out.rfind("HTTP/1.1 400", 0), 0u) << twice.out;
+  // HEAD answers as GET does, without a body.
+  auto head = run_shell("curl -s -I " + url + "/health");
+  EXPECT_EQ(head.out.rfind("HTTP/1.1 200", 0), 0u) << head.out;
+  auto head_doc = run_shell("curl -s -I -H " + shell_quote(admin) + " " + url + "/documents");
+  EXPECT_EQ(head_doc.out.rfind("HTTP/1.1 200", 0), 0u) << head_doc.out;
+}
+
 TEST(ServerStart, RefusesANonLoopbackAddressWithoutATokenAndAMissingTokenVariable) {
   fs::create_directories(kWork);
   auto r = run_eagle("--data-dir " + (kWork / "nl").string() + " serve --host 0.0.0.0 --port 0");

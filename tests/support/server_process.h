@@ -70,6 +70,7 @@ class ServerProcess {
   }
   bool running() const { return pid_ > 0 && port_ > 0; }
   int port() const { return port_; }
+  pid_t pid() const { return pid_; }
   std::string log() const { return read_text_file(log_); }
 
  private:

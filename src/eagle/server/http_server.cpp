@@ -7,9 +7,11 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cctype>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <regex>
 #include <set>
 #include <shared_mutex>
@@ -105,13 +107,33 @@ json search_body(const httplib::Request& req) {
   return body;
 }
 
-std::string host_without_port(const std::string& host) {
+// The name of a Host header: "name", "name:port", "[v6]" or "[v6]:port", the port 1
+// to 5 digits. Anything else ("localhost:evil.com", "", "a:b:c") is no name at all, so
+// it can never equal an allowed one.
+std::optional<std::string> host_name(const std::string& host) {
+  std::string name = host, port;
   if (!host.empty() && host[0] == '[') {
-    auto end = host.find(']');
-    return end == std::string::npos ? host : host.substr(0, end + 1);
+    const auto end = host.find(']');
+    if (end == std::string::npos) return std::nullopt;
+    name = host.substr(0, end + 1);
+    if (end + 1 < host.size()) {
+      if (host[end + 1] != ':') return std::nullopt;
+      port = host.substr(end + 2);
+      if (port.empty()) return std::nullopt;
+    }
+  } else if (const auto colon = host.find(':'); colon != std::string::npos) {
+    name = host.substr(0, colon);
+    port = host.substr(colon + 1);
+    if (port.empty()) return std::nullopt;
   }
-  auto colon = host.rfind(':');
-  return colon == std::string::npos ? host : host.substr(0, colon);
+  if (name.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos)
+    return std::nullopt;
+  return name;
+}
+
+std::string lower_ascii(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
 }
 
 // A metrics label from a request method: a client cannot mint label values.
@@ -685,19 +707,57 @@ struct Server::Impl {
     metrics.observe(route_name, method_label(req.method), res.status, secs);
   }
 
+  // httplib's pre-routing handler: runs on the headers, before the body is read. A
+  // request that admit() refuses is answered now and its body never read in, so a
+  // client without a token, or one sending what no route takes, never gets the server
+  // to read, buffer or parse a body. True: go on (read the body, then dispatch).
+  bool screen(const httplib::Request& req, httplib::Response& res) {
+    std::string route_name = "unmatched";
+    try {
+      Call call{req, res, {}, nullptr, {}};
+      admit(call, route_name);
+      return true;
+    } catch (const HttpError& e) {
+      if (e.status == 401) res.set_header("WWW-Authenticate", "Bearer");
+      // Tells the client not to reuse the connection. httplib 0.11 itself reads on:
+      // the unread body then fails to parse as the next request (read a line at a
+      // time and dropped, never buffered) and the connection ends there.
+      if (lower_ascii(req.get_header_value("Connection")) != "close") res.set_header("Connection", "close");
+      reply(res, e.status, error_body(e.code, e.message, e.field));
+    }
+    metrics.observe(route_name, method_label(req.method), res.status, 0);
+    return false;
+  }
+
   void dispatch_checked(const httplib::Request& req, httplib::Response& res, std::string& route_name) {
+    Call call{req, res, {}, nullptr, {}};
+    const Route* found = admit(call, route_name);
+    found->handler(*this, call);
+  }
+
+  // What the headers alone decide: Host and Origin, the route (404, 405), the token
+  // (401) and what the body may be (411, 415). Fills call's match, token and scope.
+  const Route* admit(Call& call, std::string& route_name) {
+    const httplib::Request& req = call.req;
     // DNS-rebinding protection: the Host must be one of ours, and a browser's Origin
-    // must be allowed (or this server itself).
-    const std::string host = host_without_port(req.get_header_value("Host"));
-    if (!allowed_hosts.count(host))
-      throw HttpError{403, "permission_denied", "Host '" + host + "' is not allowed (server.allowed_hosts)", ""};
+    // must be allowed (or this server itself). One of each: with two, a check of the
+    // first and a use of the second would disagree.
+    if (req.get_header_value_count("Host") != 1 || req.get_header_value_count("Origin") > 1)
+      throw HttpError{400, "invalid_argument", "a request has exactly one Host header and at most one Origin", ""};
+    const auto host = host_name(req.get_header_value("Host"));
+    if (!host || !allowed_hosts.count(*host))
+      throw HttpError{403, "permission_denied",
+                      "Host '" + req.get_header_value("Host") + "' is not allowed (server.allowed_hosts)", ""};
     if (req.has_header("Origin")) {
       const std::string origin = req.get_header_value("Origin");
       bool ok = std::find(opts.allowed_origins.begin(), opts.allowed_origins.end(), origin) != opts.allowed_origins.end();
       for (const auto& h : allowed_hosts)
         if (origin == "http://" + h + ":" + std::to_string(port)) ok = true;
-      if (!ok) throw HttpError{403, "permission_denied", "Origin '" + origin + "' is not allowed (server.allowed_origins)", ""};
+      if (origin.empty() || !ok)
+        throw HttpError{403, "permission_denied", "Origin '" + origin + "' is not allowed (server.allowed_origins)", ""};
     }
+    // HEAD is GET without the body (httplib sends the headers only).
+    const std::string method = req.method == "HEAD" ? "GET" : req.method;
     const Route* found = nullptr;
     std::smatch match;
     std::vector<std::string> allowed_methods;
@@ -705,7 +765,7 @@ struct Server::Impl {
       std::smatch m;
       if (!std::regex_match(req.path, m, r.pattern)) continue;
       route_name = r.name;
-      if (r.method == req.method) {
+      if (r.method == method) {
         found = &r;
         match = m;
         break;
@@ -719,10 +779,10 @@ struct Server::Impl {
       }
       std::string allow;
       for (const auto& m : allowed_methods) allow += (allow.empty() ? "" : ", ") + m;
-      res.set_header("Allow", allow);
+      call.res.set_header("Allow", allow);
       throw HttpError{405, "method_not_allowed", req.method + " is not allowed on " + route_name + " (" + allow + ")", ""};
     }
-    Call call{req, res, match, nullptr, {}};
+    call.match = std::move(match);
     if (!opts.tokens.empty() && !found->public_route) {
       const std::string auth = req.get_header_value("Authorization");
       const std::string prefix = "Bearer ";
@@ -734,7 +794,24 @@ struct Server::Impl {
       if (!call.token) throw HttpError{401, "unauthenticated", "the bearer token is not valid", ""};
       call.scope.kb_names = call.token->kb_names;
     }
-    found->handler(*this, call);
+    // Bodies: a length given up front (httplib enforces server.max_body_bytes on it
+    // before reading; a chunked body it would read without a bound), and JSON or a
+    // multipart upload (a form-urlencoded body, what `curl -d` sends without a type,
+    // was parsed as a form and refused with a wrong message). /mcp checks its own.
+    if (lower_ascii(req.get_header_value("Transfer-Encoding")).find("chunked") != std::string::npos)
+      throw HttpError{411, "length_required", "send the body with a Content-Length (chunked bodies are not accepted)",
+                      ""};
+    const bool has_body = req.has_header("Content-Length") && req.get_header_value("Content-Length") != "0";
+    if (has_body && (method == "POST" || method == "PUT") && found->name != "/mcp") {
+      const std::string type = lower_ascii(req.get_header_value("Content-Type"));
+      const std::string media = type.substr(0, type.find(';'));
+      if (media != "application/json" && media != "multipart/form-data")
+        throw HttpError{415, "unsupported_media_type",
+                        "send the body as JSON with 'Content-Type: application/json' (curl: --json '{...}'), or a "
+                        "file upload as multipart/form-data; got '" + media + "'",
+                        ""};
+    }
+    return found;
   }
 };
 
@@ -752,6 +829,10 @@ Server::Server(app::Engine& engine, ServerOptions opts) : impl_(std::make_unique
   http.set_tcp_nodelay(true);
   http.set_keep_alive_max_count(1000);
   http.set_keep_alive_timeout(5);
+  http.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+    return impl_->screen(req, res) ? httplib::Server::HandlerResponse::Unhandled
+                                   : httplib::Server::HandlerResponse::Handled;
+  });
   auto handler = [this](const httplib::Request& req, httplib::Response& res) { impl_->dispatch(req, res); };
   for (const char* pattern : {".*"}) {
     http.Get(pattern, handler);
