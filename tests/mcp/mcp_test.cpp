@@ -412,6 +412,35 @@ TEST_F(McpEngineTest, HttpSessionsLiveUntilDeletedAndBelongToTheirToken) {
   EXPECT_EQ(http.handle(post(request(5, "ping"), {{"Mcp-Session-Id", ids[2]}}), {}).status, 200);
 }
 
+// One token opening a thousand sessions (0.3 s of requests) evicted another token's
+// session: a token now only pushes out its own, or those of a token holding more.
+TEST_F(McpEngineTest, OneTokenCannotEvictAnothersSession) {
+  HttpTransport http(*server_, 50, 3600, 10);
+  const json init = {{"jsonrpc", "2.0"},
+                     {"id", 1},
+                     {"method", "initialize"},
+                     {"params",
+                      {{"protocolVersion", "2025-11-25"},
+                       {"capabilities", json::object()},
+                       {"clientInfo", {{"name", "t"}, {"version", "1"}}}}}};
+  const std::string alice = header_of(http.handle(post(init, {}, "alice"), {}), "Mcp-Session-Id");
+  ASSERT_EQ(alice.size(), 32u);
+  std::vector<std::string> mallory;
+  for (int i = 0; i < 1000; ++i) mallory.push_back(header_of(http.handle(post(init, {}, "mallory"), {}), "Mcp-Session-Id"));
+  EXPECT_EQ(http.sessions(), 11u);  // alice's one and mallory's cap of 10
+  EXPECT_EQ(http.handle(post(request(2, "ping"), {{"Mcp-Session-Id", alice}}, "alice"), {}).status, 200);
+  EXPECT_EQ(http.handle(post(request(2, "ping"), {{"Mcp-Session-Id", mallory.back()}}, "mallory"), {}).status, 200);
+  EXPECT_EQ(http.handle(post(request(2, "ping"), {{"Mcp-Session-Id", mallory.front()}}, "mallory"), {}).status, 404);
+  // With the server full, a newcomer pushes out the idlest of the token holding the most.
+  HttpTransport full(*server_, 4, 3600, 3);
+  const std::string a1 = header_of(full.handle(post(init, {}, "alice"), {}), "Mcp-Session-Id");
+  for (int i = 0; i < 3; ++i) full.handle(post(init, {}, "mallory"), {});
+  const std::string b1 = header_of(full.handle(post(init, {}, "bob"), {}), "Mcp-Session-Id");
+  EXPECT_EQ(full.sessions(), 4u);
+  EXPECT_EQ(full.handle(post(request(2, "ping"), {{"Mcp-Session-Id", a1}}, "alice"), {}).status, 200);
+  EXPECT_EQ(full.handle(post(request(2, "ping"), {{"Mcp-Session-Id", b1}}, "bob"), {}).status, 200);
+}
+
 TEST_F(McpEngineTest, HttpRejectsWhatIsNotAnMcpRequest) {
   HttpTransport http(*server_, 10, 3600);
   HttpRequest get = post(json::object(), {});

@@ -425,6 +425,27 @@ TEST_F(ServerTest, IngestPathsStayUnderTheRootAndUploadsWork) {
   EXPECT_EQ(source_ids(tiles), std::vector<std::string>{"ehp-116-1694.nxml#figure-1"}) << tiles.body.substr(0, 400);
 }
 
+// Document ids with '/' (every file ingested from a folder: jats/x.nxml, pdf/y.pdf)
+// are reachable, sent as they are or with the slash encoded as %2F.
+TEST_F(ServerTest, DocumentIdsWithSlashesWorkEncodedOrNot) {
+  auto r = call({"POST", "/ingest", "/ingest",
+                 R"({"kb_name": "slashkb", "records": [{"id": "jats/pone.0046493.nxml", "text": "zzslash article"}]})"});
+  ASSERT_EQ(r.status, 202) << r.body;
+  ASSERT_EQ(wait_task(r.j()["task_id"]).j()["state"], "succeeded");
+  for (const std::string path : {"/documents/jats/pone.0046493.nxml", "/documents/jats%2Fpone.0046493.nxml"}) {
+    auto d = call({"GET", path, "/documents/{id}"});
+    EXPECT_EQ(d.status, 200) << path << " " << d.body;
+    EXPECT_EQ(d.j()["document"].value("document_id", ""), "jats/pone.0046493.nxml") << d.body;
+  }
+  auto t = call({"PUT", "/documents/jats%2Fpone.0046493.nxml/tags", "/documents/{id}/tags", R"({"tags": ["zzslashtag"]})"});
+  EXPECT_EQ(t.status, 200) << t.body;
+  t = call({"PUT", "/documents/jats/pone.0046493.nxml/tags", "/documents/{id}/tags", R"({"tags": ["zzslashtag2"]})"});
+  EXPECT_EQ(t.status, 200) << t.body;
+  auto del = call({"DELETE", "/documents/jats/pone.0046493.nxml", "/documents/{id}"});
+  EXPECT_EQ(del.status, 200) << del.body;
+  EXPECT_EQ(call({"GET", "/documents/jats%2Fpone.0046493.nxml", "/documents/{id}"}).status, 404);
+}
+
 // What an attacker with any token (or none, on an open server) sent, each of which
 // crashed the server, leaked a file or answered 500 before: JSON nested 100,000
 // levels deep, numbers past a double's range, a link out of the ingest root.

@@ -349,6 +349,13 @@ void add_server_options(std::vector<ConfigOption>& o) {
   o.push_back({"mcp.max_sessions", "stateful MCP sessions kept by /mcp (the idlest is dropped beyond)",
                [](Config& c, const std::string& v) { c.mcp.max_sessions = to_count("mcp.max_sessions", v, 1'000'000); },
                [](const Config& c) { return std::to_string(c.mcp.max_sessions); }});
+  o.push_back({"mcp.max_sessions_per_token",
+               "stateful MCP sessions one token may hold (its own idlest is dropped beyond; a token never evicts "
+               "another's session unless that token holds more)",
+               [](Config& c, const std::string& v) {
+                 c.mcp.max_sessions_per_token = to_count("mcp.max_sessions_per_token", v, 1'000'000);
+               },
+               [](const Config& c) { return std::to_string(c.mcp.max_sessions_per_token); }});
   o.push_back({"mcp.session_idle_s", "an MCP session unused this long is dropped, seconds",
                [](Config& c, const std::string& v) {
                  double d = to_double("mcp.session_idle_s", v);

@@ -63,6 +63,7 @@ struct Config {
   struct Mcp {
     int discover_ttl_ms = 300000;  // how long a client may cache server/discover and tools/list
     size_t max_sessions = 1000;    // stateful (2025-11-25) HTTP sessions; the idlest is dropped beyond
+    size_t max_sessions_per_token = 100;  // one token's; beyond, its own idlest is dropped
     double session_idle_s = 3600;  // an HTTP session unused this long is dropped (404 afterwards)
   } mcp;
   // auth.tokens: [{name, token_env, kb_names?}] (JSON; the YAML list is converted).

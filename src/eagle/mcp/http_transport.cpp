@@ -119,21 +119,39 @@ std::string new_session_id() {
   return std::string(hex, 32);
 }
 
-HttpTransport::HttpTransport(const McpServer& server, size_t max_sessions, double session_idle_s)
-    : server_(server), max_sessions_(max_sessions), idle_(session_idle_s) {}
+HttpTransport::HttpTransport(const McpServer& server, size_t max_sessions, double session_idle_s,
+                             size_t max_sessions_per_token)
+    : server_(server), max_sessions_(max_sessions), idle_(session_idle_s), max_per_principal_(max_sessions_per_token) {}
 
 size_t HttpTransport::sessions() const {
   std::lock_guard lock(mu_);
   return sessions_.size();
 }
 
-void HttpTransport::evict_locked(std::chrono::steady_clock::time_point now) {
+void HttpTransport::evict_locked(std::chrono::steady_clock::time_point now, const std::string& principal) {
   for (auto it = sessions_.begin(); it != sessions_.end();)
     it = now - it->second.used > idle_ ? sessions_.erase(it) : std::next(it);
-  while (sessions_.size() >= max_sessions_) {
-    auto idlest = std::min_element(sessions_.begin(), sessions_.end(),
-                                   [](const auto& a, const auto& b) { return a.second.used < b.second.used; });
+  std::map<std::string, size_t> held;
+  for (const auto& [id, e] : sessions_) ++held[e.principal];
+  auto drop_idlest_of = [&](const std::string& who) {
+    auto idlest = sessions_.end();
+    for (auto it = sessions_.begin(); it != sessions_.end(); ++it)
+      if (it->second.principal == who && (idlest == sessions_.end() || it->second.used < idlest->second.used))
+        idlest = it;
+    if (idlest == sessions_.end()) return false;
     sessions_.erase(idlest);
+    --held[who];
+    return true;
+  };
+  while (held[principal] >= max_per_principal_ && drop_idlest_of(principal)) {
+  }
+  while (sessions_.size() >= max_sessions_) {
+    // The newcomer counts as holding one more: between equals, its own goes first.
+    std::string most = principal;
+    size_t most_held = held[principal] + 1;
+    for (const auto& [who, n] : held)
+      if (n > most_held) most = who, most_held = n;
+    if (!drop_idlest_of(most)) break;
   }
 }
 
@@ -204,7 +222,7 @@ HttpResponse HttpTransport::post(const HttpRequest& req, const ToolContext& ctx)
     if (r.created_session) {
       const std::string sid = new_session_id();
       std::lock_guard lock(mu_);
-      evict_locked(now);
+      evict_locked(now, req.principal);
       sessions_[sid] = Entry{std::move(session), req.principal, now};
       out.headers.push_back({"Mcp-Session-Id", sid});
     }

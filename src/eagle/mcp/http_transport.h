@@ -35,7 +35,9 @@ struct HttpResponse {
 
 class HttpTransport {
  public:
-  HttpTransport(const McpServer& server, size_t max_sessions, double session_idle_s);
+  // max_sessions: over all tokens; max_sessions_per_token: one token's (a principal's).
+  HttpTransport(const McpServer& server, size_t max_sessions, double session_idle_s,
+                size_t max_sessions_per_token = SIZE_MAX);
 
   HttpResponse handle(const HttpRequest& req, const ToolContext& ctx);
   size_t sessions() const;
@@ -52,11 +54,16 @@ class HttpTransport {
   // present and agree with the body (400, -32020 otherwise).
   std::optional<HttpResponse> check_stateless_headers(const HttpRequest& req, const nlohmann::json& msg,
                                                       const std::string& h_version) const;
-  void evict_locked(std::chrono::steady_clock::time_point now);
+  // Makes room for a session of `principal`: drops idle sessions, then that
+  // principal's idlest while it holds its cap, then, while the server holds its cap,
+  // the idlest session of the principal holding the most. A token can only ever push
+  // out its own sessions, or those of a token holding more than it does.
+  void evict_locked(std::chrono::steady_clock::time_point now, const std::string& principal);
 
   const McpServer& server_;
   size_t max_sessions_;
   std::chrono::duration<double> idle_;
+  size_t max_per_principal_;
   mutable std::mutex mu_;
   std::map<std::string, Entry> sessions_;
 };

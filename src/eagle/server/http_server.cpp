@@ -171,6 +171,7 @@ ServerOptions server_options(const app::Config& cfg) {
   o.default_namespace = cfg.pipeline.plugin_namespace;
   o.mcp_discover_ttl_ms = cfg.mcp.discover_ttl_ms;
   o.mcp_max_sessions = cfg.mcp.max_sessions;
+  o.mcp_max_sessions_per_token = cfg.mcp.max_sessions_per_token;
   o.mcp_session_idle_s = cfg.mcp.session_idle_s;
   for (const auto& t : cfg.auth_tokens) {
     Token tok;
@@ -237,7 +238,7 @@ struct Server::Impl {
         tasks(e, 100, opts.ingest_nice),
         mcp_tools(e, opts.default_namespace),
         mcp_server(mcp_tools, mcp::eagle_server_info(opts.default_namespace), opts.mcp_discover_ttl_ms),
-        mcp_http(mcp_server, opts.mcp_max_sessions, opts.mcp_session_idle_s) {
+        mcp_http(mcp_server, opts.mcp_max_sessions, opts.mcp_session_idle_s, opts.mcp_max_sessions_per_token) {
     if (opts.allowed_hosts.empty()) {
       allowed_hosts = {"localhost", "127.0.0.1", "[::1]", "::1"};
       allowed_hosts.insert(opts.host);
@@ -602,7 +603,7 @@ struct Server::Impl {
       auto docs = s.engine.list_documents(q, &total);
       s.reply(c.res, 200, app::document_list_json(s.engine, docs, total, q));
     });
-    add("GET", "/documents/([^/]+)", "/documents/{id}", [](Impl& s, Call& c) {
+    add("GET", "/documents/(.+)", "/documents/{id}", [](Impl& s, Call& c) {
       const std::string id = c.match[1].str();
       auto v = s.engine.document(id, c.scope);
       if (!v) throw HttpError{404, "not_found", "no document '" + id + "'", ""};
@@ -620,12 +621,12 @@ struct Server::Impl {
       c.res.set_header("X-Content-Type-Options", "nosniff");
       c.res.set_content(tile->bytes, tile->media_type);
     });
-    add("DELETE", "/documents/([^/]+)", "/documents/{id}", [](Impl& s, Call& c) {
+    add("DELETE", "/documents/(.+)", "/documents/{id}", [](Impl& s, Call& c) {
       const std::string id = c.match[1].str();
       size_t n = s.engine.delete_document(id, c.scope);
       s.reply(c.res, 200, {{"document_id", id}, {"deleted_chunks", n}});
     });
-    add("PUT", "/documents/([^/]+)/tags", "/documents/{id}/tags", [](Impl& s, Call& c) {
+    add("PUT", "/documents/(.+)/tags", "/documents/{id}/tags", [](Impl& s, Call& c) {
       const std::string id = c.match[1].str();
       json body = parse_body(c.req);
       only_fields(body, {"tags", "plugin_namespace"});

@@ -37,6 +37,7 @@ struct ServerOptions {
   std::string default_namespace = "core";
   int mcp_discover_ttl_ms = 300000;
   size_t mcp_max_sessions = 1000;
+  size_t mcp_max_sessions_per_token = 100;
   double mcp_session_idle_s = 3600;
 };
 
