@@ -665,13 +665,53 @@ TEST(ServerAuth, TokensAndAKbScopeThatDoesNotLeak) {
                               json{{"kb_name", "tenant-a"}, {"collection", chunk_collection},
                                    {"records", json::array({{{"id", chunk_id}, {"text", "overwritten"}}})}}
                                   .dump()});
-  ASSERT_EQ(over.status, 202) << over.body;
-  for (int i = 0; i < 300; ++i) {
-    t = as("a-secret", {"GET", "/tasks/" + over.j()["task_id"].get<std::string>(), "/tasks/{id}"});
-    if (t.j()["state"] == "failed" || t.j()["state"] == "succeeded") break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  if (chunk_collection != "eagle_text") {
+    // A collection holding none of tenant-a's rows: refused before a task is queued.
+    EXPECT_EQ(over.status, 403) << over.body;
+  } else {
+    ASSERT_EQ(over.status, 202) << over.body;
+    for (int i = 0; i < 300; ++i) {
+      t = as("a-secret", {"GET", "/tasks/" + over.j()["task_id"].get<std::string>(), "/tasks/{id}"});
+      if (t.j()["state"] == "failed" || t.j()["state"] == "succeeded") break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    EXPECT_EQ(t.j()["state"], "failed") << t.body;
   }
-  EXPECT_EQ(t.j()["state"], "failed") << t.body;
+  // Collections and metrics: a scoped token sees the collections holding its rows and
+  // only those rows; none of another tenant's write activity; no /metrics. Naming a
+  // collection it has no rows in is the same 403 whether that collection exists or not.
+  auto mine = as("a-secret", {"GET", "/collections", "/collections"});
+  ASSERT_EQ(mine.status, 200) << mine.body;
+  auto admin_view = as("admin-secret", {"GET", "/collections", "/collections"});
+  std::map<std::string, json> by_name;
+  const json admin_collections = admin_view.j()["collections"];  // named: a range-for over j()[...] dangles
+  for (const auto& c : admin_collections) by_name[c["name"].get<std::string>()] = c;
+  ASSERT_TRUE(by_name.count(chunk_collection)) << admin_view.body;
+  const json my_collections = mine.j()["collections"];
+  for (const auto& c : my_collections) {
+    EXPECT_NE(c["name"], chunk_collection == "eagle_text" ? "" : chunk_collection) << mine.body;
+    EXPECT_EQ(c["deleted"], 0) << mine.body;
+    EXPECT_EQ(c["log_bytes"], 0) << mine.body;
+  }
+  ASSERT_EQ(mine.j()["collections"].size(), 1u) << mine.body;
+  EXPECT_EQ(mine.j()["collections"][0]["name"], "eagle_text");
+  EXPECT_EQ(mine.j()["collections"][0]["rows"], 1) << mine.body;  // a1 alone
+  EXPECT_GT(by_name["eagle_text"]["rows"].get<int>(), 1) << admin_view.body;
+  if (chunk_collection != "eagle_text")
+    EXPECT_EQ(as("a-secret", {"GET", "/collections/" + chunk_collection, "/collections/{name}"}).status, 404);
+  EXPECT_EQ(as("a-secret", {"GET", "/metrics", ""}).status, 403);
+  EXPECT_EQ(as("admin-secret", {"GET", "/metrics", ""}).status, 200);
+  auto create = as("a-secret", {"POST", "/ingest", "/ingest",
+                                R"({"kb_name": "tenant-a", "collection": "zznewcoll", "records": [{"id": "n", "text": "t"}]})"});
+  EXPECT_EQ(create.status, 403) << create.body;
+  if (chunk_collection != "eagle_text") {
+    auto existing = as("a-secret", {"POST", "/ingest", "/ingest",
+                                    json{{"kb_name", "tenant-a"}, {"collection", chunk_collection},
+                                         {"records", json::array({{{"id", "n"}, {"text", "t"}}})}}
+                                        .dump()});
+    EXPECT_EQ(existing.status, 403);
+    EXPECT_EQ(existing.j()["error"]["message"], create.j()["error"]["message"]);
+  }
   auto label_after = as("admin-secret", {"GET", "/documents/doc-tb-set", "/documents/{id}"});
   EXPECT_EQ(label_after.body.find("overwritten"), std::string::npos) << label_after.body;
   // The admin can delete in tenant-b.

@@ -409,28 +409,40 @@ std::vector<registry::NameCount> Engine::tags(std::optional<std::string> plugin_
   return registry().tags(ns, scope.kb_names);
 }
 
-CollectionInfo Engine::collection_info(const std::string& name) {
+CollectionInfo Engine::collection_info(const std::string& name, const AccessScope& scope) {
   std::shared_lock state(state_mu_);  // a reembed swaps the object under the exclusive lock
   auto* c = catalog_->find(name);
   if (!c) fail(ErrorCode::not_found, "no collection named '" + name + "'");
-  auto d = c->describe();
   const auto& v = c->schema().vector;
   CollectionInfo i;
   i.name = name;
-  i.rows = d.value("live", size_t{0});
-  i.deleted = d.value("deleted", size_t{0});
   i.dimension = v.dim;
   i.metric = std::string(metric_name(v.metric));
   i.encoder = v.encoder;
   i.index = v.index == VectorIndexKind::hnsw ? "hnsw" : "flat";
+  if (!scope.kb_names.empty()) {
+    // The filter is parsed with the names as parameters, never spliced.
+    i.rows = c->schema().field_index("kb_name") ? c->filter("kb_name in {kbs}", {{"kbs", scope.kb_names}}).count() : 0;
+    if (i.rows == 0) fail(ErrorCode::not_found, "no collection named '" + name + "'");
+    return i;
+  }
+  auto d = c->describe();
+  i.rows = d.value("live", size_t{0});
+  i.deleted = d.value("deleted", size_t{0});
   i.log_bytes = d.value("log_bytes", uint64_t{0});
   i.last_lsn = d.value("last_lsn", uint64_t{0});
   return i;
 }
 
-std::vector<CollectionInfo> Engine::collection_infos() {
+std::vector<CollectionInfo> Engine::collection_infos(const AccessScope& scope) {
   std::vector<CollectionInfo> out;
-  for (const auto& name : catalog_->list()) out.push_back(collection_info(name));
+  for (const auto& name : catalog_->list()) {
+    try {
+      out.push_back(collection_info(name, scope));
+    } catch (const Error& e) {
+      if (e.code() != ErrorCode::not_found) throw;  // none of the scope's rows: not listed
+    }
+  }
   return out;
 }
 

@@ -206,8 +206,12 @@ class Engine {
   std::vector<registry::DocumentRecord> list_documents(const registry::DocumentQuery& q, size_t* total = nullptr);
   std::vector<registry::NameCount> knowledge_bases(const AccessScope& scope = {});
   std::vector<registry::NameCount> tags(std::optional<std::string> plugin_namespace, const AccessScope& scope = {});
-  std::vector<CollectionInfo> collection_infos();
-  CollectionInfo collection_info(const std::string& name);
+  // With a scope (a token limited to knowledge bases): only the collections holding
+  // rows of its KBs, and only those rows counted; the tombstones, log bytes and log
+  // position (other tenants' write activity) are left at 0. A collection without a
+  // row of the scope is not_found, as one that does not exist.
+  std::vector<CollectionInfo> collection_infos(const AccessScope& scope = {});
+  CollectionInfo collection_info(const std::string& name, const AccessScope& scope = {});
   // Where the visual collection's tiles keep their images (DATA_DIR/images).
   ingest::ImageStore image_store() const;
   // The kept image of a tile of the visual collection, by its image_id (the row id):

@@ -424,6 +424,22 @@ struct Server::Impl {
   // never take this input: a conflict with the store, said before a task is queued.
   void check_target_collection(const app::IngestOptions& o) {
     if (o.collection.empty()) return;
+    // Creating a collection (every token then sees it) is an unscoped token's right. A
+    // scoped one may name only a collection that holds rows of its KBs; one that holds
+    // none gets the same answer whether it exists or not.
+    if (!o.scope.kb_names.empty()) {
+      bool visible = true;
+      try {
+        engine.collection_info(o.collection, o.scope);
+      } catch (const Error&) {
+        visible = false;
+      }
+      if (!visible)
+        throw HttpError{403, "permission_denied",
+                        "a token limited to knowledge bases ingests into the default collections or one that already "
+                        "holds rows of its knowledge bases",
+                        "collection"};
+    }
     if (!engine.catalog().exists(o.collection)) return;
     const std::string label = engine.collection_info(o.collection).encoder;
     if (label.empty() || !engine.encoders().has_encoder(label)) return;
@@ -536,6 +552,10 @@ struct Server::Impl {
       s.reply(c.res, 200, {{"ready", true}, {"collections", s.engine.catalog().list().size()}});
     });
     add("GET", "/metrics", "/metrics", [](Impl& s, Call& c) {
+      // Every collection's rows and every route's traffic: an operator's view.
+      if (!c.scope.kb_names.empty())
+        throw HttpError{403, "permission_denied", "this token is limited to knowledge bases; /metrics needs one that is not",
+                        ""};
       c.res.status = 200;
       c.res.set_content(s.metrics.render(s.gauges()), "text/plain; version=0.0.4; charset=utf-8");
     });
@@ -644,10 +664,10 @@ struct Server::Impl {
       s.reply(c.res, 200, {{"document_id", id}, {"tags", now}});
     });
     add("GET", "/collections", "/collections", [](Impl& s, Call& c) {
-      s.reply(c.res, 200, app::collection_list_json(s.engine.collection_infos()));
+      s.reply(c.res, 200, app::collection_list_json(s.engine.collection_infos(c.scope)));
     });
     add("GET", "/collections/([^/]+)", "/collections/{name}", [](Impl& s, Call& c) {
-      s.reply(c.res, 200, app::collection_json(s.engine.collection_info(c.match[1].str())));
+      s.reply(c.res, 200, app::collection_json(s.engine.collection_info(c.match[1].str(), c.scope)));
     });
     // A collection's vectors rebuilt with an encoder as configured now (eagle reembed),
     // as a task: searches go on, against the old vectors until the swap.
