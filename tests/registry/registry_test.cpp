@@ -228,6 +228,28 @@ TYPED_TEST(RegistryTest, UpsertReplacesEveryFieldButKeepsCreatedAt) {
   EXPECT_EQ(this->reg_->find_by_name_terms({"new"}, "biomed", 10), Ids{"doc-1"});
 }
 
+// A scoped request's lookups are bounded by its knowledge bases: another tenant's
+// document neither matches a tag nor adds its collections (an existence oracle).
+TYPED_TEST(RegistryTest, TagsAndCollectionsUsedStayWithinTheGivenKnowledgeBases) {
+  auto a = this->doc("doc-a", "a", "a.pdf", "A", "kb-a");
+  a.collections_used = {"eagle_text"};
+  auto b = this->doc("doc-b", "b", "b.pdf", "B", "kb-b");
+  b.collections_used = {"eagle_text_biomed"};
+  this->reg_->upsert(a);
+  this->reg_->upsert(b);
+  this->reg_->set_keywords("doc-a", "core", {"shared"});
+  this->reg_->set_keywords("doc-b", "core", {"shared", "only-b"});
+  EXPECT_EQ(this->reg_->ids_for_tags({"shared"}, "core", 10), (Ids{"doc-a", "doc-b"}));
+  EXPECT_EQ(this->reg_->ids_for_tags({"shared"}, "core", 10, {"kb-a"}), Ids{"doc-a"});
+  EXPECT_TRUE(this->reg_->ids_for_tags({"only-b"}, "core", 10, {"kb-a"}).empty());
+  EXPECT_EQ(this->reg_->ids_for_tags({"only-b"}, "core", 10, {"kb-a", "kb-b"}), Ids{"doc-b"});
+  EXPECT_EQ(this->reg_->collections_used({"doc-a", "doc-b"}), (Ids{"eagle_text", "eagle_text_biomed"}));
+  EXPECT_EQ(this->reg_->collections_used({"doc-a", "doc-b"}, {}, {"kb-a"}), Ids{"eagle_text"});
+  EXPECT_TRUE(this->reg_->collections_used({"doc-b"}, {}, {"kb-a"}).empty());
+  EXPECT_TRUE(this->reg_->collections_used({}, {"kb-b"}, {"kb-a"}).empty());
+  EXPECT_EQ(this->reg_->collections_used({}, {"kb-b"}, {"kb-b"}), Ids{"eagle_text_biomed"});
+}
+
 TYPED_TEST(RegistryTest, RemoveReportsWhetherTheDocumentExisted) {
   this->reg_->upsert(this->doc("doc-1", "a"));
   this->reg_->upsert(this->doc("doc-2", "a"));

@@ -197,14 +197,15 @@ TEST(Orchestrator, ScopeUnionIsPushedDownAndInjectionShapedValuesAreLiterals) {
 namespace {
 class FakeCatalog : public DocumentCatalog {
  public:
-  std::vector<std::string> ids_for_tags(const std::vector<std::string>&, const std::string& ns, size_t limit) override {
+  std::vector<std::string> ids_for_tags(const std::vector<std::string>&, const std::string& ns, size_t limit,
+                                        const std::vector<std::string>&) override {
     std::vector<std::string> out;
     for (size_t i = 0; i < 600 && out.size() < limit; ++i) out.push_back("doc" + std::to_string(i));
     last_ns = ns;
     return out;
   }
   std::vector<std::string> collections_used(const std::vector<std::string>&, const std::vector<std::string>&,
-                                            const std::string&) override {
+                                            const std::string&, const std::vector<std::string>&) override {
     return {"eagle_text", "eagle_text_biomed"};
   }
   std::string last_ns;

@@ -677,6 +677,17 @@ TEST(ServerAuth, TokensAndAKbScopeThatDoesNotLeak) {
     }
     EXPECT_EQ(t.j()["state"], "failed") << t.body;
   }
+  // Naming another tenant's document or tag in scope_filter answers exactly as naming
+  // one that does not exist (the route's scope union gave it away).
+  auto scoped = [&](const std::string& field, const std::string& value) {
+    auto r = as("a-secret", {"POST", "/search", "/search",
+                             json{{"query", "zzlabel indications"}, {"scope_filter", {{field, {value}}}}}.dump()});
+    EXPECT_EQ(r.status, 200) << r.body;
+    json j = r.j();
+    return j["route"].dump() + " " + j["sources"].dump();
+  };
+  EXPECT_EQ(scoped("document_ids", "doc-tb-set"), scoped("document_ids", "zz-no-such-document"));
+  EXPECT_EQ(scoped("tags", "zztag"), scoped("tags", "zz-no-such-tag"));
   // Collections and metrics: a scoped token sees the collections holding its rows and
   // only those rows; none of another tenant's write activity; no /metrics. Naming a
   // collection it has no rows in is the same 403 whether that collection exists or not.

@@ -86,16 +86,18 @@ WHERE d.plugin_namespace = $2 AND ($3::text IS NULL OR d.kb_name = $3::text)
 ORDER BY d.document_id COLLATE "C" LIMIT $4::bigint)sql";
 
 constexpr const char* kIdsForTags = R"sql(
-SELECT document_id FROM document_keywords
-WHERE plugin_namespace = $2 AND keyword = ANY ($1::text[])
-GROUP BY document_id ORDER BY document_id COLLATE "C" LIMIT $3::bigint)sql";
+SELECT k.document_id FROM document_keywords k
+WHERE k.plugin_namespace = $2 AND k.keyword = ANY ($1::text[])
+  AND ($4::text[] IS NULL OR k.document_id IN (SELECT d.document_id FROM documents d WHERE d.kb_name = ANY ($4::text[])))
+GROUP BY k.document_id ORDER BY k.document_id COLLATE "C" LIMIT $3::bigint)sql";
 
 constexpr const char* kNames = R"sql(
 SELECT document_id, file_name, document_name FROM documents WHERE document_id = ANY ($1::text[]))sql";
 
 constexpr const char* kCollections = R"sql(
 SELECT DISTINCT c FROM documents d CROSS JOIN LATERAL unnest(d.collections_used) AS c
-WHERE d.document_id = ANY ($1::text[]) OR d.kb_name = ANY ($2::text[]))sql";
+WHERE (d.document_id = ANY ($1::text[]) OR d.kb_name = ANY ($2::text[]))
+  AND ($3::text[] IS NULL OR d.kb_name = ANY ($3::text[])))sql";
 
 // The listings: a NULL $1 (kb_names) or namespace is no filter. COLLATE "C"
 // orders bytewise like SQLite's BINARY, so LIMIT/OFFSET pages cut the same rows.
@@ -554,11 +556,12 @@ std::vector<std::string> PostgresRegistry::do_find_by_name_terms(
 }
 
 std::vector<std::string> PostgresRegistry::do_ids_for_tags(const std::vector<std::string>& tags,
-                                                           std::string_view plugin_namespace,
-                                                           size_t limit) const {
+                                                           std::string_view plugin_namespace, size_t limit,
+                                                           const std::vector<std::string>& within_kbs) const {
   std::lock_guard lock(mutex_);
   impl_->ensure_ready();
-  auto res = impl_->run(kIdsForTags, {pg_text_array(tags), str(plugin_namespace), std::to_string(limit)},
+  auto res = impl_->run(kIdsForTags,
+                        {pg_text_array(tags), str(plugin_namespace), std::to_string(limit), kb_param(within_kbs)},
                         "ids_for_tags");
   return column(res.get(), 0);
 }
@@ -575,12 +578,13 @@ std::map<std::string, DocumentNames> PostgresRegistry::do_names_for_ids(
   return out;
 }
 
-std::vector<std::string> PostgresRegistry::do_collections_used(
-    const std::vector<std::string>& document_ids, const std::vector<std::string>& kb_names) const {
+std::vector<std::string> PostgresRegistry::do_collections_used(const std::vector<std::string>& document_ids,
+                                                               const std::vector<std::string>& kb_names,
+                                                               const std::vector<std::string>& within_kbs) const {
   std::lock_guard lock(mutex_);
   impl_->ensure_ready();
-  auto res =
-      impl_->run(kCollections, {pg_text_array(document_ids), pg_text_array(kb_names)}, "collections_used");
+  auto res = impl_->run(kCollections, {pg_text_array(document_ids), pg_text_array(kb_names), kb_param(within_kbs)},
+                        "collections_used");
   return column(res.get(), 0);
 }
 

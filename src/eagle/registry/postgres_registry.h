@@ -42,11 +42,13 @@ class PostgresRegistry final : public DocumentRegistry {
                                                  std::string_view plugin_namespace, size_t limit,
                                                  std::optional<std::string_view> kb_name) const override;
   std::vector<std::string> do_ids_for_tags(const std::vector<std::string>& tags,
-                                           std::string_view plugin_namespace, size_t limit) const override;
+                                           std::string_view plugin_namespace, size_t limit,
+                                           const std::vector<std::string>& within_kbs) const override;
   std::map<std::string, DocumentNames> do_names_for_ids(
       const std::vector<std::string>& document_ids) const override;
   std::vector<std::string> do_collections_used(const std::vector<std::string>& document_ids,
-                                               const std::vector<std::string>& kb_names) const override;
+                                               const std::vector<std::string>& kb_names,
+                                               const std::vector<std::string>& within_kbs) const override;
   std::vector<DocumentRecord> do_list(const DocumentQuery& q) const override;
   size_t do_count(const DocumentQuery& q) const override;
   std::vector<NameCount> do_knowledge_bases(const std::vector<std::string>& kb_names) const override;

@@ -254,8 +254,8 @@ std::vector<std::string> DocumentRegistry::find_by_name_terms(const std::vector<
 }
 
 std::vector<std::string> DocumentRegistry::ids_for_tags(const std::vector<std::string>& tags,
-                                                        std::string_view plugin_namespace,
-                                                        size_t limit) const {
+                                                        std::string_view plugin_namespace, size_t limit,
+                                                        const std::vector<std::string>& within_kbs) const {
   check_limit(limit);
   check_list(tags, kMaxTerms, "tags");
   check_non_empty(plugin_namespace, "plugin_namespace");
@@ -265,7 +265,10 @@ std::vector<std::string> DocumentRegistry::ids_for_tags(const std::vector<std::s
   }
   detail::sort_unique(unique);
   if (unique.empty() || limit == 0) return {};
-  return do_ids_for_tags(unique, plugin_namespace, limit);
+  check_list(within_kbs, kMaxIds, "within_kbs");
+  std::vector<std::string> within = within_kbs;
+  detail::sort_unique(within);
+  return do_ids_for_tags(unique, plugin_namespace, limit, within);
 }
 
 std::map<std::string, DocumentNames> DocumentRegistry::names_for_ids(
@@ -279,14 +282,17 @@ std::map<std::string, DocumentNames> DocumentRegistry::names_for_ids(
 }
 
 std::vector<std::string> DocumentRegistry::collections_used(const std::vector<std::string>& document_ids,
-                                                            const std::vector<std::string>& kb_names) const {
+                                                            const std::vector<std::string>& kb_names,
+                                                            const std::vector<std::string>& within_kbs) const {
   check_list(document_ids, kMaxIds, "document_ids");
   check_list(kb_names, kMaxIds, "kb_names");
-  std::vector<std::string> ids = document_ids, kbs = kb_names;
+  check_list(within_kbs, kMaxIds, "within_kbs");
+  std::vector<std::string> ids = document_ids, kbs = kb_names, within = within_kbs;
   detail::sort_unique(ids);
   detail::sort_unique(kbs);
+  detail::sort_unique(within);
   if (ids.empty() && kbs.empty()) return {};
-  auto out = do_collections_used(ids, kbs);
+  auto out = do_collections_used(ids, kbs, within);
   detail::sort_unique(out);
   return out;
 }

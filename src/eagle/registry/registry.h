@@ -136,8 +136,11 @@ class DocumentRegistry {
   // resolve_tags_to_document_ids: ids tagged with ANY of `tags` (exact match) in the
   // namespace, sorted by document_id (bytewise), at most `limit` (<= kMaxLimit).
   // The caller applies max_scope_documents by asking for one more than the cap.
+  // within_kbs (non-empty): only documents of those knowledge bases (a scoped token's:
+  // another tenant's documents must neither match nor be counted).
   std::vector<std::string> ids_for_tags(const std::vector<std::string>& tags,
-                                        std::string_view plugin_namespace, size_t limit) const;
+                                        std::string_view plugin_namespace, size_t limit,
+                                        const std::vector<std::string>& within_kbs = {}) const;
 
   // lookup_documents_sync for enrich_file_names: names of the ids that exist.
   std::map<std::string, DocumentNames> names_for_ids(const std::vector<std::string>& document_ids) const;
@@ -145,8 +148,10 @@ class DocumentRegistry {
   // The collections_used catalog for the scope-aware union: the distinct collections
   // used at ingest by the documents in `document_ids` OR in a KB of `kb_names` (the
   // scope's OR semantics), sorted. Both empty = no scope = no union, so {} (G4).
+  // within_kbs (non-empty): only documents of those knowledge bases.
   std::vector<std::string> collections_used(const std::vector<std::string>& document_ids,
-                                            const std::vector<std::string>& kb_names = {}) const;
+                                            const std::vector<std::string>& kb_names = {},
+                                            const std::vector<std::string>& within_kbs = {}) const;
 
   // Listings for the HTTP server (GET /documents, /knowledge_bases, /tags).
   // Documents matching q, sorted by document_id (bytewise), q.offset skipped, at
@@ -212,12 +217,15 @@ class DocumentRegistry {
                                                          std::string_view plugin_namespace, size_t limit,
                                                          std::optional<std::string_view> kb_name) const = 0;
   virtual std::vector<std::string> do_ids_for_tags(const std::vector<std::string>& tags,
-                                                   std::string_view plugin_namespace, size_t limit) const = 0;
+                                                   std::string_view plugin_namespace, size_t limit,
+                                                   const std::vector<std::string>& within_kbs) const = 0;
   virtual std::map<std::string, DocumentNames> do_names_for_ids(
       const std::vector<std::string>& document_ids) const = 0;
   // Either list may be empty (not both); the result need not be sorted or distinct.
+  // within_kbs: sorted and distinct, empty = any KB.
   virtual std::vector<std::string> do_collections_used(const std::vector<std::string>& document_ids,
-                                                       const std::vector<std::string>& kb_names) const = 0;
+                                                       const std::vector<std::string>& kb_names,
+                                                       const std::vector<std::string>& within_kbs) const = 0;
   // The listings: kb_names sorted and distinct, empty = no KB filter; a namespace,
   // when set, non-empty; 1 <= limit <= kMaxLimit, offset <= kMaxOffset. Results
   // sorted bytewise as the public methods promise.

@@ -122,14 +122,17 @@ constexpr std::array<const char*, q_count> kSql = {
                            OR d.file_name_fold LIKE t.value ESCAPE '\'
                            OR d.document_name_fold LIKE t.value ESCAPE '\')
           ORDER BY d.document_id LIMIT ?4)sql",
-    R"sql(SELECT DISTINCT document_id FROM document_keywords
-          WHERE plugin_namespace = ?2 AND keyword IN (SELECT value FROM json_each(?1))
-          ORDER BY document_id LIMIT ?3)sql",
+    R"sql(SELECT DISTINCT k.document_id FROM document_keywords k
+          WHERE k.plugin_namespace = ?2 AND k.keyword IN (SELECT value FROM json_each(?1))
+            AND (?4 IS NULL OR k.document_id IN (SELECT d.document_id FROM documents d
+                                                 WHERE d.kb_name IN (SELECT value FROM json_each(?4))))
+          ORDER BY k.document_id LIMIT ?3)sql",
     R"sql(SELECT document_id, file_name, document_name FROM documents
           WHERE document_id IN (SELECT value FROM json_each(?1)))sql",
     R"sql(SELECT DISTINCT c.value FROM documents d, json_each(d.collections_used) c
-          WHERE d.document_id IN (SELECT value FROM json_each(?1))
-             OR d.kb_name IN (SELECT value FROM json_each(?2)))sql",
+          WHERE (d.document_id IN (SELECT value FROM json_each(?1))
+                 OR d.kb_name IN (SELECT value FROM json_each(?2)))
+            AND (?3 IS NULL OR d.kb_name IN (SELECT value FROM json_each(?3))))sql",
     // The listings: a NULL ?1 (kb_names) or namespace is no filter. ORDER BY uses
     // the BINARY collation, bytewise like PostgreSQL's COLLATE "C".
     R"sql(SELECT document_id, name, file_name, document_name, kb_name, plugin_namespace, source_type, year,
@@ -567,11 +570,12 @@ std::vector<std::string> SqliteRegistry::do_find_by_name_terms(
 }
 
 std::vector<std::string> SqliteRegistry::do_ids_for_tags(const std::vector<std::string>& tags,
-                                                         std::string_view plugin_namespace,
-                                                         size_t limit) const {
+                                                         std::string_view plugin_namespace, size_t limit,
+                                                         const std::vector<std::string>& within_kbs) const {
   std::lock_guard lock(mutex_);
   Cursor c(*impl_, impl_->stmts[q_ids_for_tags]);
   c.bind(1, json_array(tags)).bind(2, plugin_namespace).bind(3, static_cast<int64_t>(limit));
+  bind_kb_names(c, 4, within_kbs);
   std::vector<std::string> out;
   while (c.step()) out.push_back(c.text(0));
   return out;
@@ -588,10 +592,12 @@ std::map<std::string, DocumentNames> SqliteRegistry::do_names_for_ids(
 }
 
 std::vector<std::string> SqliteRegistry::do_collections_used(const std::vector<std::string>& document_ids,
-                                                             const std::vector<std::string>& kb_names) const {
+                                                             const std::vector<std::string>& kb_names,
+                                                             const std::vector<std::string>& within_kbs) const {
   std::lock_guard lock(mutex_);
   Cursor c(*impl_, impl_->stmts[q_collections]);
   c.bind(1, json_array(document_ids)).bind(2, json_array(kb_names));
+  bind_kb_names(c, 3, within_kbs);
   std::vector<std::string> out;
   while (c.step()) out.push_back(c.text(0));
   return out;

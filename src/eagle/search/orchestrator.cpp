@@ -148,7 +148,8 @@ Orchestrator::Scope Orchestrator::build_scope(const RetrievalRequest& req, HookC
     std::vector<std::string> ids = sf.document_ids;
     if (!sf.tags.empty()) {
       if (!documents_) fail(ErrorCode::invalid_argument, "scope_filter.tags needs a document registry");
-      auto tagged = documents_->ids_for_tags(sf.tags, ctx.plugin_namespace, config_.max_scope_documents + 1);
+      auto tagged =
+          documents_->ids_for_tags(sf.tags, ctx.plugin_namespace, config_.max_scope_documents + 1, req.allowed_kbs);
       ids.insert(ids.end(), tagged.begin(), tagged.end());
     }
     std::unordered_set<std::string> seen;
@@ -508,7 +509,8 @@ RetrievalResponse Orchestrator::retrieve(const RetrievalRequest& req) const {
   // Scope-aware catalog union: collections the scoped documents used at ingest.
   // (An image without words asks the visual collection only.)
   if (documents_ && !req.scope_filter.empty() && !image_only) {
-    for (const auto& c : documents_->collections_used(req.scope_filter.kb_names, scope.document_ids, ctx.plugin_namespace)) {
+    for (const auto& c : documents_->collections_used(req.scope_filter.kb_names, scope.document_ids,
+                                                      ctx.plugin_namespace, req.allowed_kbs)) {
       bool have = std::any_of(route.plans.begin(), route.plans.end(), [&](auto& p) { return p.collection == c; });
       if (have) continue;
       // The visual route asks image collections only (their rows keep an image).

@@ -30,11 +30,14 @@ namespace eagle::search {
 class DocumentCatalog {
  public:
   virtual ~DocumentCatalog() = default;
+  // within_kbs (non-empty): a scoped request's knowledge bases; documents of others
+  // neither match nor count (an existence oracle otherwise).
   virtual std::vector<std::string> ids_for_tags(const std::vector<std::string>& tags, const std::string& ns,
-                                                size_t limit) = 0;
+                                                size_t limit, const std::vector<std::string>& within_kbs) = 0;
   virtual std::vector<std::string> collections_used(const std::vector<std::string>& kb_names,
                                                     const std::vector<std::string>& document_ids,
-                                                    const std::string& ns) = 0;
+                                                    const std::string& ns,
+                                                    const std::vector<std::string>& within_kbs) = 0;
 };
 
 enum class RerankPolicy { domain, general, none };
