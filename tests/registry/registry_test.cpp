@@ -248,6 +248,11 @@ TYPED_TEST(RegistryTest, TagsAndCollectionsUsedStayWithinTheGivenKnowledgeBases)
   EXPECT_TRUE(this->reg_->collections_used({"doc-b"}, {}, {"kb-a"}).empty());
   EXPECT_TRUE(this->reg_->collections_used({}, {"kb-b"}, {"kb-a"}).empty());
   EXPECT_EQ(this->reg_->collections_used({}, {"kb-b"}, {"kb-b"}), Ids{"eagle_text_biomed"});
+  // The biomed supplement's lookup by name.
+  EXPECT_EQ(this->reg_->find_by_name_terms({"a", "b"}, "core", 10), (Ids{"doc-a", "doc-b"}));
+  EXPECT_EQ(this->reg_->find_by_name_terms({"a", "b"}, "core", 10, std::nullopt, {"kb-a"}), Ids{"doc-a"});
+  EXPECT_TRUE(this->reg_->find_by_name_terms({"b"}, "core", 10, std::nullopt, {"kb-a"}).empty());
+  EXPECT_TRUE(this->reg_->find_by_name_terms({"a"}, "core", 10, "kb-a", {"kb-b"}).empty());
 }
 
 TYPED_TEST(RegistryTest, RemoveReportsWhetherTheDocumentExisted) {

@@ -519,7 +519,10 @@ std::optional<HitList> BiomedPlugin::supplement(HookContext& ctx, const std::str
   std::optional<std::string_view> kb;
   if (req && !req->kb_name.empty()) kb = req->kb_name;
   // Filename-agnostic registry lookup (name ILIKE %term%).
-  auto doc_ids = registry_->find_by_name_terms(terms, ctx.plugin_namespace, opts_.max_supplement_documents, kb);
+  // Within a scoped token's KBs: another tenant's documents neither fill the limit nor
+  // show in the audit's count.
+  auto doc_ids = registry_->find_by_name_terms(terms, ctx.plugin_namespace, opts_.max_supplement_documents, kb,
+                                               req ? req->allowed_kbs : std::vector<std::string>{});
   if (doc_ids.empty()) return std::nullopt;
   // _collections_for_intent.
   std::vector<CollectionEncoder> targets;

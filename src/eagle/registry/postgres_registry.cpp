@@ -79,6 +79,7 @@ ON CONFLICT (document_id) DO UPDATE SET
 constexpr const char* kFindNames = R"sql(
 SELECT d.document_id FROM documents d
 WHERE d.plugin_namespace = $2 AND ($3::text IS NULL OR d.kb_name = $3::text)
+  AND ($5::text[] IS NULL OR d.kb_name = ANY ($5::text[]))
   AND EXISTS (SELECT 1 FROM unnest($1::text[]) AS t(pattern)
               WHERE d.name ILIKE t.pattern ESCAPE E'\\'
                  OR d.file_name ILIKE t.pattern ESCAPE E'\\'
@@ -542,7 +543,7 @@ std::vector<std::string> PostgresRegistry::do_keywords(std::string_view document
 
 std::vector<std::string> PostgresRegistry::do_find_by_name_terms(
     const std::vector<std::string>& terms, std::string_view plugin_namespace, size_t limit,
-    std::optional<std::string_view> kb_name) const {
+    std::optional<std::string_view> kb_name, const std::vector<std::string>& within_kbs) const {
   std::vector<std::string> patterns;
   patterns.reserve(terms.size());
   for (const auto& t : terms) patterns.push_back(like_contains_pattern(t));
@@ -550,7 +551,8 @@ std::vector<std::string> PostgresRegistry::do_find_by_name_terms(
   impl_->ensure_ready();
   Param kb = kb_name ? Param(std::string(*kb_name)) : std::nullopt;
   auto res =
-      impl_->run(kFindNames, {pg_text_array(patterns), str(plugin_namespace), kb, std::to_string(limit)},
+      impl_->run(kFindNames,
+                 {pg_text_array(patterns), str(plugin_namespace), kb, std::to_string(limit), kb_param(within_kbs)},
                  "find_by_name_terms");
   return column(res.get(), 0);
 }

@@ -40,7 +40,8 @@ class PostgresRegistry final : public DocumentRegistry {
                                        std::string_view plugin_namespace) const override;
   std::vector<std::string> do_find_by_name_terms(const std::vector<std::string>& terms,
                                                  std::string_view plugin_namespace, size_t limit,
-                                                 std::optional<std::string_view> kb_name) const override;
+                                                 std::optional<std::string_view> kb_name,
+                                                 const std::vector<std::string>& within_kbs) const override;
   std::vector<std::string> do_ids_for_tags(const std::vector<std::string>& tags,
                                            std::string_view plugin_namespace, size_t limit,
                                            const std::vector<std::string>& within_kbs) const override;

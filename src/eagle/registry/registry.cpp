@@ -238,8 +238,10 @@ std::vector<BrandName> DocumentRegistry::brands(std::string_view plugin_namespac
 
 std::vector<std::string> DocumentRegistry::find_by_name_terms(const std::vector<std::string>& terms,
                                                               std::string_view plugin_namespace, size_t limit,
-                                                              std::optional<std::string_view> kb_name) const {
+                                                              std::optional<std::string_view> kb_name,
+                                                              const std::vector<std::string>& within_kbs) const {
   check_limit(limit);
+  check_list(within_kbs, kMaxIds, "within_kbs");
   check_list(terms, kMaxTerms, "name terms");
   check_non_empty(plugin_namespace, "plugin_namespace");
   if (kb_name) check_key(*kb_name, "kb_name");
@@ -250,7 +252,9 @@ std::vector<std::string> DocumentRegistry::find_by_name_terms(const std::vector<
     if (!t.empty()) non_empty.push_back(t);
   }
   if (non_empty.empty() || limit == 0) return {};
-  return do_find_by_name_terms(non_empty, plugin_namespace, limit, kb_name);
+  std::vector<std::string> within = within_kbs;
+  detail::sort_unique(within);
+  return do_find_by_name_terms(non_empty, plugin_namespace, limit, kb_name, within);
 }
 
 std::vector<std::string> DocumentRegistry::ids_for_tags(const std::vector<std::string>& tags,

@@ -127,11 +127,13 @@ class DocumentRegistry {
   // lookup_document_ids_by_name_terms: ids of the namespace's documents whose name,
   // file_name or document_name contains ANY term as a case-insensitive substring
   // (the seed's `ILIKE '%term%'`; LIKE metacharacters in a term match literally).
-  // Empty terms are ignored; `kb_name` narrows to one KB when given. Sorted by
-  // document_id (bytewise), at most `limit` (<= kMaxLimit).
+  // Empty terms are ignored; `kb_name` narrows to one KB when given, `within_kbs`
+  // (non-empty) to those (a scoped token's). Sorted by document_id (bytewise), at most
+  // `limit` (<= kMaxLimit).
   std::vector<std::string> find_by_name_terms(const std::vector<std::string>& terms,
                                               std::string_view plugin_namespace, size_t limit,
-                                              std::optional<std::string_view> kb_name = std::nullopt) const;
+                                              std::optional<std::string_view> kb_name = std::nullopt,
+                                              const std::vector<std::string>& within_kbs = {}) const;
 
   // resolve_tags_to_document_ids: ids tagged with ANY of `tags` (exact match) in the
   // namespace, sorted by document_id (bytewise), at most `limit` (<= kMaxLimit).
@@ -215,7 +217,8 @@ class DocumentRegistry {
                                                std::string_view plugin_namespace) const = 0;
   virtual std::vector<std::string> do_find_by_name_terms(const std::vector<std::string>& terms,
                                                          std::string_view plugin_namespace, size_t limit,
-                                                         std::optional<std::string_view> kb_name) const = 0;
+                                                         std::optional<std::string_view> kb_name,
+                                                         const std::vector<std::string>& within_kbs) const = 0;
   virtual std::vector<std::string> do_ids_for_tags(const std::vector<std::string>& tags,
                                                    std::string_view plugin_namespace, size_t limit,
                                                    const std::vector<std::string>& within_kbs) const = 0;

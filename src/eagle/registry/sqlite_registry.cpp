@@ -117,6 +117,7 @@ constexpr std::array<const char*, q_count> kSql = {
     R"sql(WITH t(value) AS MATERIALIZED (SELECT value FROM json_each(?1))
           SELECT d.document_id FROM documents d
           WHERE d.plugin_namespace = ?2 AND (?3 IS NULL OR d.kb_name = ?3)
+            AND (?5 IS NULL OR d.kb_name IN (SELECT value FROM json_each(?5)))
             AND EXISTS (SELECT 1 FROM t
                         WHERE d.name_fold LIKE t.value ESCAPE '\'
                            OR d.file_name_fold LIKE t.value ESCAPE '\'
@@ -549,7 +550,7 @@ std::vector<std::string> SqliteRegistry::do_keywords(std::string_view document_i
 
 std::vector<std::string> SqliteRegistry::do_find_by_name_terms(
     const std::vector<std::string>& terms, std::string_view plugin_namespace, size_t limit,
-    std::optional<std::string_view> kb_name) const {
+    std::optional<std::string_view> kb_name, const std::vector<std::string>& within_kbs) const {
   std::vector<std::string> patterns;
   patterns.reserve(terms.size());
   // Folding after escaping is safe: the escape and metacharacters are ASCII
@@ -564,6 +565,7 @@ std::vector<std::string> SqliteRegistry::do_find_by_name_terms(
     c.bind_null(3);
   }
   c.bind(4, static_cast<int64_t>(limit));
+  bind_kb_names(c, 5, within_kbs);
   std::vector<std::string> out;
   while (c.step()) out.push_back(c.text(0));
   return out;
