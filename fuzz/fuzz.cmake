@@ -28,7 +28,8 @@ set(EAGLE_FUZZ_TARGETS
   fuzz_html:eagle_ingest
   fuzz_pdf:eagle_ingest
   fuzz_markdown:eagle_ingest
-  fuzz_image:eagle_ingest)
+  fuzz_image:eagle_ingest
+  fuzz_json_input:eagle_core)
 foreach(entry ${EAGLE_FUZZ_TARGETS})
   string(REPLACE ":" ";" parts ${entry})
   list(GET parts 0 target)

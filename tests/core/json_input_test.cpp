@@ -52,6 +52,8 @@ TEST(JsonInput, ErrorsGiveTheByteAndNeverTheContent) {
   EXPECT_EQ(msg, "the body is not valid JSON (byte 0)");
   EXPECT_EQ(msg.find("root"), std::string::npos);
   EXPECT_EQ(message_of("{\"a\": [1, 2,, 3]}"), "the body is not valid JSON (byte 12)");
+  // nlohmann alone would stop at a NUL and accept what came before it.
+  EXPECT_EQ(message_of(std::string("{\"a\": 1}\0{{{garbage", 17)), "the body is not valid JSON (byte 8)");
 }
 
 TEST(JsonInput, NumbersOutOfRangeAreRefused) {

@@ -35,6 +35,11 @@ std::optional<size_t> json_too_deep(std::string_view text, size_t max_depth) {
 }
 
 nlohmann::json parse_json_input(std::string_view text, std::string_view what) {
+  // JSON has no raw NUL (RFC 8259: control characters are escaped even in strings),
+  // and nlohmann stops at one as at the end of the input: "{...}\0<anything>" would
+  // parse, the rest unseen.
+  if (const auto nul = text.find('\0'); nul != std::string_view::npos)
+    fail(ErrorCode::invalid_argument, std::string(what) + " is not valid JSON (byte " + std::to_string(nul) + ")");
   if (const auto at = json_too_deep(text))
     fail(ErrorCode::invalid_argument, std::string(what) + " nests deeper than " +
                                           std::to_string(kMaxJsonDepth) + " levels (byte " +

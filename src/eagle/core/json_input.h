@@ -25,7 +25,7 @@ inline constexpr size_t kMaxJsonDepth = 128;
 std::optional<size_t> json_too_deep(std::string_view text, size_t max_depth = kMaxJsonDepth);
 
 // Parses `text`; throws eagle::Error (invalid_argument) naming `what` and the byte
-// offset (from 0) for invalid JSON, nesting past kMaxJsonDepth, or a number out of range.
+// offset (from 0) for invalid JSON (a raw NUL byte included), nesting past kMaxJsonDepth, or a number out of range.
 nlohmann::json parse_json_input(std::string_view text, std::string_view what);
 
 }  // namespace eagle
