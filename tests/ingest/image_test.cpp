@@ -21,6 +21,7 @@
 #include "eagle/ingest/formats.h"
 #include "eagle/ingest/pdf/pdf_render.h"
 #include "eagle/ingest/tiles/image_store.h"
+#include "eagle/ingest/tiles/tiles.h"
 #include "shared_data.h"
 #include "support/images.h"
 
@@ -298,3 +299,26 @@ TEST(ImageStore, KeepsBytesUnderTheirHashAndReportsADamagedFile) {
   EXPECT_EQ(store.remove_unreferenced({other}), 0u);
   fs::remove_all(root);
 }
+
+// A figure's file is found beside its document, by name only; a file there that is a
+// link out of the folder (an upload's or the ingest root's) is not it, and neither
+// lands in a folder scan: the bytes it points at are never read.
+TEST(FigureFiles, ALinkOutOfTheDocumentsFolderIsNotTheFiguresFile) {
+  const fs::path root = fs::temp_directory_path() / ("eagle_figure_links_" + std::to_string(::getpid()));
+  fs::remove_all(root);
+  fs::create_directories(root / "article");
+  std::ofstream(root / "outside-secret.jpg") << "not read";
+  std::ofstream(root / "article" / "fig2.jpg") << "inside";
+  fs::create_symlink(root / "outside-secret.jpg", root / "article" / "fig1.jpg");
+  fs::create_symlink(root / "article" / "fig2.jpg", root / "article" / "fig3.jpg");  // stays inside
+  const fs::path doc = root / "article" / "paper.nxml";
+  EXPECT_EQ(figure_file(doc, "fig1"), fs::path());
+  EXPECT_EQ(figure_file(doc, "fig2.tif"), root / "article" / "fig2.jpg");
+  EXPECT_EQ(figure_file(doc, "fig3"), root / "article" / "fig3.jpg");
+  const auto scan = scan_folder(root / "article");
+  ASSERT_EQ(scan.links_out.size(), 1u);
+  EXPECT_EQ(scan.links_out[0].filename(), "fig1.jpg");
+  for (const auto& [file, kind] : scan.structured) EXPECT_NE(file.filename(), "fig1.jpg");
+  fs::remove_all(root);
+}
+

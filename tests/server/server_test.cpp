@@ -688,6 +688,19 @@ TEST(ServerAuth, TokensAndAKbScopeThatDoesNotLeak) {
   };
   EXPECT_EQ(scoped("document_ids", "doc-tb-set"), scoped("document_ids", "zz-no-such-document"));
   EXPECT_EQ(scoped("tags", "zztag"), scoped("tags", "zz-no-such-tag"));
+  // BM25 statistics are tenant-a's own (tenancy.isolate_statistics): a word tenant-b's
+  // documents also use scores a1 as a word only a1 has (df 1 of 1 in tenant-a). With
+  // the collection's statistics "zzshared" (in b1 too) scored lower: a scoped token
+  // could tell whether another tenant uses a word.
+  auto bm25_of_a1 = [&](const std::string& query) {
+    auto r = as("a-secret", {"POST", "/search", "/search", json{{"query", query}, {"explain", true}}.dump()});
+    const json j = r.j();
+    for (const auto& src : j["sources"])
+      if (src["id"] == "a1") return src["explain"]["bm25:eagle_text"]["score"].get<double>();
+    return -1.0;
+  };
+  EXPECT_GT(bm25_of_a1("alpha"), 0.0);
+  EXPECT_NEAR(bm25_of_a1("zzshared"), bm25_of_a1("alpha"), 1e-9);
   // Collections and metrics: a scoped token sees the collections holding its rows and
   // only those rows; none of another tenant's write activity; no /metrics. Naming a
   // collection it has no rows in is the same 403 whether that collection exists or not.

@@ -56,6 +56,7 @@ Record random_record(std::mt19937& rng, const CollectionSchema& schema, const st
            std::vector<Value>(schema.fields.size())};
   for (auto& x : r.vector) x = std::uniform_real_distribution<float>(-1, 1)(rng);
   r.values[*schema.field_index("document_id")] = "doc" + std::to_string(rng() % 50);
+  r.values[*schema.field_index("kb_name")] = std::string(rng() % 3 == 0 ? "ka" : "kb");
   return r;
 }
 
@@ -101,6 +102,32 @@ void expect_same_as_one_index(const Collection& c, std::mt19937& rng, const std:
   }
   const std::string weighed = words(rng, 5);
   EXPECT_NEAR(c.query_weight(weighed), oracle->query_weight(weighed), 1e-9) << ctx;
+  // A tenant's statistics alone (tenancy.isolate_statistics): the scores of an index
+  // holding only that knowledge base's live rows, through segments, deletes and merges.
+  auto tenant = Collection::in_memory(c.schema());
+  std::vector<Record> ka;
+  for (auto& r : live_rows(c))
+    if (std::get<std::string>(r.values[*c.schema().field_index("kb_name")]) == "ka") ka.push_back(std::move(r));
+  ASSERT_FALSE(ka.empty()) << ctx;
+  tenant->insert(std::move(ka));
+  const TemplateParams kbs = {{"kbs", json::array({"ka"})}};
+  for (int q = 0; q < 20; ++q) {
+    const std::string query = words(rng, 1 + q % 6);
+    const auto got = c.search_text(query, 20, "kb_name in {kbs}", kbs, "kb_name in {kbs}");
+    const auto want = tenant->search_text(query, 20);
+    ASSERT_EQ(got.size(), want.size()) << ctx << " tenant '" << query << "'";
+    for (size_t i = 0; i < got.size(); ++i) {
+      EXPECT_NEAR(got[i].score, want[i].score, 1e-9) << ctx << " tenant rank " << i;
+      if (got[i].id != want[i].id) EXPECT_NEAR(got[i].score, want[i].score, 1e-12) << ctx << " tenant rank " << i;
+    }
+    // Without the tenant's statistics the same search scores differently (the oracle
+    // above is not vacuous).
+    if (q == 0 && !got.empty()) {
+      const auto shared = c.search_text(query, 20, "kb_name in {kbs}", kbs);
+      ASSERT_FALSE(shared.empty());
+      EXPECT_GT(std::abs(shared[0].score - got[0].score), 1e-6) << ctx;
+    }
+  }
 }
 
 }  // namespace

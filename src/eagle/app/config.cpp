@@ -481,6 +481,10 @@ std::vector<ConfigOption> make_options() {
            &P::collapse_duplicates);
   fraction_opt("pipeline.duplicate_similarity", "near duplicates: Jaccard similarity of word 3-shingles, in [0, 1]", &P::duplicate_similarity);
   flag_opt("pipeline.graph_expansion", "follow connect_to one hop from each hit", &P::graph_expansion);
+  flag_opt("tenancy.isolate_statistics",
+           "a search by a token limited to knowledge bases scores BM25 with those knowledge bases' statistics alone "
+           "(document count, lengths, document frequencies), so its scores do not depend on other tenants' documents",
+           &P::isolate_statistics);
   o.push_back({"pipeline.expansion_relations",
                "connect_to relations graph expansion follows, comma-separated (cites: the table or figure a paragraph "
                "cites; child: a summary's chunks; parent, previous, next: a chunk's section summary and neighbours; subsection: a summary's sub-section summaries); "

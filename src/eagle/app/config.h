@@ -90,6 +90,9 @@ struct Config {
     double agreement_min = 0.2;              // adaptive: ignore the dense leg below this agreement
     double hybrid_alpha = 0.6;               // the seed's alpha hybrid
     size_t max_scope_documents = 500;
+    // tenancy.isolate_statistics: a search by a token limited to knowledge bases scores
+    // BM25 with those KBs' statistics alone (else the collection's).
+    bool isolate_statistics = true;
     bool parent_doc_retrieval = true;
     bool graph_expansion = true;
     std::vector<std::string> expansion_relations = {"cites", "child"};  // connect_to relations followed

@@ -59,6 +59,7 @@ search::PipelineConfig pipeline_config_of(const Config& cfg) {
   p.hybrid_alpha = cfg.pipeline.hybrid_alpha;
   p.max_scope_documents = cfg.pipeline.max_scope_documents;
   p.parent_doc_retrieval = cfg.pipeline.parent_doc_retrieval;
+  p.isolate_statistics = cfg.pipeline.isolate_statistics;
   p.graph_expansion = cfg.pipeline.graph_expansion;
   p.expansion_relations = cfg.pipeline.expansion_relations;
   p.collapse_duplicates = cfg.pipeline.collapse_duplicates;

@@ -341,7 +341,11 @@ HitList Orchestrator::run_plan(const CollectionQueryPlan& plan, const std::strin
     HitList lexical;
     rank = 0;
     auto t_lex = std::chrono::steady_clock::now();
-    auto text_hits = coll->search_text(lexical_query, plan.top_k, filter, params);
+    // A scoped token's scores from its own KBs' statistics (build_scope binds
+    // allowed_kbs as a parameter of the scope expression).
+    const bool isolate = config_.isolate_statistics && !req.allowed_kbs.empty();
+    auto text_hits =
+        coll->search_text(lexical_query, plan.top_k, filter, params, isolate ? "kb_name in {allowed_kbs}" : "");
     stage_ms(ctx.search_ms, t_lex);
     lexical.reserve(text_hits.size());
     leg(text_hits, lexical, "bm25:" + plan.collection);

@@ -59,6 +59,8 @@ struct PipelineConfig {
   double hybrid_alpha = 0.6;
   HybridOptions hybrid;
   size_t max_scope_documents = 500;
+  // A request with allowed_kbs (a scoped token) scores BM25 over those KBs' rows alone.
+  bool isolate_statistics = true;
   bool parent_doc_retrieval = true;
   bool graph_expansion = true;
   // The connect_to relations graph expansion follows (edges given as {target, relation});

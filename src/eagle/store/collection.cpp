@@ -1936,12 +1936,32 @@ std::vector<index::LexicalSegment> Collection::lexical_segments(const Bitset* al
 }
 
 std::vector<CollectionHit> Collection::search_text(std::string_view query, size_t k, std::string_view expr,
-                                                   const TemplateParams& params) const {
+                                                   const TemplateParams& params, std::string_view statistics) const {
   if (k == 0 || k > kMaxSearchK)
     fail(ErrorCode::invalid_argument, "k must be in [1, " + std::to_string(kMaxSearchK) + "]");
   std::shared_lock lock(mutex_);
   auto allowed = allowed_locked(expr, params);
-  const auto segs = lexical_segments(allowed ? &*allowed : nullptr);
+  auto segs = lexical_segments(allowed ? &*allowed : nullptr);
+  // The statistics' population: the rows outside it count as hidden, as deleted rows
+  // do (LiveDocs), so N, the total length and every document frequency are its own.
+  std::optional<Bitset> outside;
+  if (statistics.find_first_not_of(" \t\r\n") != std::string_view::npos) {
+    const Bitset population = filter_locked(statistics, params);  // live rows only
+    outside = population;
+    outside->flip();
+    size_t s = 0;
+    std::vector<uint64_t> kept_len(segs.size(), 0);
+    std::vector<uint32_t> kept_docs(segs.size(), 0);
+    population.for_each([&](size_t r) {
+      while (s + 1 < segs.size() && r >= segs[s].bits_base + segs[s].index->size()) ++s;
+      const auto doc = static_cast<index::DocId>(r - segs[s].bits_base);
+      if (r < segs[s].bits_base || doc >= segs[s].index->size()) return;
+      ++kept_docs[s];
+      kept_len[s] += segs[s].index->doc_len(doc);
+    });
+    for (size_t i = 0; i < segs.size(); ++i)
+      segs[i].live = {&*outside, segs[i].index->size() - kept_docs[i], segs[i].index->total_len() - kept_len[i]};
+  }
   const auto terms = segments_.front().lexical.analyzer().terms(query);
   std::vector<CollectionHit> out;
   for (const auto& h : index::search_segments(segs, terms, k, index::TopKAlgorithm::maxscore)) {

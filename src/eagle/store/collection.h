@@ -255,8 +255,13 @@ class Collection {
   std::vector<CollectionHit> search_vector(std::span<const float> query, size_t k,
                                            std::string_view filter = {}, const TemplateParams& params = {},
                                            uint32_t ef = 0) const;
+  // BM25 over the live rows passing `filter`. The statistics (document count, total
+  // length, each term's document frequency) are the collection's live rows', or, with
+  // `statistics` (a filter expression, the same params), only those rows': exactly the
+  // scores an index holding those rows alone would give (a tenant's search whose
+  // scores must not depend on other tenants' documents).
   std::vector<CollectionHit> search_text(std::string_view query, size_t k, std::string_view filter = {},
-                                         const TemplateParams& params = {}) const;
+                                         const TemplateParams& params = {}, std::string_view statistics = {}) const;
   // The lexical index's weight of a text as a query (Bm25Index::query_weight).
   double query_weight(std::string_view text) const;
   nlohmann::json describe() const;

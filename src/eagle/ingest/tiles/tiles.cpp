@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "eagle/core/error.h"
+#include "eagle/ingest/formats.h"
 #include "eagle/ingest/pdf/pdf_render.h"
 #include "eagle/ingest/text_util.h"
 
@@ -131,7 +132,9 @@ std::filesystem::path graphic_file(const std::filesystem::path& folder, const st
     candidates.push_back(folder / fs::path(name).replace_extension(ext));
   std::error_code ec;
   for (const auto& c : candidates)
-    if (fs::is_regular_file(c, ec)) {
+    // A file of the folder that is a link out of it (to another tenant's upload, or
+    // out of server.ingest_root) is not the figure's file.
+    if (fs::is_regular_file(c, ec) && !leads_out_of(fs::directory_entry(c, ec), folder)) {
       const auto ext = ascii_lower(c.extension().string());
       if (ext == ".jpg" || ext == ".jpeg" || ext == ".png") return c;
     }
