@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <optional>
 #include <random>
 
 #include "eagle/core/error.h"
@@ -202,4 +203,78 @@ TEST(ScalarIndex, RowsOfAValueStayExactFromOneRowToMany) {
   EXPECT_GT(singles, 50u);
   EXPECT_GT(multis, 10u);
   EXPECT_EQ(bits(idx.equal(std::string("absent"))), V({}));
+}
+
+// A batch (as an open loads a segment) must leave exactly the index that add() row by
+// row leaves: the same rows for every key, the same nulls, across several batches
+// whose keys overlap each other's and the keys added row by row between them.
+TEST(ScalarIndex, BatchesEqualRowByRowAdds) {
+  for (FieldType type : {FieldType::string, FieldType::string_list, FieldType::int64}) {
+    std::mt19937 rng(7);
+    ScalarIndex one_by_one(type), batched(type);
+    std::vector<std::string> keys;
+    for (int i = 0; i < 3000; ++i) keys.push_back("k" + std::to_string(rng() % 5000));
+    uint32_t row = 0;
+    for (int part = 0; part < 6; ++part) {
+      const bool as_batch = part % 2 == 0;
+      std::optional<ScalarIndex::Batch> batch;
+      if (as_batch) batch.emplace(batched);
+      const int rows_in_part = 500 + static_cast<int>(rng() % 1500);
+      for (int i = 0; i < rows_in_part; ++i, row += 1 + rng() % 2) {  // some rows skipped: null
+        Value v;
+        const auto pick = rng() % 10;
+        if (pick == 0) {
+          v = std::monostate{};
+        } else if (type == FieldType::string) {
+          v = keys[rng() % keys.size()];
+        } else if (type == FieldType::int64) {
+          v = static_cast<int64_t>(rng() % 300);
+        } else {
+          StringList list;  // empty lists, and lists repeating an element
+          for (uint32_t e = 0, m = rng() % 4; e < m; ++e) list.push_back(keys[rng() % keys.size()]);
+          if (!list.empty() && pick == 1) list.push_back(list.front());
+          v = list;
+        }
+        one_by_one.add(row, v);
+        if (as_batch)
+          batch->add(row, v);
+        else
+          batched.add(row, v);
+      }
+      if (as_batch) {
+        if (type != FieldType::int64 && rows_in_part > 0)
+          EXPECT_LT(batched.row_count(), one_by_one.row_count()) << "a batch reaches the index at finish()";
+        batch->finish();
+      }
+      ASSERT_EQ(batched.row_count(), one_by_one.row_count());
+    }
+    EXPECT_EQ(batched.term_count(), one_by_one.term_count());
+    EXPECT_EQ(bits(batched.nulls()), bits(one_by_one.nulls()));
+    for (const auto& key : keys) {
+      if (type == FieldType::string) {
+        ASSERT_EQ(bits(batched.equal(std::string(key))), bits(one_by_one.equal(std::string(key)))) << key;
+      } else if (type == FieldType::string_list) {
+        ASSERT_EQ(bits(batched.contains(key)), bits(one_by_one.contains(key))) << key;
+      }
+    }
+    if (type == FieldType::int64)
+      for (int64_t k = 0; k < 300; ++k) ASSERT_EQ(bits(batched.equal(k)), bits(one_by_one.equal(k))) << k;
+    if (type == FieldType::string)
+      EXPECT_EQ(bits(batched.matching_terms([](std::string_view t) { return t.ends_with("7"); }, "k1")),
+                bits(one_by_one.matching_terms([](std::string_view t) { return t.ends_with("7"); }, "k1")));
+  }
+}
+
+TEST(ScalarIndex, BatchRefusesWhatAddRefuses) {
+  ScalarIndex idx(FieldType::string);
+  idx.add(5, std::string("a"));
+  ScalarIndex::Batch batch(idx);
+  EXPECT_THROW(batch.add(4, std::string("b")), Error);  // behind the index's rows
+  batch.add(6, std::string("b"));
+  EXPECT_THROW(batch.add(6, std::string("c")), Error);  // behind the batch's rows
+  EXPECT_THROW(batch.add(7, int64_t{3}), Error);        // another type
+  batch.finish();
+  EXPECT_EQ(idx.row_count(), 7u);
+  EXPECT_EQ(bits(idx.equal(std::string("b"))), V({6}));
+  EXPECT_EQ(bits(idx.equal(std::string("c"))), V({}));
 }

@@ -85,4 +85,38 @@ inline std::string read_str(std::istream& in, const char* what) {
   return s;
 }
 
+// The same encodings read from bytes in memory (a mapped file): every length is
+// checked against the bytes left, and strings are views of the memory, not copies.
+class SpanReader {
+ public:
+  SpanReader(const char* data, uint64_t size, uint64_t at = 0) : data_(data), size_(size), at_(at) {}
+  uint64_t offset() const { return at_; }
+  template <typename T>
+  T pod(const char* what) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    need(sizeof(T), what);
+    T v;
+    std::memcpy(&v, data_ + at_, sizeof(T));
+    at_ += sizeof(T);
+    return v;
+  }
+  // A length-prefixed string (write_str's form).
+  std::string_view str(const char* what) { return bytes(pod<uint64_t>(what), what); }
+  std::string_view bytes(uint64_t n, const char* what) {
+    need(n, what);
+    const std::string_view v(data_ + at_, static_cast<size_t>(n));
+    at_ += n;
+    return v;
+  }
+
+ private:
+  void need(uint64_t n, const char* what) const {
+    if (at_ > size_ || n > size_ - at_)
+      fail(ErrorCode::invalid_argument, std::string("truncated file while reading ") + what);
+  }
+  const char* data_;
+  uint64_t size_;
+  uint64_t at_;
+};
+
 }  // namespace eagle::io

@@ -49,4 +49,8 @@ void FileMap::advise_random(size_t offset, size_t bytes) const {
   ::madvise(const_cast<uint8_t*>(data_) + start, end - start, MADV_RANDOM);
 }
 
+void FileMap::advise_sequential() const {
+  if (data_) ::madvise(const_cast<uint8_t*>(data_), size_, MADV_SEQUENTIAL);
+}
+
 }  // namespace eagle

@@ -25,6 +25,8 @@ class FileMap {
   // The bytes [offset, offset + bytes) will be read in random order (a graph walk):
   // the kernel should not read ahead around each fault.
   void advise_random(size_t offset, size_t bytes) const;
+  // The whole file will be read once, in order (a checksum pass): read ahead widely.
+  void advise_sequential() const;
 
  private:
   FileMap() = default;

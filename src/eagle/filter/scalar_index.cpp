@@ -1,5 +1,6 @@
 #include "eagle/filter/scalar_index.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "eagle/core/error.h"
@@ -54,11 +55,10 @@ ScalarIndex::ScalarIndex(FieldType type) : type_(type) {
   }
 }
 
-void ScalarIndex::add(uint32_t row, const Value& v) {
+void ScalarIndex::check_fits(uint32_t row, const Value& v) const {
   if (row < rows_)
     fail(ErrorCode::invalid_argument, "scalar index rows must be added in increasing order: row " +
                                           std::to_string(row) + " after row " + std::to_string(rows_ - 1));
-  // Checked before anything changes, so a rejected value leaves the index as it was.
   bool fits = is_null(v);
   switch (type_) {
     case FieldType::boolean: fits = fits || std::holds_alternative<bool>(v); break;
@@ -71,6 +71,10 @@ void ScalarIndex::add(uint32_t row, const Value& v) {
   if (!fits)
     fail(ErrorCode::invalid_argument, "scalar index of a " + std::string(field_type_name(type_)) +
                                           " field got a value of another type at row " + std::to_string(row));
+}
+
+void ScalarIndex::add(uint32_t row, const Value& v) {
+  check_fits(row, v);  // before anything changes, so a rejected value leaves the index as it was
   rows_ = size_t{row} + 1;
   not_null_.resize(rows_);
   if (is_null(v)) return;
@@ -95,6 +99,55 @@ void ScalarIndex::add(uint32_t row, const Value& v) {
     case FieldType::json: break;
   }
   not_null_.set(row);
+}
+
+void ScalarIndex::Batch::add(uint32_t row, const Value& v) {
+  if (index_.type_ != FieldType::string && index_.type_ != FieldType::string_list) {
+    index_.add(row, v);
+    next_row_ = index_.rows_;
+    return;
+  }
+  if (row < next_row_)
+    fail(ErrorCode::invalid_argument, "scalar index rows must be added in increasing order: row " +
+                                          std::to_string(row) + " after row " + std::to_string(next_row_ - 1));
+  index_.check_fits(row, v);
+  next_row_ = size_t{row} + 1;
+  if (is_null(v)) return;
+  not_null_rows_.push_back(row);
+  auto keep = [&](const std::string& key) {
+    pending_.push_back(Key{keys_.size(), static_cast<uint32_t>(key.size()), row});
+    keys_ += key;
+  };
+  if (const auto* s = std::get_if<std::string>(&v))
+    keep(*s);
+  else
+    for (const auto& element : std::get<StringList>(v)) keep(element);
+}
+
+void ScalarIndex::Batch::finish() {
+  if (next_row_ <= index_.rows_) return;
+  auto key_of = [&](const Key& k) { return std::string_view(keys_).substr(k.offset, k.length); };
+  // By key, then row: each key's rows come out increasing, as add() keeps them.
+  std::sort(pending_.begin(), pending_.end(), [&](const Key& a, const Key& b) {
+    const int c = key_of(a).compare(key_of(b));
+    return c != 0 ? c < 0 : a.row < b.row;
+  });
+  std::vector<std::pair<std::string_view, Rows>> entries;
+  for (const Key& k : pending_) {
+    const std::string_view key = key_of(k);
+    if (entries.empty() || entries.back().first != key) entries.emplace_back(key, Rows{});
+    Rows& rows = entries.back().second;
+    if (rows.empty() || rows.back() != k.row) rows.push_back(k.row);  // a list may repeat an element
+  }
+  std::get<StringDict>(index_.dict_).insert_sorted(entries, [](Rows& existing, Rows&& added) {
+    added.for_each([&](uint32_t r) { existing.push_back(r); });  // every added row is past the existing ones
+  });
+  index_.rows_ = next_row_;
+  index_.not_null_.resize(index_.rows_);
+  for (uint32_t r : not_null_rows_) index_.not_null_.set(r);
+  pending_.clear();
+  keys_.clear();
+  not_null_rows_.clear();
 }
 
 size_t ScalarIndex::term_count() const {

@@ -23,6 +23,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace eagle::filter {
@@ -38,6 +39,27 @@ class StringDictionary {
     if (auto it = fresh_.find(key); it != fresh_.end()) return it->second;
     if (fresh_.size() >= std::max(kMinMerge, values_.size() / kMergeRatio)) merge();
     return fresh_.emplace(std::string(key), V{}).first->second;
+  }
+
+  // Many keys at once, sorted by key and unique: combine(existing, std::move(value))
+  // for a key already present, and the new keys merged into the packed part in one
+  // pass. Inserting a million new keys one by one re-merges the packed part a few
+  // dozen times; this is one merge.
+  template <typename Combine>
+  void insert_sorted(std::vector<std::pair<std::string_view, V>>& entries, Combine&& combine) {
+    std::vector<std::pair<std::string_view, V>> added;
+    size_t cursor = 0;  // the packed part is walked once, in step with the sorted keys
+    for (auto& [key, value] : entries) {
+      cursor = packed_lower_bound(key, cursor);
+      if (cursor < values_.size() && packed_key(cursor) == key) {
+        combine(values_[cursor], std::move(value));
+      } else if (auto it = fresh_.find(key); it != fresh_.end()) {
+        combine(it->second, std::move(value));
+      } else {
+        added.emplace_back(key, std::move(value));
+      }
+    }
+    merge_into_packed(added);
   }
 
   const V* find(std::string_view key) const {
@@ -114,14 +136,24 @@ class StringDictionary {
     return i < values_.size() && packed_key(i) == key ? i : kNone;
   }
 
-  // The two parts merged into one packed part (their keys are disjoint). The packed
+  // The fresh keys merged into the packed part (the two are disjoint).
+  void merge() {
+    std::vector<std::pair<std::string_view, V>> added;
+    added.reserve(fresh_.size());
+    for (auto& [k, v] : fresh_) added.emplace_back(std::string_view(k), std::move(v));
+    merge_into_packed(added);
+    fresh_.clear();  // after: `added` viewed its keys
+  }
+
+  // Keys sorted and absent from both parts, merged into the packed part. The packed
   // keys between two new ones are copied as one run (their bytes, their shifted end
   // offsets, their values), found by binary search: a merge is about a memcpy of the
   // packed part, not a comparison and three appends a key.
-  void merge() {
-    const size_t total = size();
+  void merge_into_packed(std::vector<std::pair<std::string_view, V>>& added) {
+    if (added.empty()) return;
+    const size_t total = values_.size() + added.size();
     size_t bytes = keys_.size();
-    for (const auto& [k, v] : fresh_) bytes += k.size();
+    for (const auto& [k, v] : added) bytes += k.size();
     std::string keys(bytes, '\0');
     std::vector<uint64_t> ends(total);
     std::vector<V> values(total);
@@ -141,7 +173,7 @@ class StringDictionary {
       written += length;
     };
     size_t i = 0;
-    for (auto& [k, v] : fresh_) {
+    for (auto& [k, v] : added) {
       const size_t lo = packed_lower_bound(k, i);
       copy_run(i, lo);
       i = lo;
@@ -155,7 +187,6 @@ class StringDictionary {
     keys_ = std::move(keys);
     ends_ = std::move(ends);
     values_ = std::move(values);
-    fresh_.clear();
   }
 
   std::string keys_;            // the packed keys' bytes, in key order

@@ -13,6 +13,7 @@
 #include <functional>
 #include <cmath>
 #include <fstream>
+#include <future>
 #include <mutex>
 #include <random>
 #include <set>
@@ -1220,7 +1221,11 @@ void Collection::linker_loop() {
       uint64_t left;
       {
         std::lock_guard link(link_mu_);
-        left = link_one();
+        // Read again under link_mu_: a checkpoint may have linked every row while this
+        // waited for link_mu_, and then holds mutex_ shared across its disk writes. An
+        // exclusive hold queued behind it would stop every new search until the write's
+        // fsync returned (seen as a hang in Readers.SearchWhileACheckpointSyncs...).
+        left = unlinked_rows_.load(std::memory_order_relaxed) > 0 ? link_one() : 0;
       }
       if (linker_stop_) return;
       // A writer waiting for room (wait_for_linker) is told once there is room, not
@@ -1600,10 +1605,22 @@ Collection::Segment Collection::load_segment(const fs::path& file, bool checked,
   // over this name meanwhile, and offsets from one file must not be used on the other.
   const SegmentFileSlot slot = texts_->open_segment(file);
   const fs::path opened = texts_->opened_path(slot);
-  if (checked) verify_checked_file(file, opened);
+  // The checksums are verified on another core while this one parses (an open of a
+  // 1M-row segment spends a quarter of a second on them). The parse checks every count
+  // and offset it reads, so damage cannot make it crash; damage found by the checksums
+  // is the error reported, whatever the parse made of the bytes, and nothing parsed is
+  // used before the checksums have passed.
+  std::future<void> verified;
+  if (checked) verified = std::async(std::launch::async, [&] { verify_checked_file(file, opened); });
+  auto checksums_first = [&] {
+    if (verified.valid()) verified.get();  // throws data_loss for a damaged file
+  };
   std::ifstream in(opened, std::ios::binary);
-  if (!in) fail(ErrorCode::unavailable, "cannot open " + file.string());
-  try {
+  if (!in) {
+    checksums_first();
+    fail(ErrorCode::unavailable, "cannot open " + file.string());
+  }
+  auto parse = [&]() -> Segment {
     char magic[sizeof(kSegMagic)];
     if (!in.read(magic, sizeof(magic)))
       fail(ErrorCode::invalid_argument, "bad segment magic");
@@ -1624,37 +1641,48 @@ Collection::Segment Collection::load_segment(const fs::path& file, bool checked,
     // Texts stay in the file, referenced by offset (row_texts.h): `at` follows the
     // reads (write_segment's layout) to know where each text's bytes are.
     uint64_t at = sizeof(kSegMagic) + 2 * sizeof(uint64_t);
-    std::string id, packed;
-    for (uint32_t r = base; r < base + n; ++r) {
-      io::read_str_into(in, id, "row id");
-      at += sizeof(uint64_t) + id.size();
-      TextRef text;
+    std::string id;
+    // The scalar indexes take the segment's rows in one batch each (ScalarIndex::Batch).
+    std::vector<std::optional<filter::ScalarIndex::Batch>> scalar_batches(scalar_.size());
+    for (size_t i = 0; i < scalar_.size(); ++i)
+      if (scalar_[i]) scalar_batches[i].emplace(*scalar_[i]);
+    auto index_scalars = [&](uint32_t r, const std::vector<Value>& values) {
+      for (size_t i = 0; i < scalar_.size(); ++i)
+        if (scalar_batches[i]) scalar_batches[i]->add(r, values[i]);
+    };
+    std::shared_ptr<const FileMap> map;
+    if (layout2) {
+      // Read in place from the mapped file: the texts are passed over, the ids and
+      // values viewed where they lie (a stream spent a second on a million rows'
+      // small reads). The text is not read: its reference carries the length and CRC
+      // the file states, and a read of it checks the CRC.
+      map = FileMap::open(opened);
+      std::vector<bool> indexed(scalar_.size());
+      for (size_t i = 0; i < scalar_.size(); ++i) indexed[i] = scalar_[i] != nullptr;
       std::vector<Value> values;
-      if (layout2) {
-        // The text is skipped, not read: its reference carries the length and CRC the
-        // file states (the file's own checksums were verified above), and a read of it
-        // checks the CRC.
-        const auto crc = io::read_pod<uint32_t>(in, "row text crc");
-        const auto length = io::read_pod<uint64_t>(in, "row text length");
-        at += sizeof(uint32_t) + sizeof(uint64_t);
-        if (length > UINT32_MAX || (!size_ec && at + length > file_bytes))
+      io::SpanReader rows(reinterpret_cast<const char*>(map->data()), map->size(), at);
+      for (uint32_t r = base; r < base + n; ++r) {
+        const std::string_view row_id = rows.str("row id");
+        const auto crc = rows.pod<uint32_t>("row text crc");
+        const auto length = rows.pod<uint64_t>("row text length");
+        if (length > UINT32_MAX)
           fail(ErrorCode::invalid_argument, "row text length " + std::to_string(length) + " past the file");
-        text = RowTexts::segment_ref(at, static_cast<uint32_t>(length), crc, slot);
-        // Passed over in the stream's buffer: a seek would drop the buffer and read it
-        // again for every row (an open of 1M rows took 8 s instead of 4).
-        in.ignore(static_cast<std::streamsize>(length));
-        if (static_cast<uint64_t>(in.gcount()) != length)
-          fail(ErrorCode::invalid_argument, "row text cut short by the end of the file");
-        at += length;
-        if (io::read_pod<uint8_t>(in, "row flag") && flags_are_deletions) deleted_.set(r);
-        io::read_str_into(in, packed, "row values");
-        at += 1 + sizeof(uint64_t) + packed.size();
-        values = decode_values(packed, schema_);  // checks them before they are kept
-        rows_.append_encoded(id, text, packed);
-      } else {
+        const TextRef text = RowTexts::segment_ref(rows.offset(), static_cast<uint32_t>(length), crc, slot);
+        rows.bytes(length, "row text");
+        if (rows.pod<uint8_t>("row flag") && flags_are_deletions) deleted_.set(r);
+        const std::string_view encoded = rows.str("row values");
+        check_values(encoded, schema_, indexed, values);  // checked before they are kept
+        rows_.append_encoded(row_id, text, encoded);
+        index_scalars(r, values);
+      }
+      in.seekg(static_cast<std::streamoff>(rows.offset()));
+    } else {
+      for (uint32_t r = base; r < base + n; ++r) {
+        io::read_str_into(in, id, "row id");
+        at += sizeof(uint64_t) + id.size();
         const std::string text_bytes = io::read_str(in, "row text");
         at += sizeof(uint64_t);
-        text = RowTexts::segment_ref(at, text_bytes, slot);
+        const TextRef text = RowTexts::segment_ref(at, text_bytes, slot);
         at += text_bytes.size();
         if (io::read_pod<uint8_t>(in, "row flag") && flags_are_deletions) deleted_.set(r);
         const std::string dumped = io::read_str(in, "row values");
@@ -1662,20 +1690,27 @@ Collection::Segment Collection::load_segment(const fs::path& file, bool checked,
         auto vals = json::parse(dumped);
         if (!vals.is_array() || vals.size() != schema_.fields.size())
           fail(ErrorCode::invalid_argument, "row values do not match the schema");
+        std::vector<Value> values;
         values.reserve(vals.size());
         for (size_t i = 0; i < vals.size(); ++i)
           values.push_back(value_from_json(vals[i], schema_.fields[i].type, schema_.fields[i].name));
         rows_.append(id, text, values, schema_);
+        index_scalars(r, values);
       }
-      for (size_t i = 0; i < scalar_.size(); ++i)
-        if (scalar_[i]) scalar_[i]->add(r, values[i]);
     }
+    // Sorted and merged on the other core while this one reads the lexical and vector
+    // indexes (the two touch nothing in common); joined before the segment is returned.
+    auto scalar_done = std::async(std::launch::async, [&] {
+      for (auto& batch : scalar_batches)
+        if (batch) batch->finish();
+    });
     Segment seg;
     seg.base = base;
     seg.lexical = index::Bm25Index::load(in);
     // Mapped, a sealed segment's vectors and graph stay in the page cache instead of
     // the heap (CollectionOptions::map_vectors).
-    seg.vectors = index::load_vector_index(in, maps_vectors(n) ? FileMap::open(opened) : nullptr);
+    if (maps_vectors(n) && !map) map = FileMap::open(opened);
+    seg.vectors = index::load_vector_index(in, maps_vectors(n) ? map : nullptr);
     seg.file = file.filename().string();
     seg.slot = slot;
     if (seg.lexical.size() != n || seg.vectors->size() != n)
@@ -1687,12 +1722,21 @@ Collection::Segment Collection::load_segment(const fs::path& file, bool checked,
                                      std::string(metric_name(seg.vectors->metric())) + "), the schema " +
                                      std::to_string(schema_.vector.dim) + " (" +
                                      std::string(metric_name(schema_.vector.metric)) + ")");
+    scalar_done.get();
     return seg;
+  };
+  Segment seg;
+  try {
+    seg = parse();
   } catch (const Error& e) {
+    checksums_first();
     fail(e.code(), file.string() + ": " + e.what());
   } catch (const json::exception& e) {
+    checksums_first();
     fail(ErrorCode::invalid_argument, file.string() + ": " + e.what());
   }
+  checksums_first();
+  return seg;
 }
 
 namespace {

@@ -149,9 +149,16 @@ Value get_value(PayloadReader& in, FieldType type, const std::string& field) {
   }
 }
 
+// The error for a value of another kind than its field's type.
+void expect_kind(bool ok, uint8_t kind, FieldType type, const std::string& field) {
+  if (!ok)
+    fail(ErrorCode::invalid_argument, "damaged log record: field '" + field + "' holds a value of kind " +
+                                          std::to_string(kind) + ", its type is " + std::string(field_type_name(type)));
+}
+
 // Passes over one value of encode_values' form without decoding it.
-void skip_value(PayloadReader& in) {
-  switch (in.get<uint8_t>("value kind")) {
+void skip_value(PayloadReader& in, uint8_t kind) {
+  switch (kind) {
     case kNull: return;
     case kBool: in.bytes(1, "bool"); return;
     case kInt:
@@ -162,6 +169,21 @@ void skip_value(PayloadReader& in) {
       for (uint32_t n = in.count(4, "string list"); n > 0; --n) in.bytes(in.get<uint32_t>("item length"), "item");
       return;
     default: in.damaged("value kind");
+  }
+}
+void skip_value(PayloadReader& in) { skip_value(in, in.get<uint8_t>("value kind")); }
+
+// Whether a value of `kind` may stand in a field of `type` (null fits every type).
+bool kind_fits(uint8_t kind, FieldType type) {
+  switch (kind) {
+    case kNull: return true;
+    case kBool: return type == FieldType::boolean;
+    case kInt: return type == FieldType::int64;
+    case kFloat: return type == FieldType::float64;
+    case kString: return type == FieldType::string;
+    case kList: return type == FieldType::string_list;
+    case kJson: return type == FieldType::json;
+    default: return true;  // skip_value reports an unknown kind
   }
 }
 
@@ -242,6 +264,24 @@ WritePayload decode_write(std::string_view payload, const CollectionSchema& sche
   }
   if (!in.done()) in.damaged("bytes after the last record");
   return w;
+}
+
+void check_values(std::string_view bytes, const CollectionSchema& schema, const std::vector<bool>& wanted,
+                  std::vector<Value>& out) {
+  out.resize(schema.fields.size());
+  PayloadReader in(bytes);
+  for (size_t i = 0; i < schema.fields.size(); ++i) {
+    const auto& f = schema.fields[i];
+    if (i < wanted.size() && wanted[i]) {
+      out[i] = get_value(in, f.type, f.name);
+      continue;
+    }
+    out[i] = std::monostate{};
+    const auto kind = in.get<uint8_t>("value kind");
+    expect_kind(kind_fits(kind, f.type), kind, f.type, f.name);
+    skip_value(in, kind);
+  }
+  if (!in.done()) in.damaged("row values: bytes after the last field");
 }
 
 Value decode_value_at(std::string_view bytes, const CollectionSchema& schema, size_t field) {

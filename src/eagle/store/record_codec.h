@@ -58,6 +58,12 @@ WritePayload decode_write(std::string_view payload, const CollectionSchema& sche
 // open). decode_values refuses bytes that do not hold one value of each field's type.
 void encode_values(const ValuesView& values, const CollectionSchema& schema, std::string& out);
 std::vector<Value> decode_values(std::string_view bytes, const CollectionSchema& schema);
+// What decode_values checks (one value of each field's type, no bytes after the
+// last), decoding into `out` only the fields with `wanted` set (the others are left
+// null, their JSON not parsed): an open checks every row this way and decodes only the
+// fields it indexes.
+void check_values(std::string_view bytes, const CollectionSchema& schema, const std::vector<bool>& wanted,
+                  std::vector<Value>& out);
 // Field `field`'s value alone from encode_values' bytes (the fields before it are
 // passed over, not decoded).
 Value decode_value_at(std::string_view bytes, const CollectionSchema& schema, size_t field);
