@@ -83,15 +83,47 @@ double run_process(const std::string& cmd) {
 
 }  // namespace
 
+// Opens `store` `reps` times (read only, as `eagle search`), answering one query each
+// time, and runs the eagle search process on it: medians.
+json time_open(const fs::path& store, const std::string& glove, const std::string& eagle_bin, const std::string& query,
+               int reps) {
+  auto cfg = config_for(store, glove, true);
+  std::vector<double> open_ms, query_ms, total_ms, process_ms;
+  size_t hits = 0;
+  for (int r = 0; r < reps; ++r) {
+    auto t0 = Clock::now();
+    eagle::app::Engine engine(cfg, eagle::app::StoreAccess::read_only);
+    engine.catalog().get("eagle_text");
+    open_ms.push_back(ms_since(t0));
+    auto t1 = Clock::now();
+    eagle::search::RetrievalRequest req;
+    req.query = query;
+    req.top_k = 10;
+    hits = engine.search(req).hits.size();
+    query_ms.push_back(ms_since(t1));
+    total_ms.push_back(ms_since(t0));
+    std::string cmd = eagle_bin + " --data-dir " + store.string() + (glove.empty() ? "" : " --set glove.file=" + glove) +
+                      " search -k 10 \"" + query + "\"";
+    process_ms.push_back(run_process(cmd));
+  }
+  return {{"bench", "open"}, {"store", store.string()}, {"open_ms", median(open_ms)}, {"first_query_ms", median(query_ms)},
+          {"open_and_query_ms", median(total_ms)}, {"eagle_search_process_ms", median(process_ms)},
+          {"store_bytes", eagle::bench::folder_bytes(store)}, {"hits", hits}, {"reps", reps}};
+}
+
 int main(int argc, char** argv) {
   CLI::App app{"bench_open: open a store and answer one query, checkpointed vs log replay (JSON lines)"};
   std::string beir, keep, glove, eagle_bin;
   std::vector<size_t> sizes = {20000, 200000};
   int reps = 5;
   std::string query = "Which gene is mutated in cystic fibrosis?";
-  app.add_option("--beir", beir, "BEIR folder whose corpus fills the stores")->required();
+  app.add_option("--beir", beir, "BEIR folder whose corpus fills the stores (required unless --open-store)");
   app.add_option("--sizes", sizes, "row counts")->capture_default_str();
   app.add_option("--reps", reps, "repetitions per figure (median reported)")->capture_default_str();
+  std::vector<std::string> open_stores;
+  app.add_option("--open-store", open_stores,
+                 "only time opening these existing stores (each: open, first query, the eagle search process), "
+                 "e.g. one made by bench_ingest --rows 1000000 --keep");
   app.add_option("--keep", keep, "folder for the stores (reused when present); default: a temporary folder");
   app.add_option("--glove", glove, "converted GloVe file (default: the configuration's)");
   app.add_option("--eagle", eagle_bin, "the eagle binary for the subprocess figure (default: beside this one)");
@@ -101,6 +133,11 @@ int main(int argc, char** argv) {
     if (eagle_bin.empty()) eagle_bin = (fs::path(argv[0]).parent_path() / "eagle").string();
     const fs::path root = keep.empty() ? fs::temp_directory_path() / ("eagle_bench_open_" + std::to_string(::getpid())) : fs::path(keep);
     fs::create_directories(root);
+    if (!open_stores.empty()) {
+      for (const auto& store : open_stores) std::cout << time_open(store, glove, eagle_bin, query, reps).dump() << std::endl;
+      return 0;
+    }
+    if (beir.empty()) throw std::runtime_error("--beir is required (or --open-store)");
     eagle::ingest::ReadOptions ro;
     ro.format = eagle::ingest::InputFormat::beir;
     auto docs = eagle::ingest::read_corpus(beir, ro).documents;
@@ -140,28 +177,7 @@ int main(int argc, char** argv) {
       fs::remove(corpus);
       json line = {{"bench", "open"}, {"rows", rows}, {"reps", reps}};
       for (const auto& [name, store] : {std::pair{"checkpoint", cp}, std::pair{"log_replay", log}}) {
-        auto cfg = config_for(store, glove, true);
-        std::vector<double> open_ms, query_ms, total_ms, process_ms;
-        size_t hits = 0;
-        for (int r = 0; r < reps; ++r) {
-          auto t0 = Clock::now();
-          eagle::app::Engine engine(cfg, eagle::app::StoreAccess::read_only);
-          engine.catalog().get("eagle_text");
-          open_ms.push_back(ms_since(t0));
-          auto t1 = Clock::now();
-          eagle::search::RetrievalRequest req;
-          req.query = query;
-          req.top_k = 10;
-          hits = engine.search(req).hits.size();
-          query_ms.push_back(ms_since(t1));
-          total_ms.push_back(ms_since(t0));
-          std::string cmd = eagle_bin + " --data-dir " + store.string() + (glove.empty() ? "" : " --set glove.file=" + glove) +
-                            " search -k 10 \"" + query + "\"";
-          process_ms.push_back(run_process(cmd));
-        }
-        line[name] = {{"open_ms", median(open_ms)},       {"first_query_ms", median(query_ms)},
-                      {"open_and_query_ms", median(total_ms)}, {"eagle_search_process_ms", median(process_ms)},
-                      {"store_bytes", eagle::bench::folder_bytes(store)}, {"hits", hits}};
+        line[name] = time_open(store, glove, eagle_bin, query, reps);
       }
       line["ratio_log_replay_over_checkpoint"] =
           line["log_replay"]["open_and_query_ms"].get<double>() / line["checkpoint"]["open_and_query_ms"].get<double>();

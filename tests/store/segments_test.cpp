@@ -476,12 +476,51 @@ void rewrite_as_layout1(const fs::path& from, const fs::path& to, const Collecti
   out += bytes.substr(at, content - at);  // the BM25 and vector indexes, as they are
   write_checked_file(io::or_posix(nullptr), to, [&](std::ostream& o) { o.write(out.data(), static_cast<std::streamsize>(out.size())); });
 }
+
+// The segment file `from` (layout 3: rows without texts, texts, indexes, section
+// table) rewritten in layout 2, as the previous release wrote segments: per row
+// [id][text CRC][text][flag][values], then the indexes.
+void rewrite_as_layout2(const fs::path& from, const fs::path& to) {
+  const std::string bytes = file_bytes(from);
+  const uint64_t content = verify_checked_file(from);
+  auto pod64_at = [&](uint64_t at) {
+    uint64_t v;
+    std::memcpy(&v, bytes.data() + at, 8);
+    return v;
+  };
+  ASSERT_EQ(bytes.substr(0, 8), std::string("EGLSEG3\0", 8));
+  ASSERT_EQ(bytes.substr(content - 8, 8), std::string("EGLSECT1", 8));
+  const uint64_t texts = pod64_at(content - 32), bm25 = pod64_at(content - 24);
+  std::string out = std::string("EGLSEG2\0", 8) + bytes.substr(8, 16);  // lsn, rows
+  const uint64_t rows = pod64_at(16);
+  uint64_t at = 24, text_at = texts;
+  for (uint64_t r = 0; r < rows; ++r) {
+    const uint64_t id_length = pod64_at(at);
+    out += bytes.substr(at, 8 + id_length);  // [length][id]
+    at += 8 + id_length;
+    out += bytes.substr(at, 12);  // [crc][text length]
+    const uint64_t text_length = pod64_at(at + 4);
+    at += 12;
+    out += bytes.substr(text_at, text_length);
+    text_at += text_length;
+    const uint64_t values_length = pod64_at(at + 1);
+    out += bytes.substr(at, 1 + 8 + values_length);  // [flag][length][values]
+    at += 1 + 8 + values_length;
+  }
+  ASSERT_EQ(at, texts);
+  ASSERT_EQ(text_at, bm25);
+  out += bytes.substr(bm25, content - 32 - bm25);  // the BM25 and vector indexes, as they are
+  write_checked_file(io::or_posix(nullptr), to, [&](std::ostream& o) { o.write(out.data(), static_cast<std::streamsize>(out.size())); });
+}
 }  // namespace
 
-TEST(Segments, ASegmentOfThePreviousRowLayoutOpensAndReadsAsTheCurrentOne) {
-  // Layout 2 stores each text's CRC (an open skips the text) and binary values; a
-  // store whose segments are of layout 1 opens to the same rows, texts and values.
-  const auto dir = segments_dir("layout1");
+TEST(Segments, SegmentsOfThePreviousRowLayoutsOpenAndReadAsTheCurrentOne) {
+  // Layout 3 keeps the rows apart from their texts; layout 2 stores each text after
+  // its row, layout 1 also has no text CRC and JSON values. A store whose segment is
+  // of either older layout opens to the same rows, texts and values.
+  for (const int layout : {2, 1}) {
+  SCOPED_TRACE(layout);
+  const auto dir = segments_dir("layout" + std::to_string(layout));
   auto schema = chunk_schema("seg", kSegDim);
   schema.vector.index = VectorIndexKind::hnsw;
   std::mt19937 rng(31);
@@ -493,11 +532,18 @@ TEST(Segments, ASegmentOfThePreviousRowLayoutOpensAndReadsAsTheCurrentOne) {
     c->checkpoint();
   }
   const std::string file = manifest_of(dir)["segments"][0]["file"];
-  ASSERT_EQ(file_bytes(dir / file).substr(0, 8), std::string("EGLSEG2\0", 8));
-  const auto copy = segments_dir("layout1_copy");
+  ASSERT_EQ(file_bytes(dir / file).substr(0, 8), std::string("EGLSEG3\0", 8));
+  const auto copy = segments_dir("layout" + std::to_string(layout) + "_copy");
   fs::copy(dir, copy);
-  rewrite_as_layout1(dir / file, copy / file, schema);
-  ASSERT_EQ(file_bytes(copy / file).substr(0, 8), std::string("EGLSEG1\0", 8));
+  rewrite_as_layout2(dir / file, copy / file);
+  if (layout == 1) {
+    const auto layout2 = copy / (file + ".layout2");
+    fs::rename(copy / file, layout2);
+    rewrite_as_layout1(layout2, copy / file, schema);
+    fs::remove(layout2);
+  }
+  const std::string magic = "EGLSEG" + std::to_string(layout);
+  ASSERT_EQ(file_bytes(copy / file).substr(0, 8), std::string(magic.c_str(), 8));
   auto now = Collection::open(dir);
   auto before = Collection::open(copy);
   ASSERT_EQ(before->count(), 300u);
@@ -515,15 +561,22 @@ TEST(Segments, ASegmentOfThePreviousRowLayoutOpensAndReadsAsTheCurrentOne) {
     ASSERT_EQ(x.size(), y.size());
     for (size_t i = 0; i < x.size(); ++i) EXPECT_EQ(x[i].id, y[i].id);
   }
-  // Its next checkpoint with rows to seal writes layout 2; the old segment stays as is.
-  before->insert({random_record(rng, schema, "added")});
+  // Its next checkpoint with rows to seal writes layout 3; the old segment stays as is.
+  const Record added = random_record(rng, schema, "added");
+  before->insert({added});
   before->checkpoint();
+  before.reset();
+  before = Collection::open(copy);  // both layouts in one store
+  ASSERT_TRUE(before->get("added"));
+  EXPECT_EQ(before->get("added")->text, added.text);
+  EXPECT_EQ(before->get("r7")->text, now->get("r7")->text);
   for (const auto& seg : manifest_of(copy)["segments"]) {
     const std::string name = seg["file"];
-    EXPECT_EQ(file_bytes(copy / name).substr(0, 8), std::string(name == file ? "EGLSEG1\0" : "EGLSEG2\0", 8)) << name;
+    EXPECT_EQ(file_bytes(copy / name).substr(0, 8), std::string(name == file ? magic.c_str() : "EGLSEG3\0", 8)) << name;
   }
   now.reset();
   before.reset();
   fs::remove_all(dir);
   fs::remove_all(copy);
+  }
 }

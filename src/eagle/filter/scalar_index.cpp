@@ -115,8 +115,17 @@ void ScalarIndex::Batch::add(uint32_t row, const Value& v) {
   if (is_null(v)) return;
   not_null_rows_.push_back(row);
   auto keep = [&](const std::string& key) {
-    pending_.push_back(Key{keys_.size(), static_cast<uint32_t>(key.size()), row});
-    keys_ += key;
+    if (!runs_.empty() && key_of(runs_.back()) == key) {
+      ++runs_.back().count;
+    } else {
+      uint64_t prefix = 0;
+      for (size_t i = 0; i < 8; ++i)
+        prefix = (prefix << 8) | (i < key.size() ? static_cast<uint8_t>(key[i]) : 0);
+      runs_.push_back(
+          Run{prefix, keys_.size(), static_cast<uint32_t>(key.size()), static_cast<uint32_t>(rows_.size()), 1});
+      keys_ += key;
+    }
+    rows_.push_back(row);
   };
   if (const auto* s = std::get_if<std::string>(&v))
     keep(*s);
@@ -126,18 +135,21 @@ void ScalarIndex::Batch::add(uint32_t row, const Value& v) {
 
 void ScalarIndex::Batch::finish() {
   if (next_row_ <= index_.rows_) return;
-  auto key_of = [&](const Key& k) { return std::string_view(keys_).substr(k.offset, k.length); };
-  // By key, then row: each key's rows come out increasing, as add() keeps them.
-  std::sort(pending_.begin(), pending_.end(), [&](const Key& a, const Key& b) {
-    const int c = key_of(a).compare(key_of(b));
-    return c != 0 ? c < 0 : a.row < b.row;
+  // By key, runs of one key kept in row order (stable), so each key's rows come out
+  // increasing as add() keeps them. A merge sort: ids counted up in insertion order
+  // ("r0", "r1", ... "r999999") drove std::sort's pivots into its heap-sort fallback.
+  std::stable_sort(runs_.begin(), runs_.end(), [&](const Run& a, const Run& b) {
+    if (a.prefix != b.prefix) return a.prefix < b.prefix;  // byte order, as the full comparison
+    return key_of(a) < key_of(b);
   });
   std::vector<std::pair<std::string_view, Rows>> entries;
-  for (const Key& k : pending_) {
-    const std::string_view key = key_of(k);
+  entries.reserve(runs_.size());
+  for (const Run& run : runs_) {
+    const std::string_view key = key_of(run);
     if (entries.empty() || entries.back().first != key) entries.emplace_back(key, Rows{});
     Rows& rows = entries.back().second;
-    if (rows.empty() || rows.back() != k.row) rows.push_back(k.row);  // a list may repeat an element
+    for (uint32_t i = run.first; i < run.first + run.count; ++i)
+      if (rows.empty() || rows.back() != rows_[i]) rows.push_back(rows_[i]);  // a list may repeat an element
   }
   std::get<StringDict>(index_.dict_).insert_sorted(entries, [](Rows& existing, Rows&& added) {
     added.for_each([&](uint32_t r) { existing.push_back(r); });  // every added row is past the existing ones
@@ -145,7 +157,8 @@ void ScalarIndex::Batch::finish() {
   index_.rows_ = next_row_;
   index_.not_null_.resize(index_.rows_);
   for (uint32_t r : not_null_rows_) index_.not_null_.set(r);
-  pending_.clear();
+  runs_.clear();
+  rows_.clear();
   keys_.clear();
   not_null_rows_.clear();
 }

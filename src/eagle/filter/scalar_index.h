@@ -48,16 +48,24 @@ class ScalarIndex {
     void finish();
 
    private:
-    struct Key {
-      uint64_t offset;  // in keys_
+    // A run of rows with the same key, in row order: most fields repeat a handful of
+    // values over long runs (kb_name, type, section), so a million rows make a few
+    // runs to sort, not a million keys.
+    struct Run {
+      uint64_t prefix;  // the key's first 8 bytes, big-endian, zero-padded: most comparisons
+                        // of a sort end here, without a cache miss into keys_
+      uint64_t offset;  // the key, in keys_
       uint32_t length;
-      uint32_t row;
+      uint32_t first;  // its rows: rows_[first, first + count)
+      uint32_t count;
     };
+    std::string_view key_of(const Run& run) const { return std::string_view(keys_).substr(run.offset, run.length); }
     ScalarIndex& index_;
     size_t next_row_;
     std::vector<uint32_t> not_null_rows_;
     std::string keys_;
-    std::vector<Key> pending_;
+    std::vector<uint32_t> rows_;
+    std::vector<Run> runs_;
   };
 
 

@@ -47,6 +47,10 @@ class StringDictionary {
   // dozen times; this is one merge.
   template <typename Combine>
   void insert_sorted(std::vector<std::pair<std::string_view, V>>& entries, Combine&& combine) {
+    if (values_.empty() && fresh_.empty()) {  // every key is new (a first segment's open)
+      merge_into_packed(entries);
+      return;
+    }
     std::vector<std::pair<std::string_view, V>> added;
     size_t cursor = 0;  // the packed part is walked once, in step with the sorted keys
     for (auto& [key, value] : entries) {

@@ -88,19 +88,7 @@ void write_checked_file(io::FileSystem& fs, const fs::path& file, const std::fun
       on_bytes);
 }
 
-uint64_t verify_checked_file(const fs::path& file, const fs::path& read_from) {
-  const fs::path& source = read_from.empty() ? file : read_from;
-  // Mapped, not read: the checksums are computed over the page cache in place (read()
-  // spent more time copying a segment's bytes into a buffer than checksumming them).
-  // Files verified here are never changed once written, only replaced by a rename.
-  std::shared_ptr<const FileMap> map;
-  try {
-    map = FileMap::open(source);
-  } catch (const Error&) {
-    fail(ErrorCode::not_found, "cannot open " + file.string());
-  }
-  const uint64_t size = map->size();
-  const char* bytes = reinterpret_cast<const char*>(map->data());
+uint64_t checked_content_length(const fs::path& file, const char* bytes, uint64_t size) {
   if (size < kTrailer) damaged(file, "too short for its checksum footer");
   const char* trailer = bytes + size - kTrailer;
   uint64_t length;
@@ -113,12 +101,33 @@ uint64_t verify_checked_file(const fs::path& file, const fs::path& read_from) {
   const uint64_t blocks = (length + block - 1) / block;
   if (length + blocks * 4 + kTrailer != size)
     damaged(file, "checksum footer at byte " + std::to_string(size - kTrailer) + " does not fit the file");
+  return length;
+}
+
+uint64_t verify_checked_file(const fs::path& file, const fs::path& read_from, std::pair<uint64_t, uint64_t> unchecked) {
+  const fs::path& source = read_from.empty() ? file : read_from;
+  // Mapped, not read: the checksums are computed over the page cache in place (read()
+  // spent more time copying a segment's bytes into a buffer than checksumming them).
+  // Files verified here are never changed once written, only replaced by a rename.
+  std::shared_ptr<const FileMap> map;
+  try {
+    map = FileMap::open(source);
+  } catch (const Error&) {
+    fail(ErrorCode::not_found, "cannot open " + file.string());
+  }
+  const uint64_t size = map->size();
+  const char* bytes = reinterpret_cast<const char*>(map->data());
+  const uint64_t length = checked_content_length(file, bytes, size);
+  uint32_t block;
+  std::memcpy(&block, bytes + size - kTrailer + 8, 4);
+  const uint64_t blocks = (length + block - 1) / block;
   map->advise_sequential();
   for (uint64_t b = 0; b < blocks; ++b) {
     uint32_t stored;
     std::memcpy(&stored, bytes + length + b * 4, 4);
     const uint64_t begin = b * block;
     const uint64_t end = std::min<uint64_t>(begin + block, length);
+    if (begin >= unchecked.first && end <= unchecked.second) continue;
     if (crc_of(bytes + begin, static_cast<size_t>(end - begin)) != stored)
       damaged(file, "checksum mismatch in bytes [" + std::to_string(begin) + ", " + std::to_string(end) + ")");
   }

@@ -11,6 +11,7 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <ostream>
+#include <utility>
 
 #include "eagle/core/file_system.h"
 
@@ -26,7 +27,16 @@ void write_checked_file(io::FileSystem& fs, const std::filesystem::path& file,
 // bad block's byte range, or the footer itself. Returns the content length.
 // `read_from`, when given, is where the bytes are read (/proc/self/fd/N: the very file
 // a descriptor holds, whatever has since been renamed over `file`).
-uint64_t verify_checked_file(const std::filesystem::path& file, const std::filesystem::path& read_from = {});
+// `unchecked`: a byte range [first, second) whose blocks wholly inside it are not
+// verified here, because each piece of it carries a checksum of its own checked when it
+// is read (a segment's texts).
+uint64_t verify_checked_file(const std::filesystem::path& file, const std::filesystem::path& read_from = {},
+                             std::pair<uint64_t, uint64_t> unchecked = {0, 0});
+
+// The content length a checked file's footer states, from the file's bytes (mapped),
+// with the footer's own consistency checked but not the content's checksums (those
+// verify_checked_file checks): data_loss when the footer is missing or does not fit.
+uint64_t checked_content_length(const std::filesystem::path& file, const char* bytes, uint64_t size);
 
 // A JSON object with its "checksum" member set / checked (data_loss when it does not
 // match; an object without one is accepted: written before checksums existed).

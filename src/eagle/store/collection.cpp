@@ -38,12 +38,23 @@ using nlohmann::json;
 
 namespace {
 
-// Segment files. Layout 1 (read only): per row [id][text][u8 flag][values as a JSON
-// array]. Layout 2 (written): per row [id][u32 CRC-32 of the text][text][u8 flag]
-// [values, record_codec's binary form], so an open references each text by offset,
-// length and CRC without reading it, and decodes values without a JSON parser.
+// Segment files, after [magic][u64 lsn][u64 rows], then the BM25 index and the vector
+// index, then the checked file's footer (checked_file.h).
+// Layout 1 (read only): per row [id][text][u8 flag][values as a JSON array].
+// Layout 2 (read only): per row [id][u32 CRC-32 of the text][text][u8 flag][values,
+//   record_codec's binary form]: an open references each text by offset, length and
+//   CRC without reading it, and decodes values without a JSON parser.
+// Layout 3 (written): the rows without their texts, per row [id][u32 text CRC]
+//   [u64 text length][u8 flag][values]; then every text back to back; then the two
+//   indexes; and last a section table [u64 texts][u64 BM25][u64 vectors][magic]
+//   giving where each part starts. An open scans the compact rows without touching
+//   a text's page, and reads the indexes on another core at the same time.
 constexpr char kSegMagic[8] = {'E', 'G', 'L', 'S', 'E', 'G', '1', '\0'};
 constexpr char kSegMagic2[8] = {'E', 'G', 'L', 'S', 'E', 'G', '2', '\0'};
+constexpr char kSegMagic3[8] = {'E', 'G', 'L', 'S', 'E', 'G', '3', '\0'};
+constexpr char kSectionsMagic[8] = {'E', 'G', 'L', 'S', 'E', 'C', 'T', '1'};
+constexpr uint64_t kSectionTableBytes = 3 * sizeof(uint64_t) + sizeof(kSectionsMagic);
+constexpr uint64_t kSegHeaderBytes = sizeof(kSegMagic) + 2 * sizeof(uint64_t);
 
 std::string read_file(const fs::path& file) {
   std::ifstream in(file, std::ios::binary);
@@ -1446,40 +1457,51 @@ class CountingStreamBuf : public std::streambuf {
 
 Collection::WrittenSegment Collection::write_segment(const fs::path& file, const Segment& seg, uint64_t lsn,
                                                      bool lock_per_batch) const {
-  // Where each row's text lands in the file (its bytes, after the length), counted
+  // Where each row's text lands in the file (its first byte), counted
   // as written: the checkpoint moves the rows' text references there.
   WrittenSegment written;
   auto& text_offsets = written.text_offsets;
   text_offsets.reserve(seg.rows());
   write_checked_file(fsys(), file, [&](std::ostream& out) {
-    out.write(kSegMagic2, sizeof(kSegMagic2));
+    out.write(kSegMagic3, sizeof(kSegMagic3));
     io::write_pod<uint64_t>(out, lsn);
     io::write_pod<uint64_t>(out, seg.rows());
-    uint64_t at = sizeof(kSegMagic2) + 2 * sizeof(uint64_t);
-    std::string text;
+    uint64_t at = kSegHeaderBytes;
     std::optional<std::shared_lock<RwMutex>> batch_lock;
-    for (uint32_t r = seg.base; r < seg.base + seg.rows(); ++r) {
+    auto batch_locked = [&](uint32_t r) {
       if (lock_per_batch && (r - seg.base) % 4096 == 0) {
         batch_lock.reset();
         batch_lock.emplace(mutex_);
       }
+    };
+    // The rows, their texts stated by length and CRC (the references hold both).
+    for (uint32_t r = seg.base; r < seg.base + seg.rows(); ++r) {
+      batch_locked(r);
       const std::string_view id = rows_.id(r);
       const TextRef& ref = rows_.text(r);
-      texts_->read_into(ref, text);  // checked against ref.crc
       io::write_str(out, id);
       io::write_pod<uint32_t>(out, ref.crc);
-      io::write_str(out, text);
-      at += sizeof(uint64_t) + id.size() + sizeof(uint32_t) + sizeof(uint64_t);
-      text_offsets.push_back(at);
-      at += text.size();
+      io::write_pod<uint64_t>(out, ref.length);
       // The row's deletion as of this write (format 3 reads deletions from the
-      // deletions file; the flag keeps the layout of format 2).
+      // deletions file; the flag keeps the row layout of format 2).
       io::write_pod<uint8_t>(out, deleted_.test(r) ? 1 : 0);
       const std::string_view values = rows_.encoded_values(r);  // already encode_values' form
       io::write_str(out, values);
-      at += 1 + sizeof(uint64_t) + values.size();
+      at += sizeof(uint64_t) + id.size() + sizeof(uint32_t) + sizeof(uint64_t) + 1 + sizeof(uint64_t) + values.size();
     }
     batch_lock.reset();
+    const uint64_t texts_offset = at;
+    std::string text;
+    for (uint32_t r = seg.base; r < seg.base + seg.rows(); ++r) {
+      batch_locked(r);
+      const TextRef& ref = rows_.text(r);
+      texts_->read_into(ref, text);  // checked against ref.crc, the CRC written above
+      out.write(text.data(), static_cast<std::streamsize>(text.size()));
+      text_offsets.push_back(at);
+      at += text.size();
+    }
+    batch_lock.reset();
+    const uint64_t bm25_offset = at;
     {
       CountingStreamBuf counting(out.rdbuf());
       std::ostream counted(&counting);
@@ -1489,6 +1511,10 @@ Collection::WrittenSegment Collection::write_segment(const fs::path& file, const
     }
     written.vectors_offset = at;
     seg.vectors->save(out);
+    io::write_pod<uint64_t>(out, texts_offset);
+    io::write_pod<uint64_t>(out, bm25_offset);
+    io::write_pod<uint64_t>(out, written.vectors_offset);
+    out.write(kSectionsMagic, sizeof(kSectionsMagic));
   });
   return written;
 }
@@ -1610,8 +1636,21 @@ Collection::Segment Collection::load_segment(const fs::path& file, bool checked,
   // and offset it reads, so damage cannot make it crash; damage found by the checksums
   // is the error reported, whatever the parse made of the bytes, and nothing parsed is
   // used before the checksums have passed.
+  // Layout 3 states where its texts lie (the section table): their blocks are left to
+  // the check each text's own CRC gets when it is read.
+  std::shared_ptr<const FileMap> map = FileMap::open(opened);
+  std::pair<uint64_t, uint64_t> texts_range{0, 0};
+  if (checked && map->size() >= sizeof(kSegMagic3) && std::memcmp(map->data(), kSegMagic3, sizeof(kSegMagic3)) == 0) {
+    const char* bytes = reinterpret_cast<const char*>(map->data());
+    const uint64_t content = checked_content_length(file, bytes, map->size());
+    if (content >= kSegHeaderBytes + kSectionTableBytes) {
+      uint64_t table[2];
+      std::memcpy(table, bytes + content - kSectionTableBytes, sizeof(table));
+      if (table[0] <= table[1] && table[1] <= content) texts_range = {table[0], table[1]};
+    }
+  }
   std::future<void> verified;
-  if (checked) verified = std::async(std::launch::async, [&] { verify_checked_file(file, opened); });
+  if (checked) verified = std::async(std::launch::async, [&] { verify_checked_file(file, opened, texts_range); });
   auto checksums_first = [&] {
     if (verified.valid()) verified.get();  // throws data_loss for a damaged file
   };
@@ -1624,9 +1663,11 @@ Collection::Segment Collection::load_segment(const fs::path& file, bool checked,
     char magic[sizeof(kSegMagic)];
     if (!in.read(magic, sizeof(magic)))
       fail(ErrorCode::invalid_argument, "bad segment magic");
-    const bool layout2 = std::memcmp(magic, kSegMagic2, sizeof(magic)) == 0;
-    if (!layout2 && std::memcmp(magic, kSegMagic, sizeof(magic)) != 0)
-      fail(ErrorCode::invalid_argument, "bad segment magic");
+    const int layout = std::memcmp(magic, kSegMagic3, sizeof(magic)) == 0   ? 3
+                       : std::memcmp(magic, kSegMagic2, sizeof(magic)) == 0 ? 2
+                       : std::memcmp(magic, kSegMagic, sizeof(magic)) == 0  ? 1
+                                                                            : 0;
+    if (layout == 0) fail(ErrorCode::invalid_argument, "bad segment magic");
     io::read_pod<uint64_t>(in, "segment lsn");
     const auto n = io::read_pod<uint64_t>(in, "row count");
     // Each row takes at least 25 bytes (id and text lengths, flag, values length): a
@@ -1638,10 +1679,6 @@ Collection::Segment Collection::load_segment(const fs::path& file, bool checked,
     const auto base = static_cast<uint32_t>(rows_.size());
     rows_.reserve(base + n);
     deleted_.resize(base + n);
-    // Texts stay in the file, referenced by offset (row_texts.h): `at` follows the
-    // reads (write_segment's layout) to know where each text's bytes are.
-    uint64_t at = sizeof(kSegMagic) + 2 * sizeof(uint64_t);
-    std::string id;
     // The scalar indexes take the segment's rows in one batch each (ScalarIndex::Batch).
     std::vector<std::optional<filter::ScalarIndex::Batch>> scalar_batches(scalar_.size());
     for (size_t i = 0; i < scalar_.size(); ++i)
@@ -1650,33 +1687,82 @@ Collection::Segment Collection::load_segment(const fs::path& file, bool checked,
       for (size_t i = 0; i < scalar_.size(); ++i)
         if (scalar_batches[i]) scalar_batches[i]->add(r, values[i]);
     };
-    std::shared_ptr<const FileMap> map;
-    if (layout2) {
-      // Read in place from the mapped file: the texts are passed over, the ids and
-      // values viewed where they lie (a stream spent a second on a million rows'
-      // small reads). The text is not read: its reference carries the length and CRC
-      // the file states, and a read of it checks the CRC.
-      map = FileMap::open(opened);
+    Segment seg;
+    seg.base = base;
+    // Layout 3: the indexes are read on another core while this one scans the rows;
+    // declared after `seg` and `map`, so an error here waits for that reader before
+    // they go.
+    std::future<void> indexes_read;
+    if (layout >= 2) {
+      // Read in place from the mapped file: ids and values viewed where they lie (a
+      // stream spent a second on a million rows' small reads), only the indexed values
+      // decoded. A text is not read: its reference carries the length and CRC the file
+      // states, and a read of it checks the CRC.
+      const char* bytes = reinterpret_cast<const char*>(map->data());
+      uint64_t rows_end = map->size();  // layout 2: the rows run until the BM25 index
+      uint64_t texts_offset = 0, bm25_offset = 0, vectors_offset = 0;
+      if (layout == 3) {
+        const uint64_t content = checked_content_length(file, bytes, map->size());
+        if (content < kSegHeaderBytes + kSectionTableBytes) fail(ErrorCode::invalid_argument, "no section table");
+        io::SpanReader table(bytes, content, content - kSectionTableBytes);
+        texts_offset = table.pod<uint64_t>("section table");
+        bm25_offset = table.pod<uint64_t>("section table");
+        vectors_offset = table.pod<uint64_t>("section table");
+        if (table.bytes(sizeof(kSectionsMagic), "section table") != std::string_view(kSectionsMagic, sizeof(kSectionsMagic)) ||
+            texts_offset < kSegHeaderBytes || bm25_offset < texts_offset || vectors_offset < bm25_offset ||
+            vectors_offset > content - kSectionTableBytes)
+          fail(ErrorCode::invalid_argument, "corrupt section table");
+        rows_end = texts_offset;
+        indexes_read = std::async(std::launch::async, [&, bm25_offset, vectors_offset, content] {
+          std::ifstream indexes(opened, std::ios::binary);
+          if (!indexes) fail(ErrorCode::unavailable, "cannot open " + file.string());
+          indexes.seekg(static_cast<std::streamoff>(bm25_offset));
+          seg.lexical = index::Bm25Index::load(indexes);
+          if (static_cast<uint64_t>(indexes.tellg()) != vectors_offset)
+            fail(ErrorCode::invalid_argument, "the BM25 index does not end where the section table says");
+          // Mapped, a sealed segment's vectors and graph stay in the page cache instead
+          // of the heap (CollectionOptions::map_vectors). The mapped node blocks are not
+          // checksummed and walked again here: the file's block checksums, verified
+          // before this segment is used, cover every byte of them (they were 40% of
+          // this reader's time on a 1M-row segment, and touched every page of the graph).
+          seg.vectors = index::load_vector_index(indexes, maps_vectors(n) ? map : nullptr, /*verify_mapped=*/!checked);
+          if (static_cast<uint64_t>(indexes.tellg()) != content - kSectionTableBytes)
+            fail(ErrorCode::invalid_argument, "the vector index does not end where the section table says");
+        });
+      }
       std::vector<bool> indexed(scalar_.size());
       for (size_t i = 0; i < scalar_.size(); ++i) indexed[i] = scalar_[i] != nullptr;
       std::vector<Value> values;
-      io::SpanReader rows(reinterpret_cast<const char*>(map->data()), map->size(), at);
+      io::SpanReader rows(bytes, rows_end, kSegHeaderBytes);
+      uint64_t text_at = texts_offset;  // layout 3: the next text's first byte
       for (uint32_t r = base; r < base + n; ++r) {
         const std::string_view row_id = rows.str("row id");
         const auto crc = rows.pod<uint32_t>("row text crc");
         const auto length = rows.pod<uint64_t>("row text length");
-        if (length > UINT32_MAX)
-          fail(ErrorCode::invalid_argument, "row text length " + std::to_string(length) + " past the file");
-        const TextRef text = RowTexts::segment_ref(rows.offset(), static_cast<uint32_t>(length), crc, slot);
-        rows.bytes(length, "row text");
+        if (length > UINT32_MAX || (layout == 3 && length > bm25_offset - text_at))
+          fail(ErrorCode::invalid_argument, "row text length " + std::to_string(length) + " past its section");
+        TextRef text;
+        if (layout == 3) {
+          text = RowTexts::segment_ref(text_at, static_cast<uint32_t>(length), crc, slot);
+          text_at += length;
+        } else {
+          text = RowTexts::segment_ref(rows.offset(), static_cast<uint32_t>(length), crc, slot);
+          rows.bytes(length, "row text");
+        }
         if (rows.pod<uint8_t>("row flag") && flags_are_deletions) deleted_.set(r);
         const std::string_view encoded = rows.str("row values");
         check_values(encoded, schema_, indexed, values);  // checked before they are kept
         rows_.append_encoded(row_id, text, encoded);
         index_scalars(r, values);
       }
+      if (layout == 3 && (rows.offset() != texts_offset || text_at != bm25_offset))
+        fail(ErrorCode::invalid_argument, "the rows do not fill their sections");
       in.seekg(static_cast<std::streamoff>(rows.offset()));
     } else {
+      // Texts stay in the file, referenced by offset (row_texts.h): `at` follows the
+      // reads to know where each text's bytes are.
+      uint64_t at = kSegHeaderBytes;
+      std::string id;
       for (uint32_t r = base; r < base + n; ++r) {
         io::read_str_into(in, id, "row id");
         at += sizeof(uint64_t) + id.size();
@@ -1704,16 +1790,15 @@ Collection::Segment Collection::load_segment(const fs::path& file, bool checked,
       for (auto& batch : scalar_batches)
         if (batch) batch->finish();
     });
-    Segment seg;
-    seg.base = base;
-    seg.lexical = index::Bm25Index::load(in);
-    // Mapped, a sealed segment's vectors and graph stay in the page cache instead of
-    // the heap (CollectionOptions::map_vectors).
-    if (maps_vectors(n) && !map) map = FileMap::open(opened);
-    seg.vectors = index::load_vector_index(in, maps_vectors(n) ? map : nullptr);
+    if (indexes_read.valid()) {
+      indexes_read.get();
+    } else {
+      seg.lexical = index::Bm25Index::load(in);
+      seg.vectors = index::load_vector_index(in, maps_vectors(n) ? map : nullptr);
+    }
     seg.file = file.filename().string();
     seg.slot = slot;
-    if (seg.lexical.size() != n || seg.vectors->size() != n)
+    if (seg.lexical.size() != n || !seg.vectors || seg.vectors->size() != n)
       fail(ErrorCode::invalid_argument, "segment indexes disagree with the row count");
     // Every vector read and every query is sized by the schema: a segment of another
     // shape (damage, or another collection's) is refused, never indexed out of bounds.

@@ -86,8 +86,9 @@ class VectorIndex {
 std::unique_ptr<VectorIndex> make_vector_index(const VectorFieldSchema& s);
 // `map`: the file `in` reads, mapped; then an HNSW index reads its node blocks in
 // place (page cache, not heap) instead of copying them. Writes to such an index copy
-// them first. verify_mapped = false: the file was just written by this process, so the
-// mapped sections are neither checksummed nor walked (reading them back touches no page).
+// them first. verify_mapped = false: the mapped sections are neither checksummed nor
+// walked (reading them back touches no page), for a file this process just wrote or
+// one whose bytes a checksum of the whole file covers (a segment file of layout 3).
 std::unique_ptr<VectorIndex> load_vector_index(std::istream& in, std::shared_ptr<const FileMap> map = nullptr,
                                                bool verify_mapped = true);
 
