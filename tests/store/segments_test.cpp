@@ -493,19 +493,34 @@ void rewrite_as_layout2(const fs::path& from, const fs::path& to) {
   const uint64_t texts = pod64_at(content - 32), bm25 = pod64_at(content - 24);
   std::string out = std::string("EGLSEG2\0", 8) + bytes.substr(8, 16);  // lsn, rows
   const uint64_t rows = pod64_at(16);
+  auto u32_at = [&](uint64_t at) {
+    uint32_t v;
+    std::memcpy(&v, bytes.data() + at, 4);
+    return v;
+  };
+  auto put64 = [&](uint64_t v) { out.append(reinterpret_cast<const char*>(&v), 8); };
   uint64_t at = 24, text_at = texts;
   for (uint64_t r = 0; r < rows; ++r) {
-    const uint64_t id_length = pod64_at(at);
-    out += bytes.substr(at, 8 + id_length);  // [length][id]
-    at += 8 + id_length;
-    out += bytes.substr(at, 12);  // [crc][text length]
-    const uint64_t text_length = pod64_at(at + 4);
-    at += 12;
+    // Layout 3: [u32 id length][id][u32 values length][values][u32 crc][u32 text length][u8 flag]
+    const uint32_t id_length = u32_at(at);
+    const std::string id = bytes.substr(at + 4, id_length);
+    at += 4 + id_length;
+    const uint32_t values_length = u32_at(at);
+    const std::string values = bytes.substr(at + 4, values_length);
+    at += 4 + values_length;
+    const std::string crc = bytes.substr(at, 4);
+    const uint32_t text_length = u32_at(at + 4);
+    const std::string flag = bytes.substr(at + 8, 1);
+    at += 9;
+    // Layout 2: [u64 id length][id][u32 crc][u64 text length][text][u8 flag][u64 values length][values]
+    put64(id_length);
+    out += id + crc;
+    put64(text_length);
     out += bytes.substr(text_at, text_length);
     text_at += text_length;
-    const uint64_t values_length = pod64_at(at + 1);
-    out += bytes.substr(at, 1 + 8 + values_length);  // [flag][length][values]
-    at += 1 + 8 + values_length;
+    out += flag;
+    put64(values_length);
+    out += values;
   }
   ASSERT_EQ(at, texts);
   ASSERT_EQ(text_at, bm25);

@@ -44,11 +44,13 @@ namespace {
 // Layout 2 (read only): per row [id][u32 CRC-32 of the text][text][u8 flag][values,
 //   record_codec's binary form]: an open references each text by offset, length and
 //   CRC without reading it, and decodes values without a JSON parser.
-// Layout 3 (written): the rows without their texts, per row [id][u32 text CRC]
-//   [u64 text length][u8 flag][values]; then every text back to back; then the two
-//   indexes; and last a section table [u64 texts][u64 BM25][u64 vectors][magic]
-//   giving where each part starts. An open scans the compact rows without touching
-//   a text's page, and reads the indexes on another core at the same time.
+// Layout 3 (written): the rows without their texts, per row [u32 id length][id]
+//   [u32 values length][values][u32 text CRC][u32 text length][u8 flag] (the first
+//   four parts are RowTable's form: an open points at them in the mapped file instead
+//   of copying them); then every text back to back; then the two indexes; and last a
+//   section table [u64 texts][u64 BM25][u64 vectors][magic] giving where each part
+//   starts. An open scans the compact rows without touching a text's page, and reads
+//   the indexes on another core at the same time.
 constexpr char kSegMagic[8] = {'E', 'G', 'L', 'S', 'E', 'G', '1', '\0'};
 constexpr char kSegMagic2[8] = {'E', 'G', 'L', 'S', 'E', 'G', '2', '\0'};
 constexpr char kSegMagic3[8] = {'E', 'G', 'L', 'S', 'E', 'G', '3', '\0'};
@@ -1477,17 +1479,19 @@ Collection::WrittenSegment Collection::write_segment(const fs::path& file, const
     // The rows, their texts stated by length and CRC (the references hold both).
     for (uint32_t r = seg.base; r < seg.base + seg.rows(); ++r) {
       batch_locked(r);
-      const std::string_view id = rows_.id(r);
+      const std::string_view id = rows_.id(r);  // below 4 GiB, as RowTable keeps them
+      const std::string_view values = rows_.encoded_values(r);  // already encode_values' form
       const TextRef& ref = rows_.text(r);
-      io::write_str(out, id);
+      io::write_pod<uint32_t>(out, static_cast<uint32_t>(id.size()));
+      out.write(id.data(), static_cast<std::streamsize>(id.size()));
+      io::write_pod<uint32_t>(out, static_cast<uint32_t>(values.size()));
+      out.write(values.data(), static_cast<std::streamsize>(values.size()));
       io::write_pod<uint32_t>(out, ref.crc);
-      io::write_pod<uint64_t>(out, ref.length);
+      io::write_pod<uint32_t>(out, ref.length);
       // The row's deletion as of this write (format 3 reads deletions from the
       // deletions file; the flag keeps the row layout of format 2).
       io::write_pod<uint8_t>(out, deleted_.test(r) ? 1 : 0);
-      const std::string_view values = rows_.encoded_values(r);  // already encode_values' form
-      io::write_str(out, values);
-      at += sizeof(uint64_t) + id.size() + sizeof(uint32_t) + sizeof(uint64_t) + 1 + sizeof(uint64_t) + values.size();
+      at += 4 * sizeof(uint32_t) + id.size() + values.size() + 1;
     }
     batch_lock.reset();
     const uint64_t texts_offset = at;
@@ -1670,11 +1674,13 @@ Collection::Segment Collection::load_segment(const fs::path& file, bool checked,
     if (layout == 0) fail(ErrorCode::invalid_argument, "bad segment magic");
     io::read_pod<uint64_t>(in, "segment lsn");
     const auto n = io::read_pod<uint64_t>(in, "row count");
-    // Each row takes at least 25 bytes (id and text lengths, flag, values length): a
-    // count the file cannot hold is damage, found before anything is allocated.
+    // Each row takes at least 25 bytes (id and text lengths, flag, values length; 17
+    // in layout 3): a count the file cannot hold is damage, found before anything is
+    // allocated.
     std::error_code size_ec;
     const uint64_t file_bytes = fs::file_size(file, size_ec);
-    if (n > io::kMaxElements || (!size_ec && n > file_bytes / 25) || rows_.size() + n > index::kMaxVectorRows)
+    const uint64_t min_row_bytes = layout == 3 ? 17 : 25;
+    if (n > io::kMaxElements || (!size_ec && n > file_bytes / min_row_bytes) || rows_.size() + n > index::kMaxVectorRows)
       fail(ErrorCode::invalid_argument, "corrupt row count " + std::to_string(n));
     const auto base = static_cast<uint32_t>(rows_.size());
     rows_.reserve(base + n);
@@ -1735,24 +1741,33 @@ Collection::Segment Collection::load_segment(const fs::path& file, bool checked,
       std::vector<Value> values;
       io::SpanReader rows(bytes, rows_end, kSegHeaderBytes);
       uint64_t text_at = texts_offset;  // layout 3: the next text's first byte
+      if (layout == 3) rows_.keep(map);  // its rows are appended in place
       for (uint32_t r = base; r < base + n; ++r) {
-        const std::string_view row_id = rows.str("row id");
-        const auto crc = rows.pod<uint32_t>("row text crc");
-        const auto length = rows.pod<uint64_t>("row text length");
-        if (length > UINT32_MAX || (layout == 3 && length > bm25_offset - text_at))
-          fail(ErrorCode::invalid_argument, "row text length " + std::to_string(length) + " past its section");
-        TextRef text;
         if (layout == 3) {
-          text = RowTexts::segment_ref(text_at, static_cast<uint32_t>(length), crc, slot);
+          const char* record = bytes + rows.offset();
+          rows.bytes(rows.pod<uint32_t>("row id length"), "row id");
+          const std::string_view encoded = rows.bytes(rows.pod<uint32_t>("row values length"), "row values");
+          const auto crc = rows.pod<uint32_t>("row text crc");
+          const auto length = rows.pod<uint32_t>("row text length");
+          if (length > bm25_offset - text_at)
+            fail(ErrorCode::invalid_argument, "row text length " + std::to_string(length) + " past its section");
+          if (rows.pod<uint8_t>("row flag") && flags_are_deletions) deleted_.set(r);
+          check_values(encoded, schema_, indexed, values);  // checked before they are kept
+          rows_.append_in_place(record, RowTexts::segment_ref(text_at, length, crc, slot));
           text_at += length;
         } else {
-          text = RowTexts::segment_ref(rows.offset(), static_cast<uint32_t>(length), crc, slot);
+          const std::string_view row_id = rows.str("row id");
+          const auto crc = rows.pod<uint32_t>("row text crc");
+          const auto length = rows.pod<uint64_t>("row text length");
+          if (length > UINT32_MAX)
+            fail(ErrorCode::invalid_argument, "row text length " + std::to_string(length) + " past the file");
+          const TextRef text = RowTexts::segment_ref(rows.offset(), static_cast<uint32_t>(length), crc, slot);
           rows.bytes(length, "row text");
+          if (rows.pod<uint8_t>("row flag") && flags_are_deletions) deleted_.set(r);
+          const std::string_view encoded = rows.str("row values");
+          check_values(encoded, schema_, indexed, values);  // checked before they are kept
+          rows_.append_encoded(row_id, text, encoded);
         }
-        if (rows.pod<uint8_t>("row flag") && flags_are_deletions) deleted_.set(r);
-        const std::string_view encoded = rows.str("row values");
-        check_values(encoded, schema_, indexed, values);  // checked before they are kept
-        rows_.append_encoded(row_id, text, encoded);
         index_scalars(r, values);
       }
       if (layout == 3 && (rows.offset() != texts_offset || text_at != bm25_offset))

@@ -18,6 +18,7 @@ void RowTable::clear() {
   entries_.clear();
   entries_.shrink_to_fit();
   blocks_.clear();
+  owners_.clear();
   block_used_ = kBlockBytes;
   block_bytes_ = 0;
 }
@@ -53,6 +54,8 @@ void RowTable::append_encoded(std::string_view id, TextRef text, std::string_vie
   std::memcpy(p, &values_len, sizeof(values_len));
   std::memcpy(p + sizeof(uint32_t), values.data(), values.size());
 }
+
+void RowTable::append_in_place(const char* bytes, TextRef text) { entries_.push_back({bytes, text}); }
 
 void RowTable::append(std::string_view id, TextRef text, const ValuesView& values,
                       const CollectionSchema& schema) {

@@ -44,6 +44,11 @@ class RowTable {
   // Appends a row whose values are already encoded (a segment file's bytes) and
   // known to decode under the schema (the caller decoded them: decode_values).
   void append_encoded(std::string_view id, TextRef text, std::string_view values);
+  // Appends a row whose bytes already lie in this table's form (`bytes`: u32 id length,
+  // id, u32 values length, values) in memory that `keep` owns, e.g. a mapped segment
+  // file: nothing is copied, and the table holds `keep` as long as it holds the row.
+  void append_in_place(const char* bytes, TextRef text);
+  void keep(std::shared_ptr<const void> owner) { owners_.push_back(std::move(owner)); }
 
   std::string_view id(uint32_t row) const {
     const char* p = entries_[row].bytes;
@@ -62,7 +67,8 @@ class RowTable {
   size_t memory_bytes() const;
 
  private:
-  // bytes: u32 id length | id | u32 values length | values.
+  // bytes: u32 id length | id | u32 values length | values (a segment file of layout 3
+  // stores each row in this form, so an open points into the mapped file).
   struct Entry {
     const char* bytes;
     TextRef text;
@@ -75,6 +81,7 @@ class RowTable {
   static constexpr size_t kBlockBytes = 1u << 20;
   std::vector<Entry> entries_;
   std::vector<std::unique_ptr<char[]>> blocks_;
+  std::vector<std::shared_ptr<const void>> owners_;  // of rows appended in place
   size_t block_used_ = kBlockBytes;  // in the last block; full: the next row starts one
   size_t block_bytes_ = 0;           // allocated, over every block
 };
