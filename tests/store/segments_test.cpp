@@ -120,12 +120,15 @@ void expect_same_as_one_index(const Collection& c, std::mt19937& rng, const std:
       EXPECT_NEAR(got[i].score, want[i].score, 1e-9) << ctx << " tenant rank " << i;
       if (got[i].id != want[i].id) EXPECT_NEAR(got[i].score, want[i].score, 1e-12) << ctx << " tenant rank " << i;
     }
+    // A query's weight (the biomed boost's mention share) from the same statistics.
+    EXPECT_NEAR(c.query_weight(query, "kb_name in {kbs}", kbs), tenant->query_weight(query), 1e-9) << ctx;
     // Without the tenant's statistics the same search scores differently (the oracle
     // above is not vacuous).
     if (q == 0 && !got.empty()) {
       const auto shared = c.search_text(query, 20, "kb_name in {kbs}", kbs);
       ASSERT_FALSE(shared.empty());
       EXPECT_GT(std::abs(shared[0].score - got[0].score), 1e-6) << ctx;
+      EXPECT_GT(std::abs(c.query_weight(query) - tenant->query_weight(query)), 1e-9) << ctx;
     }
   }
 }

@@ -619,7 +619,7 @@ std::string BiomedPlugin::blank_boost_term_mentions(const std::string& query) co
   return out;
 }
 
-double BiomedPlugin::boost_mention_share(const std::string& query, const HitList& hits) const {
+double BiomedPlugin::boost_mention_share(const HookContext& ctx, const std::string& query, const HitList& hits) const {
   std::set<std::string> names;
   for (const auto& h : hits) names.insert(h.collection);
   const std::string rest = blank_boost_term_mentions(query);
@@ -627,8 +627,10 @@ double BiomedPlugin::boost_mention_share(const std::string& query, const HitList
   for (const auto& name : names) {
     const store::Collection* c = collections_ ? collections_(name) : nullptr;
     if (!c) continue;
-    whole += c->query_weight(query);
-    without += c->query_weight(rest);
+    // A scoped token's share from its own knowledge bases' statistics (the scores it
+    // weighs must not depend on other tenants' documents).
+    whole += c->query_weight(query, ctx.statistics_filter, ctx.scope_params);
+    without += c->query_weight(rest, ctx.statistics_filter, ctx.scope_params);
   }
   return whole > 0 ? std::clamp(1.0 - without / whole, 0.0, 1.0) : 1.0;
 }
@@ -707,7 +709,7 @@ std::optional<HitList> BiomedPlugin::tier2_rerank(HookContext& ctx, const std::s
   // the query's BM25 weight, over the collections of the hits (one share per query).
   std::optional<double> share;
   auto mention_share = [&] {
-    if (!share) share = boost_mention_share(query, text_nodes);
+    if (!share) share = boost_mention_share(ctx, query, text_nodes);
     return *share;
   };
   for (size_t i = 0; i < text_nodes.size(); ++i) {

@@ -194,7 +194,7 @@ class BiomedPlugin {
   // without them) / weight(query), summed over the hits' collections, so every query
   // term is attributed where the analyser put it (hyphenated compounds included).
   // 1 when nothing can weigh it.
-  double boost_mention_share(const std::string& query, const search::HitList& hits) const;
+  double boost_mention_share(const search::HookContext& ctx, const std::string& query, const search::HitList& hits) const;
   // The intent stashed by dense_expand, or detected now.
   QueryRetrievalIntent intent_of(search::HookContext& ctx, const std::string& query) const;
   const BiomedOptions& options() const { return opts_; }

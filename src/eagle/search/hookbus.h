@@ -45,6 +45,10 @@ struct HookContext {
   // (the biomed supplement) must AND it into its own filter.
   std::string scope_filter;
   std::map<std::string, nlohmann::json> scope_params;
+  // The rows whose BM25 statistics a score may depend on, as a filter expression over
+  // scope_params (tenancy.isolate_statistics: a scoped token's own knowledge bases);
+  // empty: the collection's. Any subscriber that weighs terms passes it on.
+  std::string statistics_filter;
   // QUERY_ASSEMBLE's suffixes, in subscriber order. The query itself stays raw: the
   // lexical leg and every hook see it; a plan's dense leg embeds the assembled query
   // unless QUERY_DENSE_EXPAND gives its own (biomed: the suffix for pubmedbert only).

@@ -135,6 +135,11 @@ RerankPolicy Orchestrator::resolve_rerank_policy(const std::string& ns) const {
   return RerankPolicy::none;
 }
 
+std::string Orchestrator::statistics_filter(const RetrievalRequest& req) const {
+  // build_scope binds allowed_kbs as a parameter of the scope expression.
+  return config_.isolate_statistics && !req.allowed_kbs.empty() ? "kb_name in {allowed_kbs}" : "";
+}
+
 Orchestrator::Scope Orchestrator::build_scope(const RetrievalRequest& req, HookContext& ctx, Telemetry& tel) const {
   Scope s;
   std::vector<std::string> parts;
@@ -341,11 +346,7 @@ HitList Orchestrator::run_plan(const CollectionQueryPlan& plan, const std::strin
     HitList lexical;
     rank = 0;
     auto t_lex = std::chrono::steady_clock::now();
-    // A scoped token's scores from its own KBs' statistics (build_scope binds
-    // allowed_kbs as a parameter of the scope expression).
-    const bool isolate = config_.isolate_statistics && !req.allowed_kbs.empty();
-    auto text_hits =
-        coll->search_text(lexical_query, plan.top_k, filter, params, isolate ? "kb_name in {allowed_kbs}" : "");
+    auto text_hits = coll->search_text(lexical_query, plan.top_k, filter, params, statistics_filter(req));
     stage_ms(ctx.search_ms, t_lex);
     lexical.reserve(text_hits.size());
     leg(text_hits, lexical, "bm25:" + plan.collection);
@@ -510,6 +511,7 @@ RetrievalResponse Orchestrator::retrieve(const RetrievalRequest& req) const {
   Scope scope = build_scope(req, ctx, tel);
   ctx.scope_filter = scope.expr;
   for (const auto& [k, v] : scope.params) ctx.scope_params[k] = v;
+  ctx.statistics_filter = statistics_filter(req);
   // Scope-aware catalog union: collections the scoped documents used at ingest.
   // (An image without words asks the visual collection only.)
   if (documents_ && !req.scope_filter.empty() && !image_only) {

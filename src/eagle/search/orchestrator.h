@@ -107,6 +107,10 @@ class Orchestrator {
     bool capped = false;
   };
   Scope build_scope(const RetrievalRequest& req, HookContext& ctx, Telemetry& tel) const;
+  // The rows a request's BM25 statistics come from, as a filter over the scope's
+  // parameters: a scoped token's own knowledge bases (tenancy.isolate_statistics), else
+  // empty (the collection's).
+  std::string statistics_filter(const RetrievalRequest& req) const;
   HitList run_plan(const CollectionQueryPlan& plan, const std::string& query, const Scope& scope,
                    const RetrievalRequest& req, HookContext& ctx, bool lazy) const;
   // Fills text and metadata of lazy hits from their collections' rows.

@@ -2086,26 +2086,8 @@ std::vector<CollectionHit> Collection::search_text(std::string_view query, size_
   std::shared_lock lock(mutex_);
   auto allowed = allowed_locked(expr, params);
   auto segs = lexical_segments(allowed ? &*allowed : nullptr);
-  // The statistics' population: the rows outside it count as hidden, as deleted rows
-  // do (LiveDocs), so N, the total length and every document frequency are its own.
   std::optional<Bitset> outside;
-  if (statistics.find_first_not_of(" \t\r\n") != std::string_view::npos) {
-    const Bitset population = filter_locked(statistics, params);  // live rows only
-    outside = population;
-    outside->flip();
-    size_t s = 0;
-    std::vector<uint64_t> kept_len(segs.size(), 0);
-    std::vector<uint32_t> kept_docs(segs.size(), 0);
-    population.for_each([&](size_t r) {
-      while (s + 1 < segs.size() && r >= segs[s].bits_base + segs[s].index->size()) ++s;
-      const auto doc = static_cast<index::DocId>(r - segs[s].bits_base);
-      if (r < segs[s].bits_base || doc >= segs[s].index->size()) return;
-      ++kept_docs[s];
-      kept_len[s] += segs[s].index->doc_len(doc);
-    });
-    for (size_t i = 0; i < segs.size(); ++i)
-      segs[i].live = {&*outside, segs[i].index->size() - kept_docs[i], segs[i].index->total_len() - kept_len[i]};
-  }
+  restrict_statistics_locked(segs, statistics, params, outside);
   const auto terms = segments_.front().lexical.analyzer().terms(query);
   std::vector<CollectionHit> out;
   for (const auto& h : index::search_segments(segs, terms, k, index::TopKAlgorithm::maxscore)) {
@@ -2115,9 +2097,34 @@ std::vector<CollectionHit> Collection::search_text(std::string_view query, size_
   return out;
 }
 
-double Collection::query_weight(std::string_view text) const {
+double Collection::query_weight(std::string_view text, std::string_view statistics, const TemplateParams& params) const {
   std::shared_lock lock(mutex_);
-  return index::query_weight_segments(lexical_segments(nullptr), segments_.front().lexical.analyzer().terms(text));
+  auto segs = lexical_segments(nullptr);
+  std::optional<Bitset> outside;
+  restrict_statistics_locked(segs, statistics, params, outside);
+  return index::query_weight_segments(segs, segments_.front().lexical.analyzer().terms(text));
+}
+
+void Collection::restrict_statistics_locked(std::vector<index::LexicalSegment>& segs, std::string_view statistics,
+                                            const TemplateParams& params, std::optional<Bitset>& outside) const {
+  // The statistics' population: the rows outside it count as hidden, as deleted rows
+  // do (LiveDocs), so N, the total length and every document frequency are its own.
+  if (statistics.find_first_not_of(" \t\r\n") == std::string_view::npos) return;
+  const Bitset population = filter_locked(statistics, params);  // live rows only
+  outside = population;
+  outside->flip();
+  size_t s = 0;
+  std::vector<uint64_t> kept_len(segs.size(), 0);
+  std::vector<uint32_t> kept_docs(segs.size(), 0);
+  population.for_each([&](size_t r) {
+    while (s + 1 < segs.size() && r >= segs[s].bits_base + segs[s].index->size()) ++s;
+    const auto doc = static_cast<index::DocId>(r - segs[s].bits_base);
+    if (r < segs[s].bits_base || doc >= segs[s].index->size()) return;
+    ++kept_docs[s];
+    kept_len[s] += segs[s].index->doc_len(doc);
+  });
+  for (size_t i = 0; i < segs.size(); ++i)
+    segs[i].live = {&*outside, segs[i].index->size() - kept_docs[i], segs[i].index->total_len() - kept_len[i]};
 }
 
 json Collection::describe() const {

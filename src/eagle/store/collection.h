@@ -262,8 +262,9 @@ class Collection {
   // scores must not depend on other tenants' documents).
   std::vector<CollectionHit> search_text(std::string_view query, size_t k, std::string_view filter = {},
                                          const TemplateParams& params = {}, std::string_view statistics = {}) const;
-  // The lexical index's weight of a text as a query (Bm25Index::query_weight).
-  double query_weight(std::string_view text) const;
+  // The lexical index's weight of a text as a query (Bm25Index::query_weight), from the
+  // live rows' statistics or, with `statistics`, those rows' alone (as search_text).
+  double query_weight(std::string_view text, std::string_view statistics = {}, const TemplateParams& params = {}) const;
   nlohmann::json describe() const;
 
  private:
@@ -342,6 +343,11 @@ class Collection {
   Segment new_segment(uint32_t base) const;
   // The segments' lexical indexes as one search sees them (hidden: deleted_).
   std::vector<index::LexicalSegment> lexical_segments(const Bitset* allowed) const;
+  // Narrows the statistics of `segs` to the live rows passing the filter expression
+  // `statistics` (none: unchanged); `outside` keeps the bitset of the rows hidden from
+  // them, which the segments point at. mutex_ held.
+  void restrict_statistics_locked(std::vector<index::LexicalSegment>& segs, std::string_view statistics,
+                                  const TemplateParams& params, std::optional<Bitset>& outside) const;
   Segment& segment_of(uint32_t row);
   const Segment& segment_of(uint32_t row) const;
   // Appends the rows of a segment file (format 2 and 3 layout) and returns its indexes;
