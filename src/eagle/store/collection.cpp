@@ -58,6 +58,16 @@ constexpr char kSectionsMagic[8] = {'E', 'G', 'L', 'S', 'E', 'C', 'T', '1'};
 constexpr uint64_t kSectionTableBytes = 3 * sizeof(uint64_t) + sizeof(kSectionsMagic);
 constexpr uint64_t kSegHeaderBytes = sizeof(kSegMagic) + 2 * sizeof(uint64_t);
 
+// A segment file just written, mapped for its rows (nullptr when it cannot be: the
+// rows then stay where they are).
+std::shared_ptr<const FileMap> map_rows_of(const fs::path& file) {
+  try {
+    return FileMap::open(file);
+  } catch (const Error& e) {
+    spdlog::warn("{}: its rows stay where they were: {}", file.string(), e.what());
+    return nullptr;
+  }
+}
 std::string read_file(const fs::path& file) {
   std::ifstream in(file, std::ios::binary);
   if (!in) fail(ErrorCode::not_found, "cannot read " + file.string());
@@ -1061,6 +1071,8 @@ void Collection::checkpoint_unlocked() {
     std::string file;
     std::vector<uint64_t> text_offsets;
     std::unique_ptr<index::VectorIndex> mapped;  // its vector index read in place (map_vectors)
+    std::vector<uint64_t> row_offsets;          // a merge's rows in its file, and the file mapped
+    std::shared_ptr<const FileMap> rows_map;
   };
   std::vector<Written> written;
   std::string deletions_file;
@@ -1077,16 +1089,18 @@ void Collection::checkpoint_unlocked() {
       return m.first + m.count == active + 1;
     });
     if (seal_active && !active_merged) {
-      Written w{active, 1, std::nullopt, next_file_name("seg-"), {}, nullptr};
+      Written w{active, 1, std::nullopt, next_file_name("seg-"), {}, nullptr, {}, nullptr};
       auto out = write_segment(dir_ / w.file, segments_[active], last_lsn_);
       w.text_offsets = std::move(out.text_offsets);
       w.mapped = mapped_vectors(dir_ / w.file, out.vectors_offset, segments_[active].rows());
       written.push_back(std::move(w));
     }
     for (const auto& m : merges) {
-      Written w{m.first, m.count, merge_segments(m.first, m.count), next_file_name("seg-"), {}, nullptr};
+      Written w{m.first, m.count, merge_segments(m.first, m.count), next_file_name("seg-"), {}, nullptr, {}, nullptr};
       auto out = write_segment(dir_ / w.file, *w.merged, last_lsn_);
       w.text_offsets = std::move(out.text_offsets);
+      w.row_offsets = std::move(out.row_offsets);
+      w.rows_map = map_rows_of(dir_ / w.file);
       w.mapped = mapped_vectors(dir_ / w.file, out.vectors_offset, w.merged->rows());
       written.push_back(std::move(w));
     }
@@ -1114,6 +1128,10 @@ void Collection::checkpoint_unlocked() {
       if (!segments_[i].file.empty()) closing.push_back(segments_[i].slot);
     if (w->merged) {
       auto merged = std::move(*w->merged);
+      std::vector<std::shared_ptr<const FileMap>> old_maps;
+      for (size_t i = w->first; i < w->first + w->count; ++i)
+        old_maps.insert(old_maps.end(), segments_[i].row_maps.begin(), segments_[i].row_maps.end());
+      take_row_maps_locked(merged, std::move(old_maps), w->rows_map, w->row_offsets);
       segments_.erase(segments_.begin() + static_cast<std::ptrdiff_t>(w->first + 1),
                       segments_.begin() + static_cast<std::ptrdiff_t>(w->first + w->count));
       segments_[w->first] = std::move(merged);
@@ -1378,11 +1396,14 @@ bool Collection::run_one_merge() {
     std::string file;
     ~Unlisted() { c->merge_outputs_.erase(file); }  // runs with write_mu_ held (declared after the lock below)
   };
-  std::vector<uint64_t> offsets;
+  std::vector<uint64_t> offsets, row_offsets;
   std::unique_ptr<index::VectorIndex> mapped;
+  std::shared_ptr<const FileMap> rows_map;
   try {
     auto out = write_segment(dir_ / file, merged, lsn, /*lock_per_batch=*/true);
     offsets = std::move(out.text_offsets);
+    row_offsets = std::move(out.row_offsets);
+    rows_map = map_rows_of(dir_ / file);
     mapped = mapped_vectors(dir_ / file, out.vectors_offset, merged.rows());
   } catch (...) {
     std::lock_guard w(write_mu_);
@@ -1407,7 +1428,12 @@ bool Collection::run_one_merge() {
   std::unique_lock lock(mutex_);
   count_hidden(merged);
   std::vector<SegmentFileSlot> closing;
-  for (size_t i = first; i < first + count; ++i) closing.push_back(segments_[i].slot);
+  std::vector<std::shared_ptr<const FileMap>> old_maps;
+  for (size_t i = first; i < first + count; ++i) {
+    closing.push_back(segments_[i].slot);
+    old_maps.insert(old_maps.end(), segments_[i].row_maps.begin(), segments_[i].row_maps.end());
+  }
+  take_row_maps_locked(merged, std::move(old_maps), rows_map, row_offsets);
   merged.file = file;
   merged.slot = texts_->open_segment(dir_ / file);
   if (mapped) merged.vectors = std::move(mapped);
@@ -1477,8 +1503,10 @@ Collection::WrittenSegment Collection::write_segment(const fs::path& file, const
       }
     };
     // The rows, their texts stated by length and CRC (the references hold both).
+    written.row_offsets.reserve(seg.rows());
     for (uint32_t r = seg.base; r < seg.base + seg.rows(); ++r) {
       batch_locked(r);
+      written.row_offsets.push_back(at);
       const std::string_view id = rows_.id(r);  // below 4 GiB, as RowTable keeps them
       const std::string_view values = rows_.encoded_values(r);  // already encode_values' form
       const TextRef& ref = rows_.text(r);
@@ -1521,6 +1549,18 @@ Collection::WrittenSegment Collection::write_segment(const fs::path& file, const
     out.write(kSectionsMagic, sizeof(kSectionsMagic));
   });
   return written;
+}
+
+void Collection::take_row_maps_locked(Segment& merged, std::vector<std::shared_ptr<const FileMap>> from,
+                                      const std::shared_ptr<const FileMap>& map,
+                                      const std::vector<uint64_t>& row_offsets) {
+  if (!map || row_offsets.size() != merged.rows()) {
+    merged.row_maps = std::move(from);
+    return;
+  }
+  const char* bytes = reinterpret_cast<const char*>(map->data());
+  for (uint32_t i = 0; i < merged.rows(); ++i) rows_.repoint(merged.base + i, bytes + row_offsets[i]);
+  merged.row_maps = {map};
 }
 
 bool Collection::maps_vectors(uint64_t rows) const { return opts_.map_vectors && rows >= opts_.map_vectors_min_rows; }
@@ -1741,7 +1781,7 @@ Collection::Segment Collection::load_segment(const fs::path& file, bool checked,
       std::vector<Value> values;
       io::SpanReader rows(bytes, rows_end, kSegHeaderBytes);
       uint64_t text_at = texts_offset;  // layout 3: the next text's first byte
-      if (layout == 3) rows_.keep(map);  // its rows are appended in place
+      if (layout == 3) seg.row_maps.push_back(map);  // its rows are appended in place
       for (uint32_t r = base; r < base + n; ++r) {
         if (layout == 3) {
           const char* record = bytes + rows.offset();

@@ -46,6 +46,7 @@
 #include <functional>
 #include <vector>
 
+#include "eagle/core/file_map.h"
 #include "eagle/core/bitset.h"
 #include "eagle/core/rw_mutex.h"
 #include "eagle/core/schema.h"
@@ -336,6 +337,10 @@ class Collection {
     uint64_t hidden_len = 0;
     std::string file;  // its segment file; empty while its rows are only in the log
     SegmentFileSlot slot = 0;  // where texts_ reads that file
+    // The mapped files some of its rows' bytes lie in (RowTable::append_in_place): its
+    // own file once an open or a merge pointed them there, and until then the files of
+    // the segments it was merged from. Dropped with the segment, as the rows move on.
+    std::vector<std::shared_ptr<const FileMap>> row_maps;
     uint32_t rows() const { return lexical.size(); }
   };
   // Row `row` as a Record (its text read, its values decoded; no vector). mutex_ held.
@@ -360,6 +365,7 @@ class Collection {
   // `lsn`: the last log record the file's rows reflect (its header).
   struct WrittenSegment {
     std::vector<uint64_t> text_offsets;  // each row's text, in row order
+    std::vector<uint64_t> row_offsets;   // each row's record (RowTable's form), in row order
     uint64_t vectors_offset = 0;         // where the vector index starts
   };
   WrittenSegment write_segment(const std::filesystem::path& file, const Segment& seg, uint64_t lsn,
@@ -369,6 +375,12 @@ class Collection {
   std::unique_ptr<index::VectorIndex> mapped_vectors(const std::filesystem::path& file, uint64_t offset,
                                                      uint64_t rows) const;
   bool maps_vectors(uint64_t rows) const;  // map_vectors, for a segment of this size
+  // A merged segment's rows pointed at their records in its new file (mapped; the map
+  // opened by the caller, outside the lock) so the files of the segments it replaces
+  // can be unmapped; without a map (it could not be opened) the merged segment keeps
+  // theirs. mutex_ held exclusively.
+  void take_row_maps_locked(Segment& merged, std::vector<std::shared_ptr<const FileMap>> from,
+                            const std::shared_ptr<const FileMap>& map, const std::vector<uint64_t>& row_offsets);
   // Builds the segment of rows [first.base, last.base + last.rows()) from their texts
   // and stored vectors (a merge: deleted rows are kept, so no row changes number).
   Segment merge_segments(size_t first, size_t count) const;

@@ -18,7 +18,6 @@ void RowTable::clear() {
   entries_.clear();
   entries_.shrink_to_fit();
   blocks_.clear();
-  owners_.clear();
   block_used_ = kBlockBytes;
   block_bytes_ = 0;
 }

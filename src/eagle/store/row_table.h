@@ -45,10 +45,12 @@ class RowTable {
   // known to decode under the schema (the caller decoded them: decode_values).
   void append_encoded(std::string_view id, TextRef text, std::string_view values);
   // Appends a row whose bytes already lie in this table's form (`bytes`: u32 id length,
-  // id, u32 values length, values) in memory that `keep` owns, e.g. a mapped segment
-  // file: nothing is copied, and the table holds `keep` as long as it holds the row.
+  // id, u32 values length, values) in memory the caller keeps valid as long as the row
+  // points there (a mapped segment file, held by its segment): nothing is copied.
   void append_in_place(const char* bytes, TextRef text);
-  void keep(std::shared_ptr<const void> owner) { owners_.push_back(std::move(owner)); }
+  // Points row `row` at the same bytes somewhere else (that segment's rows as a merge
+  // rewrote them into its new file), so the memory they lay in can go.
+  void repoint(uint32_t row, const char* bytes) { entries_[row].bytes = bytes; }
 
   std::string_view id(uint32_t row) const {
     const char* p = entries_[row].bytes;
@@ -81,7 +83,6 @@ class RowTable {
   static constexpr size_t kBlockBytes = 1u << 20;
   std::vector<Entry> entries_;
   std::vector<std::unique_ptr<char[]>> blocks_;
-  std::vector<std::shared_ptr<const void>> owners_;  // of rows appended in place
   size_t block_used_ = kBlockBytes;  // in the last block; full: the next row starts one
   size_t block_bytes_ = 0;           // allocated, over every block
 };
