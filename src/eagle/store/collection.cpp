@@ -1668,6 +1668,177 @@ void Collection::load_deletions(const fs::path& file) {
   }
 }
 
+void Collection::load_rows_layout1(std::istream& in, uint32_t base, uint64_t n, SegmentFileSlot slot,
+                                   bool flags_are_deletions,
+                                   const std::function<void(uint32_t, const std::vector<Value>&)>& index_scalars) {
+  // Texts stay in the file, referenced by offset (row_texts.h): `at` follows the
+  // reads to know where each text's bytes are.
+  uint64_t at = kSegHeaderBytes;
+  std::string id;
+  for (uint32_t r = base; r < base + n; ++r) {
+    io::read_str_into(in, id, "row id");
+    at += sizeof(uint64_t) + id.size();
+    const std::string text_bytes = io::read_str(in, "row text");
+    at += sizeof(uint64_t);
+    const TextRef text = RowTexts::segment_ref(at, text_bytes, slot);
+    at += text_bytes.size();
+    if (io::read_pod<uint8_t>(in, "row flag") && flags_are_deletions) deleted_.set(r);
+    const std::string dumped = io::read_str(in, "row values");
+    at += 1 + sizeof(uint64_t) + dumped.size();
+    auto vals = json::parse(dumped);
+    if (!vals.is_array() || vals.size() != schema_.fields.size())
+      fail(ErrorCode::invalid_argument, "row values do not match the schema");
+    std::vector<Value> values;
+    values.reserve(vals.size());
+    for (size_t i = 0; i < vals.size(); ++i)
+      values.push_back(value_from_json(vals[i], schema_.fields[i].type, schema_.fields[i].name));
+    rows_.append(id, text, values, schema_);
+    index_scalars(r, values);
+  }
+}
+
+Collection::Segment Collection::parse_segment(std::istream& in, const fs::path& file, const fs::path& opened,
+                                             const std::shared_ptr<const FileMap>& map, SegmentFileSlot slot,
+                                             bool checked, bool flags_are_deletions) {
+  char magic[sizeof(kSegMagic)];
+  if (!in.read(magic, sizeof(magic)))
+    fail(ErrorCode::invalid_argument, "bad segment magic");
+  const int layout = std::memcmp(magic, kSegMagic3, sizeof(magic)) == 0   ? 3
+                     : std::memcmp(magic, kSegMagic2, sizeof(magic)) == 0 ? 2
+                     : std::memcmp(magic, kSegMagic, sizeof(magic)) == 0  ? 1
+                                                                          : 0;
+  if (layout == 0) fail(ErrorCode::invalid_argument, "bad segment magic");
+  io::read_pod<uint64_t>(in, "segment lsn");
+  const auto n = io::read_pod<uint64_t>(in, "row count");
+  // Each row takes at least 25 bytes (id and text lengths, flag, values length; 17
+  // in layout 3): a count the file cannot hold is damage, found before anything is
+  // allocated.
+  std::error_code size_ec;
+  const uint64_t file_bytes = fs::file_size(file, size_ec);
+  const uint64_t min_row_bytes = layout == 3 ? 17 : 25;
+  if (n > io::kMaxElements || (!size_ec && n > file_bytes / min_row_bytes) || rows_.size() + n > index::kMaxVectorRows)
+    fail(ErrorCode::invalid_argument, "corrupt row count " + std::to_string(n));
+  const auto base = static_cast<uint32_t>(rows_.size());
+  rows_.reserve(base + n);
+  deleted_.resize(base + n);
+  // The scalar indexes take the segment's rows in one batch each (ScalarIndex::Batch).
+  std::vector<std::optional<filter::ScalarIndex::Batch>> scalar_batches(scalar_.size());
+  for (size_t i = 0; i < scalar_.size(); ++i)
+    if (scalar_[i]) scalar_batches[i].emplace(*scalar_[i]);
+  auto index_scalars = [&](uint32_t r, const std::vector<Value>& values) {
+    for (size_t i = 0; i < scalar_.size(); ++i)
+      if (scalar_batches[i]) scalar_batches[i]->add(r, values[i]);
+  };
+  Segment seg;
+  seg.base = base;
+  // Layout 3: the indexes are read on another core while this one scans the rows;
+  // declared after `seg` and `map`, so an error here waits for that reader before
+  // they go.
+  std::future<void> indexes_read;
+  if (layout >= 2) {
+    // Read in place from the mapped file: ids and values viewed where they lie (a
+    // stream spent a second on a million rows' small reads), only the indexed values
+    // decoded. A text is not read: its reference carries the length and CRC the file
+    // states, and a read of it checks the CRC.
+    const char* bytes = reinterpret_cast<const char*>(map->data());
+    uint64_t rows_end = map->size();  // layout 2: the rows run until the BM25 index
+    uint64_t texts_offset = 0, bm25_offset = 0, vectors_offset = 0;
+    if (layout == 3) {
+      const uint64_t content = checked_content_length(file, bytes, map->size());
+      if (content < kSegHeaderBytes + kSectionTableBytes) fail(ErrorCode::invalid_argument, "no section table");
+      io::SpanReader table(bytes, content, content - kSectionTableBytes);
+      texts_offset = table.pod<uint64_t>("section table");
+      bm25_offset = table.pod<uint64_t>("section table");
+      vectors_offset = table.pod<uint64_t>("section table");
+      if (table.bytes(sizeof(kSectionsMagic), "section table") != std::string_view(kSectionsMagic, sizeof(kSectionsMagic)) ||
+          texts_offset < kSegHeaderBytes || bm25_offset < texts_offset || vectors_offset < bm25_offset ||
+          vectors_offset > content - kSectionTableBytes)
+        fail(ErrorCode::invalid_argument, "corrupt section table");
+      rows_end = texts_offset;
+      indexes_read = std::async(std::launch::async, [&, bm25_offset, vectors_offset, content] {
+        std::ifstream indexes(opened, std::ios::binary);
+        if (!indexes) fail(ErrorCode::unavailable, "cannot open " + file.string());
+        indexes.seekg(static_cast<std::streamoff>(bm25_offset));
+        seg.lexical = index::Bm25Index::load(indexes);
+        if (static_cast<uint64_t>(indexes.tellg()) != vectors_offset)
+          fail(ErrorCode::invalid_argument, "the BM25 index does not end where the section table says");
+        // Mapped, a sealed segment's vectors and graph stay in the page cache instead
+        // of the heap (CollectionOptions::map_vectors). The mapped node blocks are not
+        // checksummed and walked again here: the file's block checksums, verified
+        // before this segment is used, cover every byte of them (they were 40% of
+        // this reader's time on a 1M-row segment, and touched every page of the graph).
+        seg.vectors = index::load_vector_index(indexes, maps_vectors(n) ? map : nullptr, /*verify_mapped=*/!checked);
+        if (static_cast<uint64_t>(indexes.tellg()) != content - kSectionTableBytes)
+          fail(ErrorCode::invalid_argument, "the vector index does not end where the section table says");
+      });
+    }
+    std::vector<bool> indexed(scalar_.size());
+    for (size_t i = 0; i < scalar_.size(); ++i) indexed[i] = scalar_[i] != nullptr;
+    std::vector<Value> values;
+    io::SpanReader rows(bytes, rows_end, kSegHeaderBytes);
+    uint64_t text_at = texts_offset;  // layout 3: the next text's first byte
+    if (layout == 3) seg.row_maps.push_back(map);  // its rows are appended in place
+    for (uint32_t r = base; r < base + n; ++r) {
+      if (layout == 3) {
+        const char* record = bytes + rows.offset();
+        rows.bytes(rows.pod<uint32_t>("row id length"), "row id");
+        const std::string_view encoded = rows.bytes(rows.pod<uint32_t>("row values length"), "row values");
+        const auto crc = rows.pod<uint32_t>("row text crc");
+        const auto length = rows.pod<uint32_t>("row text length");
+        if (length > bm25_offset - text_at)
+          fail(ErrorCode::invalid_argument, "row text length " + std::to_string(length) + " past its section");
+        if (rows.pod<uint8_t>("row flag") && flags_are_deletions) deleted_.set(r);
+        check_values(encoded, schema_, indexed, values);  // checked before they are kept
+        rows_.append_in_place(record, RowTexts::segment_ref(text_at, length, crc, slot));
+        text_at += length;
+      } else {
+        const std::string_view row_id = rows.str("row id");
+        const auto crc = rows.pod<uint32_t>("row text crc");
+        const auto length = rows.pod<uint64_t>("row text length");
+        if (length > UINT32_MAX)
+          fail(ErrorCode::invalid_argument, "row text length " + std::to_string(length) + " past the file");
+        const TextRef text = RowTexts::segment_ref(rows.offset(), static_cast<uint32_t>(length), crc, slot);
+        rows.bytes(length, "row text");
+        if (rows.pod<uint8_t>("row flag") && flags_are_deletions) deleted_.set(r);
+        const std::string_view encoded = rows.str("row values");
+        check_values(encoded, schema_, indexed, values);  // checked before they are kept
+        rows_.append_encoded(row_id, text, encoded);
+      }
+      index_scalars(r, values);
+    }
+    if (layout == 3 && (rows.offset() != texts_offset || text_at != bm25_offset))
+      fail(ErrorCode::invalid_argument, "the rows do not fill their sections");
+    in.seekg(static_cast<std::streamoff>(rows.offset()));
+  } else {
+    load_rows_layout1(in, base, n, slot, flags_are_deletions, index_scalars);
+  }
+  // Sorted and merged on the other core while this one reads the lexical and vector
+  // indexes (the two touch nothing in common); joined before the segment is returned.
+  auto scalar_done = std::async(std::launch::async, [&] {
+    for (auto& batch : scalar_batches)
+      if (batch) batch->finish();
+  });
+  if (indexes_read.valid()) {
+    indexes_read.get();
+  } else {
+    seg.lexical = index::Bm25Index::load(in);
+    seg.vectors = index::load_vector_index(in, maps_vectors(n) ? map : nullptr);
+  }
+  seg.file = file.filename().string();
+  seg.slot = slot;
+  if (seg.lexical.size() != n || !seg.vectors || seg.vectors->size() != n)
+    fail(ErrorCode::invalid_argument, "segment indexes disagree with the row count");
+  // Every vector read and every query is sized by the schema: a segment of another
+  // shape (damage, or another collection's) is refused, never indexed out of bounds.
+  if (seg.vectors->dim() != schema_.vector.dim || seg.vectors->metric() != schema_.vector.metric)
+    fail(ErrorCode::data_loss, "the vector index has dimension " + std::to_string(seg.vectors->dim()) + " (" +
+                                   std::string(metric_name(seg.vectors->metric())) + "), the schema " +
+                                   std::to_string(schema_.vector.dim) + " (" +
+                                   std::string(metric_name(schema_.vector.metric)) + ")");
+  scalar_done.get();
+  return seg;
+}
+
 Collection::Segment Collection::load_segment(const fs::path& file, bool checked, bool flags_are_deletions) {
   if (!fs::exists(file)) fail(ErrorCode::data_loss, "segment named by MANIFEST is missing: " + file.string());
   // The descriptor the rows' texts will be read through is opened first, and the
@@ -1703,171 +1874,9 @@ Collection::Segment Collection::load_segment(const fs::path& file, bool checked,
     checksums_first();
     fail(ErrorCode::unavailable, "cannot open " + file.string());
   }
-  auto parse = [&]() -> Segment {
-    char magic[sizeof(kSegMagic)];
-    if (!in.read(magic, sizeof(magic)))
-      fail(ErrorCode::invalid_argument, "bad segment magic");
-    const int layout = std::memcmp(magic, kSegMagic3, sizeof(magic)) == 0   ? 3
-                       : std::memcmp(magic, kSegMagic2, sizeof(magic)) == 0 ? 2
-                       : std::memcmp(magic, kSegMagic, sizeof(magic)) == 0  ? 1
-                                                                            : 0;
-    if (layout == 0) fail(ErrorCode::invalid_argument, "bad segment magic");
-    io::read_pod<uint64_t>(in, "segment lsn");
-    const auto n = io::read_pod<uint64_t>(in, "row count");
-    // Each row takes at least 25 bytes (id and text lengths, flag, values length; 17
-    // in layout 3): a count the file cannot hold is damage, found before anything is
-    // allocated.
-    std::error_code size_ec;
-    const uint64_t file_bytes = fs::file_size(file, size_ec);
-    const uint64_t min_row_bytes = layout == 3 ? 17 : 25;
-    if (n > io::kMaxElements || (!size_ec && n > file_bytes / min_row_bytes) || rows_.size() + n > index::kMaxVectorRows)
-      fail(ErrorCode::invalid_argument, "corrupt row count " + std::to_string(n));
-    const auto base = static_cast<uint32_t>(rows_.size());
-    rows_.reserve(base + n);
-    deleted_.resize(base + n);
-    // The scalar indexes take the segment's rows in one batch each (ScalarIndex::Batch).
-    std::vector<std::optional<filter::ScalarIndex::Batch>> scalar_batches(scalar_.size());
-    for (size_t i = 0; i < scalar_.size(); ++i)
-      if (scalar_[i]) scalar_batches[i].emplace(*scalar_[i]);
-    auto index_scalars = [&](uint32_t r, const std::vector<Value>& values) {
-      for (size_t i = 0; i < scalar_.size(); ++i)
-        if (scalar_batches[i]) scalar_batches[i]->add(r, values[i]);
-    };
-    Segment seg;
-    seg.base = base;
-    // Layout 3: the indexes are read on another core while this one scans the rows;
-    // declared after `seg` and `map`, so an error here waits for that reader before
-    // they go.
-    std::future<void> indexes_read;
-    if (layout >= 2) {
-      // Read in place from the mapped file: ids and values viewed where they lie (a
-      // stream spent a second on a million rows' small reads), only the indexed values
-      // decoded. A text is not read: its reference carries the length and CRC the file
-      // states, and a read of it checks the CRC.
-      const char* bytes = reinterpret_cast<const char*>(map->data());
-      uint64_t rows_end = map->size();  // layout 2: the rows run until the BM25 index
-      uint64_t texts_offset = 0, bm25_offset = 0, vectors_offset = 0;
-      if (layout == 3) {
-        const uint64_t content = checked_content_length(file, bytes, map->size());
-        if (content < kSegHeaderBytes + kSectionTableBytes) fail(ErrorCode::invalid_argument, "no section table");
-        io::SpanReader table(bytes, content, content - kSectionTableBytes);
-        texts_offset = table.pod<uint64_t>("section table");
-        bm25_offset = table.pod<uint64_t>("section table");
-        vectors_offset = table.pod<uint64_t>("section table");
-        if (table.bytes(sizeof(kSectionsMagic), "section table") != std::string_view(kSectionsMagic, sizeof(kSectionsMagic)) ||
-            texts_offset < kSegHeaderBytes || bm25_offset < texts_offset || vectors_offset < bm25_offset ||
-            vectors_offset > content - kSectionTableBytes)
-          fail(ErrorCode::invalid_argument, "corrupt section table");
-        rows_end = texts_offset;
-        indexes_read = std::async(std::launch::async, [&, bm25_offset, vectors_offset, content] {
-          std::ifstream indexes(opened, std::ios::binary);
-          if (!indexes) fail(ErrorCode::unavailable, "cannot open " + file.string());
-          indexes.seekg(static_cast<std::streamoff>(bm25_offset));
-          seg.lexical = index::Bm25Index::load(indexes);
-          if (static_cast<uint64_t>(indexes.tellg()) != vectors_offset)
-            fail(ErrorCode::invalid_argument, "the BM25 index does not end where the section table says");
-          // Mapped, a sealed segment's vectors and graph stay in the page cache instead
-          // of the heap (CollectionOptions::map_vectors). The mapped node blocks are not
-          // checksummed and walked again here: the file's block checksums, verified
-          // before this segment is used, cover every byte of them (they were 40% of
-          // this reader's time on a 1M-row segment, and touched every page of the graph).
-          seg.vectors = index::load_vector_index(indexes, maps_vectors(n) ? map : nullptr, /*verify_mapped=*/!checked);
-          if (static_cast<uint64_t>(indexes.tellg()) != content - kSectionTableBytes)
-            fail(ErrorCode::invalid_argument, "the vector index does not end where the section table says");
-        });
-      }
-      std::vector<bool> indexed(scalar_.size());
-      for (size_t i = 0; i < scalar_.size(); ++i) indexed[i] = scalar_[i] != nullptr;
-      std::vector<Value> values;
-      io::SpanReader rows(bytes, rows_end, kSegHeaderBytes);
-      uint64_t text_at = texts_offset;  // layout 3: the next text's first byte
-      if (layout == 3) seg.row_maps.push_back(map);  // its rows are appended in place
-      for (uint32_t r = base; r < base + n; ++r) {
-        if (layout == 3) {
-          const char* record = bytes + rows.offset();
-          rows.bytes(rows.pod<uint32_t>("row id length"), "row id");
-          const std::string_view encoded = rows.bytes(rows.pod<uint32_t>("row values length"), "row values");
-          const auto crc = rows.pod<uint32_t>("row text crc");
-          const auto length = rows.pod<uint32_t>("row text length");
-          if (length > bm25_offset - text_at)
-            fail(ErrorCode::invalid_argument, "row text length " + std::to_string(length) + " past its section");
-          if (rows.pod<uint8_t>("row flag") && flags_are_deletions) deleted_.set(r);
-          check_values(encoded, schema_, indexed, values);  // checked before they are kept
-          rows_.append_in_place(record, RowTexts::segment_ref(text_at, length, crc, slot));
-          text_at += length;
-        } else {
-          const std::string_view row_id = rows.str("row id");
-          const auto crc = rows.pod<uint32_t>("row text crc");
-          const auto length = rows.pod<uint64_t>("row text length");
-          if (length > UINT32_MAX)
-            fail(ErrorCode::invalid_argument, "row text length " + std::to_string(length) + " past the file");
-          const TextRef text = RowTexts::segment_ref(rows.offset(), static_cast<uint32_t>(length), crc, slot);
-          rows.bytes(length, "row text");
-          if (rows.pod<uint8_t>("row flag") && flags_are_deletions) deleted_.set(r);
-          const std::string_view encoded = rows.str("row values");
-          check_values(encoded, schema_, indexed, values);  // checked before they are kept
-          rows_.append_encoded(row_id, text, encoded);
-        }
-        index_scalars(r, values);
-      }
-      if (layout == 3 && (rows.offset() != texts_offset || text_at != bm25_offset))
-        fail(ErrorCode::invalid_argument, "the rows do not fill their sections");
-      in.seekg(static_cast<std::streamoff>(rows.offset()));
-    } else {
-      // Texts stay in the file, referenced by offset (row_texts.h): `at` follows the
-      // reads to know where each text's bytes are.
-      uint64_t at = kSegHeaderBytes;
-      std::string id;
-      for (uint32_t r = base; r < base + n; ++r) {
-        io::read_str_into(in, id, "row id");
-        at += sizeof(uint64_t) + id.size();
-        const std::string text_bytes = io::read_str(in, "row text");
-        at += sizeof(uint64_t);
-        const TextRef text = RowTexts::segment_ref(at, text_bytes, slot);
-        at += text_bytes.size();
-        if (io::read_pod<uint8_t>(in, "row flag") && flags_are_deletions) deleted_.set(r);
-        const std::string dumped = io::read_str(in, "row values");
-        at += 1 + sizeof(uint64_t) + dumped.size();
-        auto vals = json::parse(dumped);
-        if (!vals.is_array() || vals.size() != schema_.fields.size())
-          fail(ErrorCode::invalid_argument, "row values do not match the schema");
-        std::vector<Value> values;
-        values.reserve(vals.size());
-        for (size_t i = 0; i < vals.size(); ++i)
-          values.push_back(value_from_json(vals[i], schema_.fields[i].type, schema_.fields[i].name));
-        rows_.append(id, text, values, schema_);
-        index_scalars(r, values);
-      }
-    }
-    // Sorted and merged on the other core while this one reads the lexical and vector
-    // indexes (the two touch nothing in common); joined before the segment is returned.
-    auto scalar_done = std::async(std::launch::async, [&] {
-      for (auto& batch : scalar_batches)
-        if (batch) batch->finish();
-    });
-    if (indexes_read.valid()) {
-      indexes_read.get();
-    } else {
-      seg.lexical = index::Bm25Index::load(in);
-      seg.vectors = index::load_vector_index(in, maps_vectors(n) ? map : nullptr);
-    }
-    seg.file = file.filename().string();
-    seg.slot = slot;
-    if (seg.lexical.size() != n || !seg.vectors || seg.vectors->size() != n)
-      fail(ErrorCode::invalid_argument, "segment indexes disagree with the row count");
-    // Every vector read and every query is sized by the schema: a segment of another
-    // shape (damage, or another collection's) is refused, never indexed out of bounds.
-    if (seg.vectors->dim() != schema_.vector.dim || seg.vectors->metric() != schema_.vector.metric)
-      fail(ErrorCode::data_loss, "the vector index has dimension " + std::to_string(seg.vectors->dim()) + " (" +
-                                     std::string(metric_name(seg.vectors->metric())) + "), the schema " +
-                                     std::to_string(schema_.vector.dim) + " (" +
-                                     std::string(metric_name(schema_.vector.metric)) + ")");
-    scalar_done.get();
-    return seg;
-  };
   Segment seg;
   try {
-    seg = parse();
+    seg = parse_segment(in, file, opened, map, slot, checked, flags_are_deletions);
   } catch (const Error& e) {
     checksums_first();
     fail(e.code(), file.string() + ": " + e.what());

@@ -358,6 +358,14 @@ class Collection {
   // Appends the rows of a segment file (format 2 and 3 layout) and returns its indexes;
   // `flags_are_deletions`: format 2, where the rows' flags are the deletions.
   Segment load_segment(const std::filesystem::path& file, bool checked, bool flags_are_deletions);
+  // load_segment's reading of the file's rows and indexes (`in` and `map` both on
+  // `opened`), the checksums left to the caller.
+  Segment parse_segment(std::istream& in, const std::filesystem::path& file, const std::filesystem::path& opened,
+                        const std::shared_ptr<const FileMap>& map, SegmentFileSlot slot, bool checked,
+                        bool flags_are_deletions);
+  // The rows of a layout-1 segment (texts inline, values as JSON), read from `in`.
+  void load_rows_layout1(std::istream& in, uint32_t base, uint64_t n, SegmentFileSlot slot, bool flags_are_deletions,
+                         const std::function<void(uint32_t, const std::vector<Value>&)>& index_scalars);
   // Writes segment `seg`'s rows and indexes; returns where each row's text and the
   // vector index landed in the file.
   // lock_per_batch: the caller holds no lock; mutex_ is taken shared for each batch
