@@ -644,6 +644,17 @@ std::vector<ConfigOption> make_options() {
                    fail(ErrorCode::invalid_argument, "store.max_unlinked_rows must be at least 1");
                },
                [](const Config& c) { return std::to_string(c.max_unlinked_rows); }});
+  o.push_back({"store.writer_links",
+               "a writer waiting for the graph builder links rows too, on its own core (the graph then depends on "
+               "how the two interleave); false: the builder alone links",
+               [](Config& c, const std::string& v) { c.writer_links = to_bool("store.writer_links", v); },
+               [](const Config& c) { return std::string(c.writer_links ? "true" : "false"); }});
+  o.push_back({"store.builder_threads", "graph builder threads per collection (each finds neighbours beside the others)",
+               [](Config& c, const std::string& v) {
+                 c.builder_threads = static_cast<uint32_t>(to_count("store.builder_threads", v, 64));
+                 if (c.builder_threads == 0) fail(ErrorCode::invalid_argument, "store.builder_threads must be at least 1");
+               },
+               [](const Config& c) { return std::to_string(c.builder_threads); }});
   add_server_options(o);
   o.push_back({"registry.url", "document registry: empty = SQLite at <data_dir>/registry.db; sqlite:PATH; postgresql://...",
                [](Config& c, const std::string& v) { c.registry_url = v; },

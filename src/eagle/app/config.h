@@ -47,6 +47,8 @@ struct Config {
   // New rows linked into the graph by a builder thread (CollectionOptions::background_linking).
   bool background_linking = true;
   uint64_t max_unlinked_rows = 8192;
+  bool writer_links = true;  // CollectionOptions::writer_links
+  uint32_t builder_threads = 1;  // CollectionOptions::builder_threads
   // `eagle serve` (docs/http-api.md).
   struct Server {
     std::string host = "127.0.0.1";

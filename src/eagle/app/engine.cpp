@@ -137,6 +137,8 @@ Engine::Engine(Config cfg, StoreAccess access, const std::string& owner) : cfg_(
   copts.map_vectors = cfg_.map_vectors;
   copts.background_linking = cfg_.background_linking;
   copts.max_unlinked_rows = cfg_.max_unlinked_rows;
+  copts.writer_links = cfg_.writer_links;
+  copts.builder_threads = cfg_.builder_threads;
   // The writer's lock comes first: nothing of the store is touched before we own it.
   if (access_ == StoreAccess::write) lock_.emplace(store::StoreLock::acquire(cfg_.data_dir, owner));
   catalog_ = std::make_unique<store::Catalog>(fs::path(cfg_.data_dir) / "collections", copts);

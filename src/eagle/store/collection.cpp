@@ -239,7 +239,9 @@ Collection::Collection(CollectionSchema schema, CollectionOptions opts, fs::path
   reset_indexes();
   // Started here, by the thread that opens the collection (usually the process's main
   // thread), so the builder does not inherit a low-priority writer's niceness.
-  if (defer_linking_) linker_ = std::thread([this] { linker_loop(); });
+  if (defer_linking_)
+    for (uint32_t i = 0; i < std::max<uint32_t>(1, opts_.builder_threads); ++i)
+      linkers_.emplace_back([this] { linker_loop(); });
 }
 
 Collection::~Collection() {
@@ -1215,7 +1217,7 @@ void Collection::write_manifest(const json& listed, const std::string& deletions
 void Collection::wake_linker() {
   std::lock_guard g(linker_mu_);
   if (linker_stop_) return;
-  linker_wanted_ = true;  // the builder runs from the constructor on (defer_linking_)
+  ++linker_work_;  // the builders run from the constructor on (defer_linking_)
   linker_cv_.notify_all();
 }
 
@@ -1225,7 +1227,8 @@ void Collection::stop_linker() {
     linker_stop_ = true;
   }
   linker_cv_.notify_all();
-  if (linker_.joinable()) linker_.join();
+  for (auto& t : linkers_)
+    if (t.joinable()) t.join();
 }
 
 void Collection::linker_loop() {
@@ -1238,26 +1241,24 @@ void Collection::linker_loop() {
   errno = 0;
   const int base = ::getpriority(PRIO_PROCESS, static_cast<id_t>(::getpid()));
   if (errno == 0) ::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), base);
+  std::unique_ptr<index::LinkTask> task;  // this builder's working memory
   std::unique_lock g(linker_mu_);
+  uint64_t seen = 0;  // the last work announcement this builder answered
   for (;;) {
-    linker_cv_.wait(g, [&] { return linker_stop_ || linker_wanted_; });
+    linker_cv_.wait(g, [&] { return linker_stop_ || linker_work_ != seen; });
     if (linker_stop_) return;
-    linker_wanted_ = false;
+    seen = linker_work_;
     g.unlock();
     // unlinked_rows_ is read without mutex_: while a checkpoint writes under a shared
     // hold nothing is pending, so the builder never queues an exclusive hold (which
     // would stop new searches) behind a disk write.
     const uint64_t resume = opts_.max_unlinked_rows / 2;
     while (unlinked_rows_.load(std::memory_order_relaxed) > 0) {
-      uint64_t left;
-      {
-        std::lock_guard link(link_mu_);
-        // Read again under link_mu_: a checkpoint may have linked every row while this
-        // waited for link_mu_, and then holds mutex_ shared across its disk writes. An
-        // exclusive hold queued behind it would stop every new search until the write's
-        // fsync returned (seen as a hang in Readers.SearchWhileACheckpointSyncs...).
-        left = unlinked_rows_.load(std::memory_order_relaxed) > 0 ? link_one() : 0;
-      }
+      // nullopt: every pending row is claimed (a writer links the last ones); a new
+      // row wakes the builder again.
+      const auto step = link_step(task);
+      if (!step) break;
+      const uint64_t left = *step;
       if (linker_stop_) return;
       // A writer waiting for room (wait_for_linker) is told once there is room, not
       // after every link: waking it a link at a time cost both threads a context
@@ -1275,6 +1276,46 @@ void Collection::linker_loop() {
     g.lock();
     linker_cv_.notify_all();
   }
+}
+
+std::optional<uint64_t> Collection::link_step(std::unique_ptr<index::LinkTask>& task) {
+  std::shared_lock gate(link_mu_);
+  // Checked again behind link_mu_: a checkpoint may have linked every row while this
+  // waited, and then holds mutex_ shared across its disk writes. An exclusive hold
+  // queued behind it would stop every new search until the write's fsync returned
+  // (seen as a hang in Readers.SearchWhileACheckpointSyncs...).
+  if (unlinked_rows_.load(std::memory_order_relaxed) == 0) return std::nullopt;
+  index::VectorIndex* vectors = nullptr;
+  {
+    // The plan only reads the graph: searches and the other linker's plan go on.
+    std::shared_lock lock(mutex_);
+    vectors = segments_.back().vectors.get();
+    if (!task) task = vectors->new_link_task();
+    if (!task || !vectors->plan_link(*task)) return std::nullopt;
+  }
+  uint64_t left = 0;
+  for (;;) {
+    uint64_t seen = 0;
+    {
+      std::unique_lock lock(mutex_);
+      // Still the active segment's index: whatever replaces it (a checkpoint's seal,
+      // after link_all_pending; compact's swap) holds link_mu_ exclusively first.
+      const bool applied = vectors->apply_link(*task);
+      std::lock_guard turn(link_turn_mu_);
+      if (applied) {
+        left = vectors->pending();
+        unlinked_rows_.store(left, std::memory_order_relaxed);
+        ++links_applied_;
+        break;
+      }
+      seen = links_applied_;
+    }
+    // The row claimed before this one is still being planned: wait for its link.
+    std::unique_lock turn(link_turn_mu_);
+    link_turn_cv_.wait(turn, [&] { return links_applied_ != seen; });
+  }
+  link_turn_cv_.notify_all();
+  return left;
 }
 
 void Collection::link_all_pending() {
@@ -1297,6 +1338,12 @@ uint64_t Collection::link_one() {
 
 void Collection::wait_for_linker() {
   const uint64_t resume = opts_.max_unlinked_rows / 2;
+  // The writer's core would idle here: it links rows beside the builder instead (a
+  // bulk ingest is bound by linking). What it cannot claim, the builder has.
+  while (opts_.writer_links && !linker_stop_ && unlinked_rows_.load(std::memory_order_relaxed) > resume) {
+    if (!link_step(writer_task_)) break;
+    rows_linked_by_writers_.fetch_add(1, std::memory_order_relaxed);
+  }
   std::unique_lock g(linker_mu_);
   linker_cv_.wait(g, [&] { return linker_stop_ || unlinked_rows_.load(std::memory_order_relaxed) <= resume; });
 }
@@ -2035,6 +2082,9 @@ void Collection::compact() {
     fresh->apply_insert(live);
   }
   {
+    // No link may be planned on the segments replaced here (link_step keeps the index
+    // it planned on until it applies): the linkers' gate first.
+    std::lock_guard link(link_mu_);
     std::unique_lock lock(mutex_);
     rows_ = std::move(fresh->rows_);
     texts_ = std::move(fresh->texts_);  // the rows' texts are in the fresh collection's spill
@@ -2046,6 +2096,7 @@ void Collection::compact() {
       if (!deleted_.test(r)) live_.put(r);
     segments_ = std::move(fresh->segments_);
     scalar_ = std::move(fresh->scalar_);
+    unlinked_rows_.store(segments_.back().vectors->pending(), std::memory_order_relaxed);
   }
   checkpoint_unlocked();
 }
@@ -2196,7 +2247,8 @@ json Collection::describe() const {
              for (const auto& seg : segments_) bytes += seg.vectors->mapped_bytes();
              return bytes;
            }()},
-          {"vector_rows_unlinked", segments_.back().vectors->pending()}};
+          {"vector_rows_unlinked", segments_.back().vectors->pending()},
+          {"vector_rows_linked_by_writers", rows_linked_by_writers_.load(std::memory_order_relaxed)}};
 }
 
 // ---------------------------------------------------------------- repair

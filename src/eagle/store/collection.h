@@ -64,6 +64,7 @@ class ScalarIndex;
 }
 namespace eagle::index {
 class VectorIndex;
+class LinkTask;
 }
 
 namespace eagle::store {
@@ -122,6 +123,14 @@ struct CollectionOptions {
   // A writer waits while more rows than this await linking (then until half are
   // linked): the exact scan of them stays cheap. A replay at open does not wait.
   uint64_t max_unlinked_rows = 8192;
+  // A writer waiting for the builder links rows itself meanwhile, on its own core
+  // (rows' neighbours are found under a shared hold, so the two linkers and searches
+  // run at once; the writes take turns). The graph then depends on how the two
+  // interleave, as a parallel build's does. Off: the builder alone links, and the
+  // graph is the one linking each row as it is written builds.
+  bool writer_links = true;
+  // Builder threads linking at once (each plans beside the others; writes take turns).
+  uint32_t builder_threads = 1;
 };
 
 // A transaction: one write of any size, in as many log records as it needs, that is
@@ -316,16 +325,22 @@ class Collection {
   // nullptr when every row may be returned (no filter, no deletions).
   std::optional<Bitset> allowed_locked(std::string_view filter, const TemplateParams& params) const;
   // The builder (CollectionOptions::background_linking): links the active segment's
-  // stored rows into its graph a row per exclusive hold. wake_linker starts it (once)
-  // or tells it there is work; link_all_pending links the rest in the caller's thread
-  // (write_mu_ held, so no row is added meanwhile: a checkpoint before it seals);
-  // wait_for_linker is a writer's back-pressure (max_unlinked_rows).
+  // stored rows into its graph, a row at a time: the row's neighbours are found under
+  // a shared hold (beside searches) and written under an exclusive one. wake_linker
+  // starts it (once) or tells it there is work; link_all_pending links the rest in the
+  // caller's thread (write_mu_ held, so no row is added meanwhile: a checkpoint before
+  // it seals); wait_for_linker is a writer's back-pressure (max_unlinked_rows), during
+  // which the writer links rows too, on its own core.
   void wake_linker();
   void linker_loop();
   void link_all_pending();
   // Links the active segment's next stored row under an exclusive hold of mutex_
-  // (link_mu_ held); returns the rows still to link.
+  // (link_mu_ held exclusively); returns the rows still to link.
   uint64_t link_one();
+  // Claims, plans and applies one row's links with `task` (link_mu_ taken shared, so
+  // the builder and a writer may link at once, in claim order); returns the rows still
+  // to link, or nullopt when every pending row was already claimed.
+  std::optional<uint64_t> link_step(std::unique_ptr<index::LinkTask>& task);
   void wait_for_linker();
   void stop_linker();
   // One segment's indexes over the rows [base, base + rows).
@@ -454,17 +469,25 @@ class Collection {
   bool merge_stop_ = false;
   std::thread merger_;
   std::set<std::string> merge_outputs_;  // files a merge is writing (guarded by write_mu_)
-  // The builder. link_mu_: one thread links at a time (the builder or a checkpoint);
-  // linker_mu_ is a leaf guarding the flags. unlinked_rows_ follows the active
-  // segment's pending rows (changed with mutex_ held exclusively), so the builder
-  // looks for work without taking mutex_. Lock order: write_mu_, link_mu_, mutex_.
+  // The builder. link_mu_: linkers (link_step: the builder, a waiting writer) hold it
+  // shared; link_all_pending, and compact's swap of the segments, exclusively: the
+  // active segment is never sealed or replaced while a link is planned on it. linker_mu_ is a leaf guarding the flags. unlinked_rows_ follows
+  // the active segment's pending rows (changed with mutex_ held exclusively), so the
+  // builder looks for work without taking mutex_. Lock order: write_mu_, link_mu_,
+  // mutex_, link_turn_mu_ (a leaf: links_applied_ counts applied links, so a linker
+  // whose claim is not next waits for the one before it).
   bool defer_linking_ = false;  // background_linking, for this collection's own writes
-  std::mutex link_mu_;
+  RwMutex link_mu_;
+  std::mutex link_turn_mu_;
+  std::condition_variable link_turn_cv_;
+  uint64_t links_applied_ = 0;
+  std::unique_ptr<index::LinkTask> writer_task_;   // write_mu_ held
+  std::atomic<uint64_t> rows_linked_by_writers_{0};  // since the open (describe())
   std::mutex linker_mu_;
   std::condition_variable linker_cv_;  // work for the builder; progress for a waiting writer
-  bool linker_wanted_ = false;
+  uint64_t linker_work_ = 0;  // bumped by wake_linker: each builder compares with the last it saw
   std::atomic<bool> linker_stop_{false};  // also read by the builder between links, without linker_mu_
-  std::thread linker_;
+  std::vector<std::thread> linkers_;  // CollectionOptions::builder_threads
   std::atomic<uint64_t> unlinked_rows_{0};
   std::atomic<uint32_t> writer_waiting_{0};  // a writer about to take mutex_ for a row
   std::vector<std::unique_ptr<filter::ScalarIndex>> scalar_;  // per schema field; null if not indexed

@@ -171,6 +171,17 @@ struct BuildSync {
   void unlock(uint32_t id) { stripes[id & (kStripes - 1)].store(0, std::memory_order_release); }
 };
 
+// A link planned apart from its writing, so several linkers can search the graph at
+// once beside searches (a shared hold) and take turns only to write (an exclusive
+// one): the neighbours picked for node `id` on each layer from `top` down to 0.
+struct HnswLinkPlan {
+  uint32_t id = 0;
+  bool empty_graph = false;       // planned while the graph had no entry point
+  int top = -1;                   // the highest layer planned
+  std::vector<uint32_t> counts;   // per layer: neighbours picked
+  std::vector<Cand> picked;       // layer lv's at [lv * kMaxM, lv * kMaxM + counts[lv])
+};
+
 // What each SIMD level provides (hnsw_core.inc).
 struct HnswCore {
   // Greedy descent through the upper layers, then a beam of width `ef` on layer 0.
@@ -186,6 +197,12 @@ struct HnswCore {
   // Links node `id` (vector and level already stored) into the graph. sync != nullptr
   // when other threads insert at the same time.
   void (*insert)(HnswGraph& g, uint32_t id, HnswScratch& s, BuildSync* sync);
+  // insert() in two halves. plan_link reads the graph only (node `id`'s vector and
+  // level stored, id >= g.size). apply_link writes the plan (g.size already past it);
+  // nodes linked since the plan are not among its neighbours, as in a parallel build.
+  // plan then apply with nothing in between builds exactly what insert() builds.
+  void (*plan_link)(const HnswGraph& g, uint32_t id, HnswScratch& s, HnswLinkPlan& plan);
+  void (*apply_link)(HnswGraph& g, HnswLinkPlan& plan, HnswScratch& s);
 };
 
 const HnswCore& hnsw_core(simd::Isa isa);

@@ -345,6 +345,40 @@ size_t HnswIndex::link_pending(size_t max_rows) {
   return n;
 }
 
+namespace {
+struct HnswLinkTask final : LinkTask {
+  detail::HnswScratch scratch;
+  detail::HnswLinkPlan plan;
+};
+}  // namespace
+
+std::unique_ptr<LinkTask> HnswIndex::new_link_task() const {
+  return std::make_unique<HnswLinkTask>();
+}
+
+bool HnswIndex::plan_link(LinkTask& t) const {
+  auto& task = static_cast<HnswLinkTask&>(t);
+  const auto& g = *g_;
+  const size_t end = g.size + pending_;
+  size_t c = claimed_.load(std::memory_order_relaxed), id;
+  do {
+    id = std::max(c, g.size);  // link_pending and add advance g.size without claiming
+    if (id >= end) return false;
+  } while (!claimed_.compare_exchange_weak(c, id + 1, std::memory_order_relaxed));
+  core_->plan_link(g, static_cast<uint32_t>(id), task.scratch, task.plan);
+  return true;
+}
+
+bool HnswIndex::apply_link(LinkTask& t) {
+  auto& task = static_cast<HnswLinkTask&>(t);
+  auto& g = *g_;
+  if (task.plan.id != g.size) return false;  // an earlier claim goes first
+  g.size = size_t{task.plan.id} + 1;
+  --pending_;
+  core_->apply_link(g, task.plan, task.scratch);
+  return true;
+}
+
 void HnswIndex::add_batch(uint32_t first_row, size_t count, const float* vecs, unsigned threads) {
   auto& g = *g_;
   link_pending(pending_);  // the batch's rows follow every stored one

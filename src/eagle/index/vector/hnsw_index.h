@@ -2,6 +2,7 @@
 // Eagle's own HNSW (Malkov & Yashunin): layered graph, heuristic neighbour selection,
 // incremental adds at any time, multi-threaded bulk build, and filtered search that
 // plans per query from the number of allowed rows (see docs/vector.md).
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -80,6 +81,9 @@ class HnswIndex final : public VectorIndex {
   void add_unlinked(uint32_t row, const float* vec) override;
   size_t link_pending(size_t max_rows) override;
   size_t pending() const override { return pending_; }
+  std::unique_ptr<LinkTask> new_link_task() const override;
+  bool plan_link(LinkTask& task) const override;
+  bool apply_link(LinkTask& task) override;
 
   size_t size() const override;
   uint32_t dim() const override;
@@ -125,6 +129,9 @@ class HnswIndex final : public VectorIndex {
   // Rows [g_->size, g_->size + pending_) are stored (vector and level) but not linked
   // into the graph yet (add_unlinked); searches scan them exactly.
   size_t pending_ = 0;
+  // Rows [g_->size, max(g_->size, claimed_)) are claimed by a planned link (plan_link),
+  // not applied yet. Advanced by plans under a shared hold, so atomic.
+  mutable std::atomic<size_t> claimed_{0};
   const detail::HnswCore* core_;
   std::mt19937_64 rng_;
   double level_mult_;

@@ -31,6 +31,12 @@ struct VectorSearchParams {
 inline constexpr size_t kMaxVectorRows = (size_t{1} << 31) - 1;
 inline constexpr uint32_t kMaxVectorDim = 1u << 16;
 
+// One linker's working memory for VectorIndex::plan_link / apply_link.
+class LinkTask {
+ public:
+  virtual ~LinkTask() = default;
+};
+
 class VectorIndex {
  public:
   virtual ~VectorIndex() = default;
@@ -52,6 +58,16 @@ class VectorIndex {
   virtual void add_unlinked(uint32_t row, const float* vec) { add(row, vec); }
   virtual size_t link_pending(size_t /*max_rows*/) { return 0; }  // rows linked
   virtual size_t pending() const { return 0; }                    // rows stored, not linked
+  // Deferred linking by several linkers at once (Collection: the builder, and a writer
+  // waiting for room). plan_link claims the next unclaimed pending row and plans its
+  // links: it only reads the index, so it runs beside searches and other plans (the
+  // caller's shared hold). apply_link writes the plan (an exclusive hold); rows are
+  // applied in claim order, so it returns false, changing nothing, while an earlier
+  // claim is not applied yet. A linker alone builds what link_pending builds. A task
+  // holds one linker's working memory; an index without a graph has none (nullptr).
+  virtual std::unique_ptr<LinkTask> new_link_task() const { return nullptr; }
+  virtual bool plan_link(LinkTask& /*task*/) const { return false; }  // false: nothing left to claim
+  virtual bool apply_link(LinkTask& /*task*/) { return true; }
 
   virtual size_t size() const = 0;
   virtual uint32_t dim() const = 0;
