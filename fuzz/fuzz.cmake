@@ -21,6 +21,7 @@ set(EAGLE_FUZZ_TARGETS
   fuzz_compounds:eagle_biomed_ingest+eagle_chem
   fuzz_vocab:eagle_biomed_vocab
   fuzz_mcp:eagle_mcp
+  fuzz_http:eagle_server
   fuzz_glove:eagle_encode
   fuzz_remote:eagle_encode
   fuzz_jats:eagle_ingest

@@ -10,6 +10,7 @@
 #include <cctype>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <optional>
 #include <regex>
@@ -196,11 +197,57 @@ ServerOptions server_options(const app::Config& cfg) {
   return o;
 }
 
+namespace {
+// httplib's per-connection request loop is protected there: opened up, one
+// connection's bytes can go through the whole HTTP layer without a socket
+// (Server::answer_bytes).
+class HttpCore : public httplib::Server {
+ public:
+  using httplib::Server::process_request;
+};
+
+// A connection in memory: reads come from `in`, writes are collected (at most
+// `max_out` bytes kept: a streamed answer is cut there, as a client hanging up would).
+class MemoryStream final : public httplib::Stream {
+ public:
+  MemoryStream(std::string_view in, size_t max_out) : in_(in), max_out_(max_out) {}
+  bool is_readable() const override { return true; }
+  bool is_writable() const override { return out.size() < max_out_; }
+  ssize_t read(char* ptr, size_t size) override {
+    size = std::min(size, in_.size() - pos_);
+    std::memcpy(ptr, in_.data() + pos_, size);
+    pos_ += size;
+    return static_cast<ssize_t>(size);
+  }
+  ssize_t write(const char* ptr, size_t size) override {
+    if (out.size() >= max_out_) return -1;
+    out.append(ptr, std::min(size, max_out_ - out.size()));
+    return static_cast<ssize_t>(size);
+  }
+  void get_remote_ip_and_port(std::string& ip, int& port) const override {
+    ip = "127.0.0.1";
+    port = 40000;
+  }
+  void get_local_ip_and_port(std::string& ip, int& port) const override {
+    ip = "127.0.0.1";
+    port = 8686;
+  }
+  socket_t socket() const override { return INVALID_SOCKET; }
+  bool at_end() const { return pos_ == in_.size(); }
+  std::string out;
+
+ private:
+  std::string_view in_;
+  size_t pos_ = 0;
+  size_t max_out_;
+};
+}  // namespace
+
 struct Server::Impl {
   app::Engine& engine;
   ServerOptions opts;
   Server& owner;
-  httplib::Server http;
+  HttpCore http;
   Metrics metrics;
   TaskQueue tasks;
   mcp::ToolSet mcp_tools;
@@ -248,9 +295,14 @@ struct Server::Impl {
     add_routes();
   }
 
+  // Invalid UTF-8 in a body (an error message quoting a Host, Origin or path as the
+  // client sent it) becomes U+FFFD: dump() would otherwise throw and the refusal
+  // would turn into a 500 (found by fuzz_http).
+  static std::string dump_json(const json& body) { return body.dump(-1, ' ', false, json::error_handler_t::replace); }
+
   void reply(httplib::Response& res, int status, const json& body) {
     res.status = status;
-    res.set_content(body.dump(), "application/json");
+    res.set_content(dump_json(body), "application/json");
   }
 
   void add(const std::string& method, const std::string& pattern, const std::string& name, Handler h,
@@ -584,7 +636,7 @@ struct Server::Impl {
       auto resp = s.run_search(r);
       std::string events;
       auto event = [&](const char* name, const json& data) {
-        events += std::string("event: ") + name + "\ndata: " + data.dump() + "\n\n";
+        events += std::string("event: ") + name + "\ndata: " + dump_json(data) + "\n\n";
       };
       event("step", app::route_step_json(resp));
       event("step", app::recall_step_json(resp));
@@ -919,6 +971,28 @@ int Server::bind() {
 }
 
 void Server::run() { impl_->http.listen_after_bind(); }
+
+std::string Server::answer_bytes(std::string_view bytes, size_t max_requests, size_t max_out) {
+  MemoryStream conn(bytes, max_out);
+  bool closed = false;
+  const std::function<void(httplib::Request&)> setup = [](httplib::Request& req) {
+    req.remote_addr = "127.0.0.1";
+    req.remote_port = 40000;
+    req.local_addr = "127.0.0.1";
+    req.local_port = 8686;
+  };
+  for (size_t i = 0; i < max_requests && !closed && !conn.at_end(); ++i) {
+    const size_t from = conn.out.size();
+    if (!impl_->http.process_request(conn, /*close_connection=*/i + 1 == max_requests, closed, setup)) break;
+    // An answer that closes the connection (a request refused on its headers, its body
+    // unread) ends it for the client too, whatever bytes it had sent after.
+    const auto head_end = conn.out.find("\r\n\r\n", from);
+    if (conn.out.substr(from, head_end == std::string::npos ? std::string::npos : head_end - from)
+            .find("\r\nConnection: close\r\n") != std::string::npos)
+      break;
+  }
+  return std::move(conn.out);
+}
 
 void Server::stop() {
   if (impl_) impl_->http.stop();

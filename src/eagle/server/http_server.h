@@ -8,6 +8,7 @@
 #include <atomic>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "eagle/app/config.h"
@@ -61,6 +62,10 @@ class Server {
   // Serves until stop(); call after bind().
   void run();
   void stop();
+  // One connection's bytes through the whole HTTP layer in memory, no socket (the
+  // HTTP fuzz target, tests): up to `max_requests` requests read in turn, as on a
+  // keep-alive connection; returns the responses as sent (at most `max_out` bytes).
+  std::string answer_bytes(std::string_view bytes, size_t max_requests = 8, size_t max_out = 1 << 20);
   // Ready once the engine's collections, registry and plugin are loaded.
   void set_ready(bool ready) { ready_ = ready; }
   bool ready() const { return ready_; }
