@@ -164,6 +164,43 @@ std::vector<Op> operations() {
                    model_upsert(s, "c", "c", 50, 53, 4);
                    s["c"]["c6"] = data_for("c6", 4);
                  }});
+  // A transaction whose staged rows a checkpoint seals mid-way (a bulk ingest's
+  // bounded growing segment): the MANIFEST names them until the commit record comes.
+  ops.push_back({"transaction over c and d sealed mid-way",
+                 [](Catalog& cat) {
+                   auto& c = cat.get("c");
+                   auto& d = cat.get("d");
+                   const TxnId t = new_txn_id();
+                   try {
+                     c.stage(t, {"c9"}, records("c", "c", 60, 63, 6));
+                     d.stage(t, {}, records("d", "d", 10, 12, 6));
+                     c.checkpoint();
+                     d.checkpoint();
+                     c.stage(t, {}, {record("c", "c60", 7), record("c", "c63", 7)});
+                     cat.commit(t, {&c, &d});
+                   } catch (...) {
+                     c.abort(t);
+                     d.abort(t);
+                     throw;
+                   }
+                 },
+                 [](State& s) {
+                   s["c"].erase("c9");
+                   model_upsert(s, "c", "c", 61, 63, 6);
+                   s["c"]["c60"] = data_for("c60", 7);
+                   s["c"]["c63"] = data_for("c63", 7);
+                   model_upsert(s, "d", "d", 10, 12, 6);
+                 }});
+  ops.push_back({"transaction in c sealed, then aborted",
+                 [](Catalog& cat) {
+                   auto& c = cat.get("c");
+                   const TxnId t = new_txn_id();
+                   c.stage(t, {"c10"}, records("c", "c", 70, 72, 8));
+                   c.checkpoint();
+                   c.abort(t);
+                   c.checkpoint();
+                 },
+                 [](State&) {}});
   ops.push_back({"replace in c", [](Catalog& cat) { cat.get("c").replace({"c7"}, {record("c", "c8", 5)}); },
                  [](State& s) {
                    s["c"].erase("c7");

@@ -147,23 +147,106 @@ TEST(Transaction, AnAbortedTransactionLeavesNothingAndCannotCommitLater) {
   fs::remove_all(dir);
 }
 
-TEST(Transaction, CheckpointWaitsForAnOpenTransaction) {
+// A checkpoint while a transaction is open seals its staged rows with the rest,
+// hidden, and names them in the MANIFEST with the deletes still to apply: the commit
+// record in the new log makes them live on every reopen, and a transaction that never
+// commits leaves them deleted, after any number of checkpoints and merges.
+TEST(Transaction, ACheckpointSealsStagedRowsAndTheCommitAfterItStillAppliesThemWhole) {
   const auto dir = txn_dir("checkpoint");
   const auto schema = chunk_schema("c", kTxnDim);
-  const TxnId t = new_txn_id();
+  const TxnId t = new_txn_id(), lost = new_txn_id();
   {
     auto c = Collection::create(dir, schema);
-    c->upsert({txn_row(schema, "a")});
-    c->stage(t, {}, {txn_row(schema, "b")});
-    c->checkpoint();  // deferred: the part must stay in the log
-    EXPECT_FALSE(fs::exists(dir / "MANIFEST"));
-    EXPECT_THROW(c->compact(), Error);
-    c->commit(t);
-    c->checkpoint();
+    c->upsert({txn_row(schema, "a", "old a"), txn_row(schema, "gone", "gone")});
+    c->stage(t, {"gone"}, {txn_row(schema, "b", "staged b"), txn_row(schema, "a", "new a")});
+    c->stage(lost, {"a"}, {txn_row(schema, "never", "never")});
+    c->checkpoint();  // seals both transactions' rows, hidden
     EXPECT_TRUE(fs::exists(dir / "MANIFEST"));
+    EXPECT_EQ(log_frames(dir), 0u);  // their parts left with the old log
+    EXPECT_EQ(c->count(), 2u);
+    EXPECT_THROW(c->compact(), Error);  // compaction renumbers rows: not while staged
+    c->stage(t, {}, {txn_row(schema, "d", "staged after")});
+    c->checkpoint();
+    c->stage(t, {}, {txn_row(schema, "b", "staged again")});  // replaces a sealed staged row
+    EXPECT_EQ(c->segment_count(), 3u);
+    EXPECT_EQ(c->commit(t, /*auto_checkpoint=*/false), 1u);
+    EXPECT_EQ(c->count(), 3u);
+    EXPECT_EQ(text_of(*c, "b"), "staged again");
+    // `lost` is never committed: the process "dies" with it open.
   }
-  auto c = Collection::open(dir);
-  EXPECT_EQ(c->count(), 2u);
+  for (int round = 0; round < 2; ++round) {  // replayed, then sealed by a checkpoint
+    auto c = Collection::open(dir);
+    EXPECT_EQ(c->count(), 3u) << "round " << round;
+    EXPECT_EQ(text_of(*c, "a"), "new a");
+    EXPECT_EQ(text_of(*c, "b"), "staged again");
+    EXPECT_EQ(text_of(*c, "d"), "staged after");
+    EXPECT_EQ(text_of(*c, "gone"), "<absent>");
+    EXPECT_EQ(text_of(*c, "never"), "<absent>");
+    EXPECT_EQ(c->search_text("never", 5).size(), 0u);
+    EXPECT_EQ(c->search_text("staged", 5).size(), 2u);
+    EXPECT_FALSE(c->in_transaction());
+    c->checkpoint();
+  }
+  fs::remove_all(dir);
+}
+
+// The commit's only record is the catalog's (a crash before the collection logged its
+// own): the sealed rows are applied on open all the same.
+TEST(Transaction, RowsSealedBeforeACatalogCommitAreAppliedWhenOnlyTheCatalogRecordSurvives) {
+  const auto root = txn_dir("sealed-catalog");
+  const auto sa = chunk_schema("a", kTxnDim), sb = chunk_schema("b", kTxnDim);
+  const TxnId t = new_txn_id();
+  {
+    Catalog cat(root);
+    auto& a = cat.create(sa);
+    auto& b = cat.create(sb);
+    a.stage(t, {}, {txn_row(sa, "a1")});
+    b.stage(t, {}, {txn_row(sb, "b1")});
+    a.checkpoint();
+    b.checkpoint();
+    WalWriter log(root / "TRANSACTIONS", WalSync::always);
+    char hex[17];
+    std::snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(t));
+    log.append(1, WalOp::txn_commit, hex);
+  }
+  for (int round = 0; round < 2; ++round) {
+    Catalog cat(root);
+    EXPECT_TRUE(cat.get("a").get("a1").has_value()) << "round " << round;
+    EXPECT_TRUE(cat.get("b").get("b1").has_value()) << "round " << round;
+  }
+  fs::remove_all(root);
+}
+
+// A bulk ingest is one transaction: its growing segment is sealed whenever the log
+// passes checkpoint_wal_bytes, not only after the commit.
+TEST(Transaction, ALongTransactionIsSealedAsItsLogGrows) {
+  const auto dir = txn_dir("bounded");
+  const auto schema = chunk_schema("c", kTxnDim);
+  CollectionOptions o;
+  o.checkpoint_wal_bytes = 4u << 10;
+  o.merge_mode = CollectionOptions::Merges::manual;
+  const TxnId t = new_txn_id();
+  size_t rows = 0;
+  {
+    auto c = Collection::create(dir, schema, o);
+    for (int part = 0; part < 40; ++part) {
+      std::vector<Record> batch;
+      for (int i = 0; i < 20; ++i, ++rows)
+        batch.push_back(txn_row(schema, "r" + std::to_string(rows), "row " + std::to_string(rows)));
+      c->stage(t, {}, std::move(batch));
+    }
+    const size_t sealed = c->segment_count();
+    EXPECT_GT(sealed, 5u);
+    EXPECT_GT(c->merge_now(), 0u);  // merges keep the staged rows, hidden and numbered as they were
+    EXPECT_LT(c->segment_count(), sealed);
+    EXPECT_EQ(c->count(), 0u);
+    c->commit(t, false);
+    EXPECT_EQ(c->count(), rows);
+  }
+  auto c = Collection::open(dir, o);
+  EXPECT_EQ(c->count(), rows);
+  EXPECT_EQ(text_of(*c, "r0"), "row 0");
+  EXPECT_EQ(text_of(*c, "r" + std::to_string(rows - 1)), "row " + std::to_string(rows - 1));
   fs::remove_all(dir);
 }
 

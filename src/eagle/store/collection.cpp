@@ -405,6 +405,7 @@ void Collection::load_from_disk(const std::string& manifest) {
       }
       last_lsn_ = m.at("last_lsn").get<uint64_t>();
       covered_lsn_ = last_lsn_;
+      manifest_txns_ = m.value("transactions", json::array());
     } catch (const json::exception& e) {
       fail(ErrorCode::data_loss, (dir / "MANIFEST").string() + ": " + e.what());
     }
@@ -446,6 +447,11 @@ void Collection::load_from_disk(const std::string& manifest) {
   auto is_committed = [&](TxnId t) {
     return committed.count(t) || (opts_.committed_elsewhere && opts_.committed_elsewhere(t));
   };
+  try {
+    restore_txns(manifest_txns_, is_committed);
+  } catch (const json::exception& e) {
+    fail(ErrorCode::data_loss, (dir / "MANIFEST").string() + ": " + e.what());
+  }
   std::map<TxnId, uint64_t> skipped_parts;
   for (const auto& wal : wals) {
     const fs::path& file = wal.second;  // named: the replay callback captures it
@@ -857,6 +863,9 @@ void Collection::stage(TxnId txn, const std::vector<std::string>& delete_ids, st
   // Staged rows stay hidden until the commit; a row staged again in the same
   // transaction replaces the earlier one, which stays hidden for good.
   append_hidden(records, [t](uint32_t row) { t->rows.put(row); });
+  // A bulk ingest is one transaction: its staged rows are sealed like any writer's,
+  // so the growing segment never passes checkpoint_wal_bytes of log.
+  maybe_checkpoint();
 }
 
 size_t Collection::commit(TxnId txn, bool auto_checkpoint) {
@@ -1053,12 +1062,6 @@ void Collection::checkpoint() {
 void Collection::checkpoint_unlocked() {
   if (!persistent()) return;
   publish_pending_locked();
-  {
-    // An open transaction's parts live only in the current log: the checkpoint waits
-    // for its commit or abort (the next due check after it runs it).
-    std::shared_lock lock(mutex_);
-    if (!txns_.empty()) return;
-  }
   // A sealed segment's graph is whole: the rows the builder has not linked yet are
   // linked here (no row is added meanwhile: writers wait on write_mu_).
   link_all_pending();
@@ -1078,8 +1081,12 @@ void Collection::checkpoint_unlocked() {
   };
   std::vector<Written> written;
   std::string deletions_file;
+  json open_txns;
   {
     std::shared_lock lock(mutex_);
+    // An open transaction's parts before this point leave with the old log: what they
+    // did (rows staged, hidden in the deletion bitmap; deletes pending) is named here.
+    open_txns = txns_manifest();
     const size_t active = segments_.size() - 1;
     const bool seal_active = segments_[active].rows() > 0;
     std::vector<uint64_t> sizes;
@@ -1117,7 +1124,7 @@ void Collection::checkpoint_unlocked() {
   std::set<std::string> named = {deletions_file};
   std::vector<ListedFile> replacing;
   for (const auto& w : written) replacing.push_back({w.first, w.count, w.file});
-  write_manifest(manifest_segments(replacing, named), deletions_file, last_lsn_);
+  write_manifest(manifest_segments(replacing, named), deletions_file, last_lsn_, open_txns);
   // 3. In memory, the only step searches wait for: the sealed and merged segments take
   //    their places (from the last, so earlier positions hold), their rows' texts are
   //    read from the new files, and a new empty active segment follows.
@@ -1197,19 +1204,75 @@ json Collection::manifest_segments(const std::vector<ListedFile>& replacing, std
   return listed;
 }
 
-void Collection::write_manifest(const json& listed, const std::string& deletions_file, uint64_t covered_lsn) {
-  io::write_file_atomic(fsys(), dir_ / "MANIFEST", [&](std::ostream& out) {
-    out << with_checksum({{"format", 3},
-                          {"segments", listed},
-                          {"deleted", deletions_file},
-                          {"next_file", next_file_},
-                          {"last_lsn", covered_lsn}})
-               .dump();
-  });
+void Collection::write_manifest(const json& listed, const std::string& deletions_file, uint64_t covered_lsn,
+                                const json& open_txns) {
+  json m = {{"format", 3},
+            {"segments", listed},
+            {"deleted", deletions_file},
+            {"next_file", next_file_},
+            {"last_lsn", covered_lsn}};
+  if (!open_txns.empty()) m["transactions"] = open_txns;
+  io::write_file_atomic(fsys(), dir_ / "MANIFEST", [&](std::ostream& out) { out << with_checksum(m).dump(); });
   // The merger plans from these under a shared lock, without write_mu_.
   std::unique_lock lock(mutex_);
   deletions_file_ = deletions_file;
   covered_lsn_ = covered_lsn;
+  manifest_txns_ = open_txns;
+}
+
+json Collection::txns_manifest() const {
+  json out = json::array();
+  for (const auto& [txn, st] : txns_) {
+    // A failed transaction can never commit: its rows stay hidden, nothing to name.
+    if (st.failed) continue;
+    std::vector<uint32_t> rows;
+    rows.reserve(st.rows.size());
+    st.rows.for_each([&](uint32_t r) { rows.push_back(r); });
+    std::sort(rows.begin(), rows.end());
+    // [first, end) runs: a bulk ingest's rows are one run per slice at most.
+    json ranges = json::array();
+    for (size_t i = 0; i < rows.size();) {
+      size_t j = i + 1;
+      while (j < rows.size() && rows[j] == rows[j - 1] + 1) ++j;
+      ranges.push_back({rows[i], rows[j - 1] + 1});
+      i = j;
+    }
+    out.push_back({{"txn", txn_hex(txn)}, {"rows", std::move(ranges)}, {"deletes", st.deletes}});
+  }
+  return out;
+}
+
+void Collection::restore_txns(const json& listed, const std::function<bool(TxnId)>& is_committed) {
+  for (const auto& entry : listed) {
+    const auto txn = parse_txn_hex(entry.at("txn").get<std::string>());
+    if (!txn) fail(ErrorCode::data_loss, (dir_ / "MANIFEST").string() + ": bad transaction id " + entry.at("txn").dump());
+    uint64_t staged = 0;
+    for (const auto& range : entry.at("rows")) {
+      const auto first = range.at(0).get<uint64_t>(), end = range.at(1).get<uint64_t>();
+      // Staged rows are sealed and hidden; anything else is a MANIFEST that does not
+      // match its segments.
+      if (first >= end || end > rows_.size())
+        fail(ErrorCode::data_loss, (dir_ / "MANIFEST").string() + ": transaction " + txn_hex(*txn) + " names rows [" +
+                                       std::to_string(first) + ", " + std::to_string(end) + ") of " +
+                                       std::to_string(rows_.size()));
+      for (uint64_t r = first; r < end; ++r)
+        if (!deleted_.test(r))
+          fail(ErrorCode::data_loss, (dir_ / "MANIFEST").string() + ": row " + std::to_string(r) +
+                                         " staged by transaction " + txn_hex(*txn) + " is not hidden");
+      staged += end - first;
+    }
+    if (!is_committed(*txn)) {
+      spdlog::warn("{}: {} staged rows of transaction {} were sealed by a checkpoint but never committed (an "
+                   "interrupted ingest; never acknowledged): they stay deleted",
+                   dir_.string(), staged, txn_hex(*txn));
+      continue;
+    }
+    auto& st = txn_state(*txn);
+    for (const auto& range : entry.at("rows"))
+      for (uint64_t r = range.at(0).get<uint64_t>(); r < range.at(1).get<uint64_t>(); ++r)
+        st.rows.put(static_cast<uint32_t>(r));
+    for (const auto& id : entry.at("deletes")) st.deletes.push_back(id.get<std::string>());
+  }
 }
 
 // ---------------------------------------------------------------- the graph builder
@@ -1470,7 +1533,7 @@ bool Collection::run_one_merge() {
   std::set<std::string> named = {deletions_file_};
   // The files cover what they covered: records after the last checkpoint are still
   // only in the log (and the active segment), so the manifest's lsn stays.
-  write_manifest(manifest_segments({{first, count, file}}, named), deletions_file_, covered_lsn_);
+  write_manifest(manifest_segments({{first, count, file}}, named), deletions_file_, covered_lsn_, manifest_txns_);
   // In memory, the only step searches wait for.
   std::unique_lock lock(mutex_);
   count_hidden(merged);

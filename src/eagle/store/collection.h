@@ -198,8 +198,11 @@ class Collection {
   bool staged(TxnId txn, const std::string& id) const;
   // Seals the active segment into its own file, writes the deletion bitmap, runs the
   // merges the policy asks for and starts a new log. Files are written while searches
-  // go on (writers wait); only the swap excludes readers. Deferred (a no-op) while a
-  // transaction is open here: its parts must stay in the log.
+  // go on (writers wait); only the swap excludes readers. An open transaction's staged
+  // rows are sealed with the rest, hidden; the MANIFEST names them and the deletes the
+  // transaction will apply, so its commit record in the new log (or the catalog's)
+  // makes them live on replay, and without one they stay tombstones: a bulk ingest's
+  // growing segment is bounded by checkpoint_wal_bytes like any other writer's.
   void checkpoint();
   // A checkpoint when the log has passed CollectionOptions::checkpoint_wal_bytes.
   void checkpoint_if_due();
@@ -432,7 +435,16 @@ class Collection {
   nlohmann::json manifest_segments(const std::vector<ListedFile>& replacing, std::set<std::string>& named) const;
   // The MANIFEST listing segments_' files (format 3); called with write_mu_ held.
   // covered_lsn: the last log record the sealed segments and the deletions hold.
-  void write_manifest(const nlohmann::json& listed, const std::string& deletions_file, uint64_t covered_lsn);
+  // open_txns: the transactions open at covered_lsn, their sealed staged rows and
+  // pending deletes (txns_manifest()); a merge repeats the last checkpoint's.
+  void write_manifest(const nlohmann::json& listed, const std::string& deletions_file, uint64_t covered_lsn,
+                      const nlohmann::json& open_txns);
+  // MANIFEST's "transactions": each open transaction (not failed) as its id, its staged
+  // rows as [first, end) ranges and its pending deletes (mutex_ held).
+  nlohmann::json txns_manifest() const;
+  // Reads them back at open: a transaction committed by a record after covered_lsn (or
+  // by the catalog) gets its staged rows and deletes again; any other stays hidden.
+  void restore_txns(const nlohmann::json& listed, const std::function<bool(TxnId)>& is_committed);
   void write_deletions(const std::filesystem::path& file) const;
   void load_deletions(const std::filesystem::path& file);
   std::string next_file_name(const char* prefix);
@@ -505,6 +517,7 @@ class Collection {
   // Written by the writer outside mutex_ (the log append), read under it (describe).
   std::atomic<uint64_t> last_lsn_ = 0;
   std::string deletions_file_;  // the deletion bitmap MANIFEST names (format 3)
+  nlohmann::json manifest_txns_ = nlohmann::json::array();  // the open transactions MANIFEST names
   uint64_t covered_lsn_ = 0;    // the lsn MANIFEST names: what its files hold
   std::unique_ptr<WalWriter> wal_;
   std::atomic<uint64_t> wal_bytes_ = 0;
