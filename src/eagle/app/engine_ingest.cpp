@@ -10,6 +10,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
+#include <thread>
+#include <mutex>
+#include <deque>
+#include <condition_variable>
 #include <filesystem>
 #include <optional>
 #include <set>
@@ -154,44 +159,114 @@ class DocumentSpill {
   size_t count() const { return count_; }
 
   // Calls fn(record, brands, tags, sha256) for each record written, in order (brands /
-  // tags null when the record was written without; sha256 "" when none).
+  // tags null when the record was written without; sha256 "" when none). The list is
+  // read and parsed by a second thread a batch ahead, so the caller's registry writes
+  // (the end of a bulk ingest, on one core) overlap the parsing.
   template <typename F>
   void for_each(F&& fn) {
     if (std::fflush(file_) != 0 || std::fseek(file_, 0, SEEK_SET) != 0)
       fail(ErrorCode::unavailable, std::string("cannot read the ingest's temporary document list: ") +
                                        std::strerror(errno));
-    struct LineBuffer {
-      char* data = nullptr;
-      size_t cap = 0;
-      ~LineBuffer() { std::free(data); }
-    } line;
-    while (::getline(&line.data, &line.cap, file_) > 0) {
-      const json j = json::parse(line.data);
-      registry::DocumentRecord d;
-      d.document_id = j.at("document_id").get<std::string>();
-      d.name = j.at("name").get<std::string>();
-      d.file_name = j.at("file_name").get<std::string>();
-      d.document_name = j.at("document_name").get<std::string>();
-      d.kb_name = j.at("kb_name").get<std::string>();
-      d.plugin_namespace = j.at("plugin_namespace").get<std::string>();
-      d.source_type = j.at("source_type").get<std::string>();
-      d.source_uri = j.at("source_uri").get<std::string>();
-      d.collections_used = j.at("collections_used").get<std::vector<std::string>>();
-      if (j.contains("year")) d.year = j["year"].get<int64_t>();
-      std::optional<std::vector<registry::BrandName>> brands;
-      if (j.contains("brands")) {
-        brands.emplace();
-        for (const auto& b : j["brands"]) brands->push_back({b.at(0).get<std::string>(), b.at(1).get<std::string>()});
+    using Entry = Spilled;
+    constexpr size_t kBatch = 1024;
+    std::mutex mu;
+    std::condition_variable cv;
+    std::deque<std::vector<Entry>> ready;  // at most two batches ahead
+    bool done = false, stop = false;
+    std::exception_ptr error;
+    std::thread reader([&] {
+      try {
+        struct LineBuffer {
+          char* data = nullptr;
+          size_t cap = 0;
+          ~LineBuffer() { std::free(data); }
+        } line;
+        std::vector<Entry> batch;
+        auto hand_over = [&] {
+          std::unique_lock g(mu);
+          cv.wait(g, [&] { return stop || ready.size() < 2; });
+          if (stop) return false;
+          ready.push_back(std::move(batch));
+          batch.clear();
+          cv.notify_all();
+          return true;
+        };
+        while (::getline(&line.data, &line.cap, file_) > 0) {
+          batch.push_back(parse(line.data));
+          if (batch.size() == kBatch && !hand_over()) return;
+        }
+        if (std::ferror(file_)) fail(ErrorCode::unavailable, "cannot read the ingest's temporary document list");
+        if (!batch.empty()) hand_over();
+      } catch (...) {
+        std::lock_guard g(mu);
+        error = std::current_exception();
       }
-      std::optional<std::vector<std::string>> tags;
-      if (j.contains("tags")) tags = j["tags"].get<std::vector<std::string>>();
-      fn(d, brands ? &*brands : nullptr, tags ? &*tags : nullptr, j.value("sha256", std::string()));
+      std::lock_guard g(mu);
+      done = true;
+      cv.notify_all();
+    });
+    struct Joiner {  // the reader stops and is joined however fn leaves
+      std::thread& t;
+      std::mutex& mu;
+      std::condition_variable& cv;
+      bool& stop;
+      ~Joiner() {
+        {
+          std::lock_guard g(mu);
+          stop = true;
+        }
+        cv.notify_all();
+        t.join();
+      }
+    } joiner{reader, mu, cv, stop};
+    for (;;) {
+      std::vector<Entry> batch;
+      {
+        std::unique_lock g(mu);
+        cv.wait(g, [&] { return !ready.empty() || done; });
+        if (ready.empty()) {
+          if (error) std::rethrow_exception(error);
+          return;
+        }
+        batch = std::move(ready.front());
+        ready.pop_front();
+        cv.notify_all();
+      }
+      for (auto& e : batch)
+        fn(e.d, e.brands ? &*e.brands : nullptr, e.tags ? &*e.tags : nullptr, std::as_const(e.sha256));
     }
-    if (std::ferror(file_))
-      fail(ErrorCode::unavailable, "cannot read the ingest's temporary document list");
   }
 
  private:
+  struct Spilled {
+    registry::DocumentRecord d;
+    std::optional<std::vector<registry::BrandName>> brands;
+    std::optional<std::vector<std::string>> tags;
+    std::string sha256;
+  };
+  static Spilled parse(const char* line) {
+    const json j = json::parse(line);
+    Spilled e;
+    auto& d = e.d;
+    d.document_id = j.at("document_id").get<std::string>();
+    d.name = j.at("name").get<std::string>();
+    d.file_name = j.at("file_name").get<std::string>();
+    d.document_name = j.at("document_name").get<std::string>();
+    d.kb_name = j.at("kb_name").get<std::string>();
+    d.plugin_namespace = j.at("plugin_namespace").get<std::string>();
+    d.source_type = j.at("source_type").get<std::string>();
+    d.source_uri = j.at("source_uri").get<std::string>();
+    d.collections_used = j.at("collections_used").get<std::vector<std::string>>();
+    if (j.contains("year")) d.year = j["year"].get<int64_t>();
+    if (j.contains("brands")) {
+      e.brands.emplace();
+      for (const auto& b : j["brands"]) e.brands->push_back({b.at(0).get<std::string>(), b.at(1).get<std::string>()});
+    }
+    if (j.contains("tags")) e.tags = j["tags"].get<std::vector<std::string>>();
+    e.sha256 = j.value("sha256", std::string());
+    return e;
+  }
+
   std::FILE* file_;
   size_t count_ = 0;
 };
