@@ -19,12 +19,14 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <thread>
 
 #include "bench_process.h"
+#include "hostile_clients.h"
 #include "eagle/app/engine.h"
 #include "eagle/eval/beir.h"
 
@@ -42,14 +44,14 @@ using eagle::bench::start_server;
 std::string read_file(const fs::path& p) { return eagle::bench::read_text(p); }
 double rss_mb(pid_t pid, const char* field = "VmRSS:") { return eagle::bench::status_mb(pid, field); }
 
-std::string wrk_script(const std::vector<std::string>& bodies) {
+std::string wrk_script(const std::vector<std::string>& bodies, const std::string& token = "") {
   std::string s = "local bodies = {\n";
   for (const auto& b : bodies) s += "  [==[" + b + "]==],\n";
   s += R"(}
 local i = math.random(#bodies)
 request = function()
   i = i % #bodies + 1
-  return wrk.format("POST", "/search", {["Content-Type"] = "application/json"}, bodies[i])
+  return wrk.format("POST", "/search", {["Content-Type"] = "application/json"TOKEN_HEADER}, bodies[i])
 end
 done = function(summary, latency, requests)
   io.write(string.format('WRKJSON {"requests":%d,"duration_us":%d,"non_2xx":%d,"connect_errors":%d,"read_errors":%d,"write_errors":%d,"timeouts":%d,"p50_us":%d,"p90_us":%d,"p99_us":%d,"mean_us":%.1f,"max_us":%d}\n',
@@ -58,7 +60,36 @@ done = function(summary, latency, requests)
     latency:percentile(99), latency.mean, latency.max))
 end
 )";
+  const std::string header = token.empty() ? "" : ", [\"Authorization\"] = \"Bearer " + token + "\"";
+  s.replace(s.find("TOKEN_HEADER"), 12, header);
   return s;
+}
+
+// wrk's summary line (WRKJSON, printed by the script's done()) from its output file.
+json wrk_summary(const fs::path& out_file) {
+  const std::string out = read_file(out_file);
+  const auto at = out.find("WRKJSON ");
+  if (at == std::string::npos) throw std::runtime_error("wrk printed no summary: " + out);
+  return json::parse(out.substr(at + 8, out.find('\n', at) - at - 8));
+}
+
+int socket_errors(const json& w) {
+  return w["connect_errors"].get<int>() + w["read_errors"].get<int>() + w["write_errors"].get<int>() +
+         w["timeouts"].get<int>();
+}
+
+// Runs wrk against the server for `seconds`, calling `tick` every 500 ms meanwhile.
+json run_wrk(const fs::path& work, const std::string& name, int port, int clients, int seconds,
+             const std::function<void()>& tick) {
+  pid_t wrk = spawn({"wrk", "-t1", "-c" + std::to_string(clients), "-d" + std::to_string(seconds) + "s", "--timeout",
+                     "30s", "-s", (work / (name + ".lua")).string(), "http://127.0.0.1:" + std::to_string(port)},
+                    work / (name + ".out"));
+  int status = 0;
+  while (::waitpid(wrk, &status, WNOHANG) != wrk) {
+    tick();
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+  return wrk_summary(work / (name + ".out"));
 }
 
 }  // namespace
@@ -68,6 +99,9 @@ int main(int argc, char** argv) {
   std::string store, beir, split = "dev", ingest_beir, ns = "biomed", eagle_bin, glove;
   int seconds = 60, clients = 16;
   size_t slowest = 0;
+  bool hostile = false;
+  eagle::bench::HostileClients::Plan attack;
+  uint64_t chunked_mib = 300;
   app.add_option("--store", store, "store to serve (copied first; build it with eagle ingest)")->required();
   app.add_option("--beir", beir, "BEIR folder whose queries are sent")->required();
   app.add_option("--split", split, "qrels split of the queries")->capture_default_str();
@@ -78,6 +112,14 @@ int main(int argc, char** argv) {
   app.add_option("--eagle", eagle_bin, "the eagle binary (default: beside this one)");
   app.add_option("--glove", glove, "converted GloVe file (default: the configuration's)");
   app.add_option("--slowest", slowest, "also print the N slowest queries of the in-process phase");
+  app.add_flag("--hostile", hostile,
+               "3. hostile phase: a server with a token, measured without and then with attackers that hold "
+               "--idle and --slowloris connections and stream a --chunked-mib body without a token");
+  app.add_option("--idle", attack.idle, "hostile phase: connections that send nothing")->capture_default_str();
+  app.add_option("--slowloris", attack.slowloris, "hostile phase: connections that never finish their headers")
+      ->capture_default_str();
+  app.add_option("--chunked-mib", chunked_mib, "hostile phase: MiB of the chunked body sent without a token")
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   try {
     if (eagle_bin.empty()) eagle_bin = (fs::path(argv[0]).parent_path() / "eagle").string();
@@ -187,25 +229,22 @@ int main(int argc, char** argv) {
     for (const auto& b : bodies) http.Post("/search", b, "application/json");
     const double rss_start = rss_mb(server), anon_start = rss_mb(server, "RssAnon:");
     std::ofstream(work / "load.lua") << wrk_script(bodies);
-    pid_t wrk = spawn({"wrk", "-t1", "-c" + std::to_string(clients), "-d" + std::to_string(seconds) + "s", "--timeout", "30s",
-                       "-s", (work / "load.lua").string(), "http://127.0.0.1:" + std::to_string(port)},
-                      work / "wrk.out");
     json ingest = nullptr;
     double rss_peak = rss_start;
     const auto t0 = Clock::now();
     std::string task;
-    if (!ingest_beir.empty()) {
-      std::this_thread::sleep_for(std::chrono::seconds(2));
-      auto r = http.Post("/ingest",
-                         json{{"path", fs::path(ingest_beir).filename().string()}, {"format", "beir"}, {"plugin_namespace", ns}}.dump(),
-                         "application/json");
-      if (!r || r->status != 202) throw std::runtime_error("POST /ingest failed");
-      task = json::parse(r->body)["task_id"];
-    }
-    int wrk_status = 0;
-    for (;;) {
-      if (::waitpid(wrk, &wrk_status, WNOHANG) == wrk) break;
+    // wrk starts first; the ingest two seconds into its run.
+    bool ingest_started = ingest_beir.empty();
+    const auto w = run_wrk(work, "load", port, clients, seconds, [&] {
       rss_peak = std::max(rss_peak, rss_mb(server));
+      if (!ingest_started && secs_since(t0) >= 2) {
+        ingest_started = true;
+        auto r = http.Post("/ingest",
+                           json{{"path", fs::path(ingest_beir).filename().string()}, {"format", "beir"}, {"plugin_namespace", ns}}.dump(),
+                           "application/json");
+        if (!r || r->status != 202) throw std::runtime_error("POST /ingest failed");
+        task = json::parse(r->body)["task_id"];
+      }
       if (!task.empty() && ingest.is_null()) {
         auto r = http.Get("/tasks/" + task);
         if (r && r->status == 200) {
@@ -215,8 +254,7 @@ int main(int argc, char** argv) {
                       {"seconds", secs_since(t0) - 2}};
         }
       }
-      std::this_thread::sleep_for(std::chrono::milliseconds(500));
-    }
+    });
     const double rss_end = rss_mb(server), anon_end = rss_mb(server, "RssAnon:");
     ::kill(server, SIGTERM);
     int st;
@@ -234,10 +272,6 @@ int main(int argc, char** argv) {
       ::kill(fresh, SIGTERM);
       ::waitpid(fresh, &st, 0);
     }
-    const std::string out = read_file(work / "wrk.out");
-    const auto at = out.find("WRKJSON ");
-    if (at == std::string::npos) throw std::runtime_error("wrk printed no summary: " + out);
-    auto w = json::parse(out.substr(at + 8, out.find('\n', at) - at - 8));
     const double dur = w["duration_us"].get<double>() / 1e6;
     json srv = {{"bench", "server"},
                 {"phase", "server"},
@@ -246,8 +280,7 @@ int main(int argc, char** argv) {
                 {"p50_ms", w["p50_us"].get<double>() / 1000},
                 {"p99_ms", w["p99_us"].get<double>() / 1000},
                 {"non_2xx", w["non_2xx"]},
-                {"socket_errors", w["connect_errors"].get<int>() + w["read_errors"].get<int>() +
-                                      w["write_errors"].get<int>() + w["timeouts"].get<int>()},
+                {"socket_errors", socket_errors(w)},
                 {"rss_start_mb", rss_start},
                 {"rss_end_mb", rss_end},
                 {"rss_peak_mb", rss_peak},
@@ -265,6 +298,58 @@ int main(int argc, char** argv) {
                    {"rss_end_over_fresh_same_store", rss_end / rss_fresh},
                    {"goals", {{"qps_ratio_min", 0.7}, {"p99_over_p50_max", 5}, {"rss_growth_max", 0.1}, {"non_2xx", 0}}}};
     std::cout << ratios.dump() << std::endl;
+    if (hostile) {
+      // 3. The same server with a token (the attackers have none), measured by the same
+      //    clients for the same time without and then with the attack.
+      const std::string token = "bench-hostile-phase-token-0123456789";
+      ::setenv("EAGLE_BENCH_TOKEN", token.c_str(), 1);
+      auto args = serve_args;
+      args.insert(args.begin() + 1, {"--set", R"(auth.tokens=[{"name":"bench","token_env":"EAGLE_BENCH_TOKEN"}])"});
+      auto [hs, hport] = start_server(args, work / "serve-hostile.log");
+      httplib::Client hc("127.0.0.1", hport);
+      hc.set_read_timeout(60, 0);
+      hc.set_bearer_token_auth(token);
+      for (const auto& b : bodies) hc.Post("/search", b, "application/json");
+      std::ofstream(work / "calm.lua") << wrk_script(bodies, token);
+      std::ofstream(work / "attacked.lua") << wrk_script(bodies, token);
+      const auto calm = run_wrk(work, "calm", hport, clients, seconds, [] {});
+      const double rss_before = rss_mb(hs);
+      attack.port = hport;
+      attack.chunked_bytes = chunked_mib << 20;
+      eagle::bench::HostileClients attackers(attack);
+      attackers.start();
+      std::this_thread::sleep_for(std::chrono::seconds(2));  // the holds are in place
+      double rss_attack_peak = rss_before;
+      const auto attacked =
+          run_wrk(work, "attacked", hport, clients, seconds, [&] { rss_attack_peak = std::max(rss_attack_peak, rss_mb(hs)); });
+      attackers.stop();
+      const double rss_after = rss_mb(hs);
+      ::kill(hs, SIGTERM);
+      ::waitpid(hs, &st, 0);
+      auto figures = [](const json& w) {
+        const double d = w["duration_us"].get<double>() / 1e6;
+        return json{{"requests", w["requests"]},
+                    {"qps", w["requests"].get<double>() / d},
+                    {"p50_ms", w["p50_us"].get<double>() / 1000},
+                    {"p99_ms", w["p99_us"].get<double>() / 1000},
+                    {"non_2xx", w["non_2xx"]},
+                    {"socket_errors", socket_errors(w)}};
+      };
+      const json c = figures(calm), a = figures(attacked);
+      json line = {{"bench", "server"},
+                   {"phase", "hostile"},
+                   {"clients", clients},
+                   {"calm", c},
+                   {"attacked", a},
+                   {"attack", attackers.stats()},
+                   {"p99_attacked_over_calm", a["p99_ms"].get<double>() / std::max(1e-9, c["p99_ms"].get<double>())},
+                   {"errors_attacked", a["non_2xx"].get<int>() + a["socket_errors"].get<int>()},
+                   {"rss_growth_mb", rss_attack_peak - rss_before},
+                   {"rss_before_mb", rss_before},
+                   {"rss_after_mb", rss_after},
+                   {"goals", {{"errors", 0}, {"p99_ratio_max", 2}, {"rss_growth_mb_max", 50}}}};
+      std::cout << line.dump() << std::endl;
+    }
     fs::remove_all(work);
   } catch (const std::exception& e) {
     std::cerr << "bench_server: " << e.what() << "\n";
