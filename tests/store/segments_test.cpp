@@ -363,6 +363,47 @@ TEST(Segments, BackgroundMergesSettleWithinTheBoundWhileSearchesAndWritesGoOn) {
   fs::remove_all(dir);
 }
 
+// Segments a process left for merging (a bulk ingest seals one every
+// checkpoint_wal_bytes and exits before its merges run) are merged by the next writer
+// that opens the collection, without waiting for a write; a reader leaves them alone.
+TEST(Segments, AWriterThatOpensSegmentsLeftForMergingMergesThemWithoutAWrite) {
+  const auto dir = segments_dir("merge-on-open");
+  const auto schema = flat_schema();
+  std::mt19937 rng(7);
+  CollectionOptions opts;
+  opts.merges.segments_per_tier = 2;
+  opts.merge_mode = CollectionOptions::Merges::manual;  // the writer that leaves them
+  size_t sealed = 0;
+  {
+    auto c = Collection::create(dir, schema, opts);
+    for (int round = 0; round < 6; ++round) {
+      std::vector<Record> batch;
+      for (int i = 0; i < 4; ++i) batch.push_back(random_record(rng, schema, "r" + std::to_string(round * 4 + i)));
+      c->upsert(std::move(batch));
+      c->checkpoint();
+    }
+    sealed = c->segment_count();
+    ASSERT_EQ(sealed, 6u);
+  }
+  CollectionOptions ro = opts;
+  ro.merge_mode = CollectionOptions::Merges::background;
+  ro.read_only = true;
+  {
+    auto reader = Collection::open(dir, ro);
+    reader->wait_for_merges();
+    EXPECT_EQ(reader->segment_count(), sealed);  // a reader never merges
+  }
+  CollectionOptions writer = opts;
+  writer.merge_mode = CollectionOptions::Merges::background;
+  auto c = Collection::open(dir, writer);
+  c->wait_for_merges();
+  EXPECT_LT(c->segment_count(), sealed);
+  EXPECT_LE(c->segment_count(), segment_bound(24, writer.merges));
+  EXPECT_EQ(c->count(), 24u);
+  expect_same_as_one_index(*c, rng, "merged on open");
+  fs::remove_all(dir);
+}
+
 // Sealed segments' HNSW node blocks are read in place from their mapped files
 // (CollectionOptions::map_vectors): when a store opens, and when a checkpoint seals or
 // a merge writes a segment. The searches are those of a collection that copies them.

@@ -366,6 +366,11 @@ std::unique_ptr<Collection> Collection::open(const fs::path& dir, CollectionOpti
     // Rows the log replayed are stored, not linked: the builder links them while the
     // collection serves (searches scan them exactly meanwhile).
     if (c->unlinked_rows_.load() > 0) c->wake_linker();
+    // Segments left for merging (a bulk ingest seals one every checkpoint_wal_bytes and
+    // its process exits before the merges it asked for) are merged by the next writer
+    // that opens them, not only after its first checkpoint: a server that only searches
+    // would otherwise search ten segments for ever.
+    c->request_merges_if_due();
     return c;
   }
 }
@@ -1175,12 +1180,18 @@ void Collection::checkpoint_unlocked() {
       fsys().remove(e.path());
   }
   fsys().sync_path(dir_, true);
-  if (opts_.merge_mode == CollectionOptions::Merges::background) {
-    std::vector<uint64_t> sizes;
+  request_merges_if_due();
+}
+
+void Collection::request_merges_if_due() {
+  if (opts_.merge_mode != CollectionOptions::Merges::background || read_only()) return;
+  std::vector<uint64_t> sizes;
+  {
+    std::shared_lock lock(mutex_);
     for (const auto& seg : segments_)
       if (!seg.file.empty()) sizes.push_back(seg.rows());
-    if (!find_merges(sizes, opts_.merges).empty()) request_merges();
   }
+  if (!find_merges(sizes, opts_.merges).empty()) request_merges();
 }
 
 json Collection::manifest_segments(const std::vector<ListedFile>& replacing, std::set<std::string>& named) const {

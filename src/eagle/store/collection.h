@@ -418,6 +418,9 @@ class Collection {
   void count_hidden(Segment& seg) const;
   // The background merger: started by the first checkpoint that leaves a merge to do.
   void request_merges();
+  // request_merges() when the policy asks for a merge among the sealed segments (a
+  // writer with background merges; called by checkpoints and by open).
+  void request_merges_if_due();
   void merger_loop();
   // One merge the policy asks for among the sealed segments, built in batches under
   // brief shared locks and published under the exclusive one; false when none is due
