@@ -34,6 +34,7 @@ TEST_PACKAGES=(
   libxapian-dev libhnswlib-dev liblmdb-dev
   clang libclang-rt-14-dev
   wrk
+  nginx-light openssl
   chromium fonts-liberation
 )
 PACKAGES=("${RUNTIME_PACKAGES[@]}")

@@ -10,9 +10,14 @@
 // fails the test with that instruction, never skips it.
 #include <gtest/gtest.h>
 #include "support/build_paths.h"
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -117,6 +122,117 @@ TEST_F(McpClientsTest, SdkV1OverStdio) { run_sdk("v1", "stdio"); }
 TEST_F(McpClientsTest, SdkV1OverHttp) { run_sdk("v1", "http"); }
 TEST_F(McpClientsTest, SdkV2OverStdio) { run_sdk("v2", "stdio"); }
 TEST_F(McpClientsTest, SdkV2OverHttp) { run_sdk("v2", "http"); }
+
+// The reverse proxy the deployment notes give (docs/deploy/nginx.conf, Debian's nginx)
+// in front of the server, with TLS: the official SDK client's scenario, a streamed
+// search and the OpenAPI check of what came back, all through https.
+TEST_F(McpClientsTest, ThroughNginxWithTlsTheSdkClientStreamsAndTheOpenApiCheckPass) {
+  const fs::path dir = kWork / "nginx";
+  fs::create_directories(dir / "logs");
+  auto r = run_shell("openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=localhost -addext "
+                     "subjectAltName=DNS:localhost -keyout " + (dir / "key.pem").string() + " -out " +
+                     (dir / "cert.pem").string() + " 2>&1");
+  ASSERT_EQ(r.rc, 0) << r.out;
+  // A free port for nginx (bound and released: a race only with other listeners).
+  int port = 0;
+  {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof(a);
+    ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
+    ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+    port = ntohs(a.sin_port);
+    ::close(fd);
+  }
+  std::string conf;
+  {
+    std::ifstream in(std::string(EAGLE_SOURCE_DIR) + "/docs/deploy/nginx.conf");
+    conf.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  auto replace = [&](const std::string& from, const std::string& to) {
+    const auto at = conf.find(from);
+    ASSERT_NE(at, std::string::npos) << "docs/deploy/nginx.conf no longer has " << from;
+    conf.replace(at, from.size(), to);
+  };
+  replace("listen 443 ssl;", "listen 127.0.0.1:" + std::to_string(port) + " ssl;");
+  replace("server 127.0.0.1:8080;", "server 127.0.0.1:" + std::to_string(server_->port()) + ";");
+  replace("/etc/ssl/eagle/cert.pem", (dir / "cert.pem").string());
+  replace("/etc/ssl/eagle/key.pem", (dir / "key.pem").string());
+  replace("/var/log/nginx/eagle.access.log", (dir / "logs/access.log").string());
+  replace("/var/log/nginx/eagle.error.log", (dir / "logs/error.log").string());
+  replace("http {", "http {\n  client_body_temp_path " + (dir / "body").string() + ";\n  proxy_temp_path " +
+                        (dir / "proxy").string() + ";");
+  std::ofstream(dir / "nginx.conf") << conf;
+  const std::string nginx = "nginx -p " + dir.string() + " -c " + (dir / "nginx.conf").string() + " -g 'pid " +
+                            (dir / "nginx.pid").string() + "; error_log " + (dir / "logs/main.log").string() + ";'";
+  r = run_shell(nginx + " 2>&1");
+  ASSERT_EQ(r.rc, 0) << r.out;
+  struct Stop {
+    std::string cmd;
+    ~Stop() { run_shell(cmd + " -s stop 2>&1"); }
+  } stop{nginx};
+  const std::string base = "https://localhost:" + std::to_string(port);
+  const std::string curl = "curl -sS --cacert " + (dir / "cert.pem").string() + " ";
+  bool up = false;
+  for (int i = 0; i < 100 && !up; ++i) {
+    up = run_shell(curl + "-o /dev/null -w '%{http_code}' " + base + "/health").out == "200";
+    if (!up) ::usleep(100000);
+  }
+  ASSERT_TRUE(up) << run_shell("cat " + (dir / "logs/main.log").string() + " " + (dir / "logs/error.log").string()).out;
+
+  // The SDK client's scenario over https (Node trusts the test's certificate).
+  std::string cmd = "NODE_EXTRA_CA_CERTS=" + (dir / "cert.pem").string() + " " + kNode22.string() + " " +
+                    std::string(EAGLE_SOURCE_DIR) + "/tests/mcp/sdk_client.mjs --sdk v1 --transport http --url " +
+                    base + "/mcp --eagle " + eagle_bin() + " --data-dir " + store_.string() +
+                    " --set biomed.vocab_dir=" + std::string(EAGLE_SHARED_DATA) + "/vocab";
+  r = run_shell("cd " + std::string(EAGLE_SOURCE_DIR) + " && " + cmd + " 2>&1");
+  EXPECT_EQ(r.rc, 0) << r.out;
+
+  // What the proxy returns, checked against the OpenAPI document: the served document
+  // itself (equal to the file), a search, its stream (Server-sent events pass
+  // unbuffered, in the documented order) and a refusal.
+  const std::string search = R"({"query":"aspirin","top_k":3})";
+  const fs::path recorded = dir / "responses.jsonl";
+  struct Probe {
+    std::string method, path, route, body;
+  };
+  const std::vector<Probe> probes = {{"GET", "/health", "/health", ""},
+                                     {"GET", "/openapi.json", "/openapi.json", ""},
+                                     {"GET", "/collections", "/collections", ""},
+                                     {"POST", "/search", "/search", search},
+                                     {"POST", "/search/stream", "/search/stream", search},
+                                     {"GET", "/documents?limit=2", "/documents", ""},
+                                     {"POST", "/search", "/search", R"({"query":""})"}};
+  for (const auto& p : probes) {
+    const fs::path out = dir / "probe-response";
+    std::string c = curl + "-N -o " + out.string() + " -w '%{http_code} %{content_type}' -X " + p.method;
+    if (!p.body.empty()) c += " -H 'Content-Type: application/json' -d '" + p.body + "'";
+    r = run_shell(c + " '" + base + p.path + "'");
+    std::istringstream meta(r.out);
+    int status = 0;
+    std::string type;
+    meta >> status;
+    std::getline(meta, type);
+    if (!type.empty() && type[0] == ' ') type.erase(0, 1);
+    std::ifstream in(out);
+    const std::string text((std::istreambuf_iterator<char>(in)), {});
+    auto parsed = nlohmann::json::parse(text, nullptr, false);
+    nlohmann::json rec = {{"method", p.method}, {"path", p.route}, {"status", status}, {"content_type", type},
+                          {"body", parsed.is_discarded() ? nlohmann::json(text) : parsed}};
+    if (!p.body.empty()) rec["request"] = nlohmann::json::parse(p.body);
+    std::ofstream(recorded, std::ios::app) << rec.dump() << "\n";
+    if (p.route == "/search/stream") {
+      EXPECT_NE(text.find("event: sources"), std::string::npos) << text;
+      EXPECT_NE(text.find("event: done"), std::string::npos) << text;
+    }
+  }
+  r = run_shell(kNode22.string() + " " + std::string(EAGLE_SOURCE_DIR) + "/tests/server/openapi_check.mjs --subset " +
+                std::string(EAGLE_SOURCE_DIR) + "/src/eagle/server/openapi.json " + recorded.string() + " 2>&1");
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find(std::to_string(probes.size()) + " responses checked, 0 failed"), std::string::npos) << r.out;
+}
 
 // Auth and the forced kb scope hold on /mcp: no token is a 401 before any MCP
 // processing; a token limited to "chem" lists only that KB's documents.
