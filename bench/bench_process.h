@@ -4,6 +4,9 @@
 // its memory from /proc, and percentiles of latencies.
 #include <signal.h>
 #include <sys/wait.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -69,6 +72,22 @@ inline void stop_process(pid_t pid) {
 // `eagle ... serve --port 0` started and waited for until it prints "eagle: ready"
 // (the port from its "on http://HOST:PORT" line): its pid and port. A server that is
 // not ready within `wait` is stopped and its log thrown.
+// A free TCP port on 127.0.0.1 (bound and released: a race only with other listeners).
+inline int free_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(a);
+  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
+    if (fd >= 0) ::close(fd);
+    throw std::runtime_error("no free port on 127.0.0.1");
+  }
+  ::close(fd);
+  return ntohs(a.sin_port);
+}
+
 inline std::pair<pid_t, int> start_server(const std::vector<std::string>& args, const std::filesystem::path& log,
                                           std::chrono::seconds wait = std::chrono::seconds(600)) {
   std::filesystem::remove(log);  // a log of an earlier run must not be read as this server's

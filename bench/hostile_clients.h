@@ -64,7 +64,9 @@ class HostileClients {
   // blocking = false: the connect is started and the socket returned at once (a full
   // listen backlog must not stall the attacker, only the server's real clients).
   int connect_once(bool blocking = true) {
-    const int fd = ::socket(AF_INET, SOCK_STREAM | (blocking ? 0 : SOCK_NONBLOCK), 0);
+    // CLOEXEC: the measuring clients (wrk) are spawned while these are held, and
+    // inherited descriptors would push theirs past its event loop's size.
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | (blocking ? 0 : SOCK_NONBLOCK), 0);
     if (fd < 0) return -1;
     sockaddr_in a{};
     a.sin_family = AF_INET;
