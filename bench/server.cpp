@@ -125,6 +125,159 @@ std::string start_nginx(const fs::path& conf_file, const fs::path& dir, int port
   throw std::runtime_error("nginx in front answered no /health: " + read_file(dir / "error.log"));
 }
 
+// wrk's summary as this benchmark reports a run.
+json wrk_figures(const json& w) {
+  const double d = w["duration_us"].get<double>() / 1e6;
+  return json{{"requests", w["requests"]},
+              {"qps", w["requests"].get<double>() / d},
+              {"p50_ms", w["p50_us"].get<double>() / 1000},
+              {"p99_ms", w["p99_us"].get<double>() / 1000},
+              {"non_2xx", w["non_2xx"]},
+              {"socket_errors", socket_errors(w)}};
+}
+
+struct HostileSetup {
+  fs::path work;
+  std::vector<std::string> serve_args;
+  const std::vector<std::string>& bodies;
+  int clients, seconds;
+  eagle::bench::HostileClients::Plan attack;
+  std::string proxy_conf;  // nginx in front with this configuration ("": none)
+};
+
+// 3. The same server with a token (the attackers have none), measured by the same
+//    clients for the same time without and then with the attack; prints one line.
+void hostile_phase(HostileSetup h) {
+  const fs::path& work = h.work;
+  const std::string token = "bench-hostile-phase-token-0123456789";
+  ::setenv("EAGLE_BENCH_TOKEN", token.c_str(), 1);
+  auto args = h.serve_args;
+  args.insert(args.begin() + 1, {"--set", R"(auth.tokens=[{"name":"bench","token_env":"EAGLE_BENCH_TOKEN"}])"});
+  auto [hs, hport] = start_server(args, work / "serve-hostile.log");
+  httplib::Client hc("127.0.0.1", hport);
+  hc.set_read_timeout(60, 0);
+  hc.set_bearer_token_auth(token);
+  for (const auto& b : h.bodies) hc.Post("/search", b, "application/json");
+  // Clients and attackers aim at the server, or at nginx in front of it.
+  int target = hport;
+  std::string nginx;
+  if (!h.proxy_conf.empty()) {
+    target = eagle::bench::free_port();
+    nginx = start_nginx(h.proxy_conf, work / "nginx", target, hport);
+  }
+  std::ofstream(work / "calm.lua") << wrk_script(h.bodies, token);
+  std::ofstream(work / "attacked.lua") << wrk_script(h.bodies, token);
+  // A request unanswered for 5 s is an error here (the phase is short; wrk's usual
+  // 30 s would let a starved client finish the phase with no error at all).
+  const auto calm = run_wrk(work, "calm", target, h.clients, h.seconds, [] {}, 5);
+  const double rss_before = rss_mb(hs);
+  h.attack.port = target;
+  eagle::bench::HostileClients attackers(h.attack);
+  attackers.start();
+  std::this_thread::sleep_for(std::chrono::seconds(2));  // the holds are in place
+  double rss_attack_peak = rss_before;
+  const auto attacked = run_wrk(
+      work, "attacked", target, h.clients, h.seconds, [&] { rss_attack_peak = std::max(rss_attack_peak, rss_mb(hs)); }, 5);
+  attackers.stop();
+  if (!nginx.empty()) std::system((nginx + " -s stop").c_str());
+  const double rss_after = rss_mb(hs);
+  ::kill(hs, SIGTERM);
+  int st;
+  ::waitpid(hs, &st, 0);
+  const json c = wrk_figures(calm), a = wrk_figures(attacked);
+  json line = {{"bench", "server"},
+               {"phase", "hostile"},
+               {"clients", h.clients},
+               {"in_front", h.proxy_conf.empty() ? json("nothing") : json("nginx: " + h.proxy_conf)},
+               {"calm", c},
+               {"attacked", a},
+               {"attack", attackers.stats()},
+               {"p99_attacked_over_calm", a["p99_ms"].get<double>() / std::max(1e-9, c["p99_ms"].get<double>())},
+               {"errors_attacked", a["non_2xx"].get<int>() + a["socket_errors"].get<int>()},
+               // wrk counts no error for a request that is never answered: a starved
+               // run shows as no requests at all.
+               {"answered_attacked", a["requests"]},
+               {"rss_growth_mb", rss_attack_peak - rss_before},
+               {"rss_before_mb", rss_before},
+               {"rss_after_mb", rss_after},
+               {"goals", {{"errors", 0}, {"answered_min_over_calm", 0.5}, {"p99_ratio_max", 2}, {"rss_growth_mb_max", 50}}}};
+  std::cout << line.dump() << std::endl;
+}
+
+struct InProcessSetup {
+  fs::path store;
+  std::string glove, ns, ingest_beir;
+  int clients, seconds;
+  const std::vector<std::string>& texts;
+  size_t slowest;
+};
+
+// 1. In-process: the same engine, N threads, no HTTP, and the same ingest run
+//    beside them on a thread of the same niceness as the server's task thread.
+//    Prints its line (and the slowest queries) and returns it.
+json in_process_phase(const InProcessSetup& p) {
+  const std::string& ns = p.ns;
+  const int clients = p.clients;
+  const auto& texts = p.texts;
+  const size_t slowest = p.slowest;
+  eagle::app::Config cfg;
+  cfg.data_dir = p.store.string();
+  if (!p.glove.empty()) cfg.glove_file = p.glove;
+  eagle::app::Engine engine(cfg, eagle::app::StoreAccess::write, "bench_server");
+  engine.preload(ns);
+  std::thread ingester;
+  json inproc_ingest = nullptr;
+  if (!p.ingest_beir.empty())
+    ingester = std::thread([&] {
+      setpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid)), cfg.server.ingest_nice);
+      std::this_thread::sleep_for(std::chrono::seconds(2));
+      eagle::app::IngestOptions o;
+      o.plugin_namespace = ns;
+      o.format = "beir";
+      auto t0 = Clock::now();
+      auto rep = engine.ingest({p.ingest_beir}, o);
+      inproc_ingest = {{"rows", rep.rows}, {"seconds", secs_since(t0)}};
+    });
+  std::atomic<size_t> next{0};
+  std::vector<std::vector<double>> lat(clients);
+  std::vector<std::vector<std::pair<double, size_t>>> by_query(clients);
+  const auto t0 = Clock::now();
+  const auto deadline = t0 + std::chrono::seconds(p.seconds);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < clients; ++t)
+    threads.emplace_back([&, t] {
+      while (Clock::now() < deadline) {
+        eagle::search::RetrievalRequest req;
+        const size_t qi = next++ % texts.size();
+        req.query = texts[qi];
+        req.top_k = 10;
+        req.plugin_namespace = ns;
+        auto q0 = Clock::now();
+        engine.search(req);
+        lat[t].push_back(secs_since(q0) * 1000);
+        if (slowest) by_query[t].emplace_back(lat[t].back(), qi);
+      }
+    });
+  for (auto& t : threads) t.join();
+  const double elapsed = secs_since(t0);
+  if (ingester.joinable()) ingester.join();
+  std::vector<double> all;
+  for (auto& v : lat) all.insert(all.end(), v.begin(), v.end());
+  json inproc = {{"bench", "server"}, {"phase", "in_process"}, {"requests", all.size()},
+            {"qps", static_cast<double>(all.size()) / elapsed}, {"p50_ms", percentile(all, 50)},
+            {"p99_ms", percentile(all, 99)}, {"ingest", inproc_ingest}};
+  std::cout << inproc.dump() << std::endl;
+  if (slowest) {
+    std::vector<std::pair<double, size_t>> all_q;
+    for (auto& v : by_query) all_q.insert(all_q.end(), v.begin(), v.end());
+    std::sort(all_q.rbegin(), all_q.rend());
+    for (size_t i = 0; i < slowest && i < all_q.size(); ++i)
+      std::cout << json{{"bench", "server"}, {"slow_query_ms", all_q[i].first}, {"query", texts[all_q[i].second]}}.dump()
+                << std::endl;
+  }
+  return inproc;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -191,66 +344,7 @@ int main(int argc, char** argv) {
                      .dump()
               << std::endl;
 
-    // 1. In-process: the same engine, N threads, no HTTP, and the same ingest run
-    //    beside them on a thread of the same niceness as the server's task thread.
-    json inproc;
-    {
-      eagle::app::Config cfg;
-      cfg.data_dir = inproc_copy.string();
-      if (!glove.empty()) cfg.glove_file = glove;
-      eagle::app::Engine engine(cfg, eagle::app::StoreAccess::write, "bench_server");
-      engine.preload(ns);
-      std::thread ingester;
-      json inproc_ingest = nullptr;
-      if (!ingest_beir.empty())
-        ingester = std::thread([&] {
-          setpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid)), cfg.server.ingest_nice);
-          std::this_thread::sleep_for(std::chrono::seconds(2));
-          eagle::app::IngestOptions o;
-          o.plugin_namespace = ns;
-          o.format = "beir";
-          auto t0 = Clock::now();
-          auto rep = engine.ingest({ingest_beir}, o);
-          inproc_ingest = {{"rows", rep.rows}, {"seconds", secs_since(t0)}};
-        });
-      std::atomic<size_t> next{0};
-      std::vector<std::vector<double>> lat(clients);
-      std::vector<std::vector<std::pair<double, size_t>>> by_query(clients);
-      const auto t0 = Clock::now();
-      const auto deadline = t0 + std::chrono::seconds(seconds);
-      std::vector<std::thread> threads;
-      for (int t = 0; t < clients; ++t)
-        threads.emplace_back([&, t] {
-          while (Clock::now() < deadline) {
-            eagle::search::RetrievalRequest req;
-            const size_t qi = next++ % texts.size();
-            req.query = texts[qi];
-            req.top_k = 10;
-            req.plugin_namespace = ns;
-            auto q0 = Clock::now();
-            engine.search(req);
-            lat[t].push_back(secs_since(q0) * 1000);
-            if (slowest) by_query[t].emplace_back(lat[t].back(), qi);
-          }
-        });
-      for (auto& t : threads) t.join();
-      const double elapsed = secs_since(t0);
-      if (ingester.joinable()) ingester.join();
-      std::vector<double> all;
-      for (auto& v : lat) all.insert(all.end(), v.begin(), v.end());
-      inproc = {{"bench", "server"}, {"phase", "in_process"}, {"requests", all.size()},
-                {"qps", static_cast<double>(all.size()) / elapsed}, {"p50_ms", percentile(all, 50)},
-                {"p99_ms", percentile(all, 99)}, {"ingest", inproc_ingest}};
-      std::cout << inproc.dump() << std::endl;
-      if (slowest) {
-        std::vector<std::pair<double, size_t>> all_q;
-        for (auto& v : by_query) all_q.insert(all_q.end(), v.begin(), v.end());
-        std::sort(all_q.rbegin(), all_q.rend());
-        for (size_t i = 0; i < slowest && i < all_q.size(); ++i)
-          std::cout << json{{"bench", "server"}, {"slow_query_ms", all_q[i].first}, {"query", texts[all_q[i].second]}}.dump()
-                    << std::endl;
-      }
-    }
+    const json inproc = in_process_phase({inproc_copy, glove, ns, ingest_beir, clients, seconds, texts, slowest});
 
     // 2. The server, loaded by wrk while an ingest runs through it.
     const fs::path ingest_root = ingest_beir.empty() ? work : fs::path(ingest_beir).parent_path();
@@ -309,15 +403,9 @@ int main(int argc, char** argv) {
       ::kill(fresh, SIGTERM);
       ::waitpid(fresh, &st, 0);
     }
-    const double dur = w["duration_us"].get<double>() / 1e6;
-    json srv = {{"bench", "server"},
+    json srv = wrk_figures(w);
+    srv.update({{"bench", "server"},
                 {"phase", "server"},
-                {"requests", w["requests"]},
-                {"qps", w["requests"].get<double>() / dur},
-                {"p50_ms", w["p50_us"].get<double>() / 1000},
-                {"p99_ms", w["p99_us"].get<double>() / 1000},
-                {"non_2xx", w["non_2xx"]},
-                {"socket_errors", socket_errors(w)},
                 {"rss_start_mb", rss_start},
                 {"rss_end_mb", rss_end},
                 {"rss_peak_mb", rss_peak},
@@ -325,7 +413,7 @@ int main(int argc, char** argv) {
                 {"rss_anon_end_mb", anon_end},
                 {"rss_fresh_same_store_mb", rss_fresh},
                 {"rss_anon_fresh_same_store_mb", anon_fresh},
-                {"ingest", ingest}};
+                {"ingest", ingest}});
     std::cout << srv.dump() << std::endl;
     json ratios = {{"bench", "server"},
                    {"phase", "ratios"},
@@ -336,70 +424,8 @@ int main(int argc, char** argv) {
                    {"goals", {{"qps_ratio_min", 0.7}, {"p99_over_p50_max", 5}, {"rss_growth_max", 0.1}, {"non_2xx", 0}}}};
     std::cout << ratios.dump() << std::endl;
     if (hostile) {
-      // 3. The same server with a token (the attackers have none), measured by the same
-      //    clients for the same time without and then with the attack.
-      const std::string token = "bench-hostile-phase-token-0123456789";
-      ::setenv("EAGLE_BENCH_TOKEN", token.c_str(), 1);
-      auto args = serve_args;
-      args.insert(args.begin() + 1, {"--set", R"(auth.tokens=[{"name":"bench","token_env":"EAGLE_BENCH_TOKEN"}])"});
-      auto [hs, hport] = start_server(args, work / "serve-hostile.log");
-      httplib::Client hc("127.0.0.1", hport);
-      hc.set_read_timeout(60, 0);
-      hc.set_bearer_token_auth(token);
-      for (const auto& b : bodies) hc.Post("/search", b, "application/json");
-      // Clients and attackers aim at the server, or at nginx in front of it.
-      int target = hport;
-      std::string nginx;
-      if (!proxy_conf.empty()) {
-        target = eagle::bench::free_port();
-        nginx = start_nginx(proxy_conf, work / "nginx", target, hport);
-      }
-      std::ofstream(work / "calm.lua") << wrk_script(bodies, token);
-      std::ofstream(work / "attacked.lua") << wrk_script(bodies, token);
-      // A request unanswered for 5 s is an error here (the phase is short; wrk's usual
-      // 30 s would let a starved client finish the phase with no error at all).
-      const auto calm = run_wrk(work, "calm", target, clients, seconds, [] {}, 5);
-      const double rss_before = rss_mb(hs);
-      attack.port = target;
       attack.chunked_bytes = chunked_mib << 20;
-      eagle::bench::HostileClients attackers(attack);
-      attackers.start();
-      std::this_thread::sleep_for(std::chrono::seconds(2));  // the holds are in place
-      double rss_attack_peak = rss_before;
-      const auto attacked =
-          run_wrk(work, "attacked", target, clients, seconds, [&] { rss_attack_peak = std::max(rss_attack_peak, rss_mb(hs)); }, 5);
-      attackers.stop();
-      if (!nginx.empty()) std::system((nginx + " -s stop").c_str());
-      const double rss_after = rss_mb(hs);
-      ::kill(hs, SIGTERM);
-      ::waitpid(hs, &st, 0);
-      auto figures = [](const json& w) {
-        const double d = w["duration_us"].get<double>() / 1e6;
-        return json{{"requests", w["requests"]},
-                    {"qps", w["requests"].get<double>() / d},
-                    {"p50_ms", w["p50_us"].get<double>() / 1000},
-                    {"p99_ms", w["p99_us"].get<double>() / 1000},
-                    {"non_2xx", w["non_2xx"]},
-                    {"socket_errors", socket_errors(w)}};
-      };
-      const json c = figures(calm), a = figures(attacked);
-      json line = {{"bench", "server"},
-                   {"phase", "hostile"},
-                   {"clients", clients},
-                   {"in_front", proxy_conf.empty() ? json("nothing") : json("nginx: " + proxy_conf)},
-                   {"calm", c},
-                   {"attacked", a},
-                   {"attack", attackers.stats()},
-                   {"p99_attacked_over_calm", a["p99_ms"].get<double>() / std::max(1e-9, c["p99_ms"].get<double>())},
-                   {"errors_attacked", a["non_2xx"].get<int>() + a["socket_errors"].get<int>()},
-                   // wrk counts no error for a request that is never answered: a starved
-                   // run shows as no requests at all.
-                   {"answered_attacked", a["requests"]},
-                   {"rss_growth_mb", rss_attack_peak - rss_before},
-                   {"rss_before_mb", rss_before},
-                   {"rss_after_mb", rss_after},
-                   {"goals", {{"errors", 0}, {"answered_min_over_calm", 0.5}, {"p99_ratio_max", 2}, {"rss_growth_mb_max", 50}}}};
-      std::cout << line.dump() << std::endl;
+      hostile_phase({work, serve_args, bodies, clients, seconds, attack, proxy_conf});
     }
     fs::remove_all(work);
   } catch (const std::exception& e) {

