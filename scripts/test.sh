@@ -23,12 +23,27 @@ ran_main="[]"
 ran_tsan="[]"
 ran_fuzz="[]"
 
+# What failed, last: CI keeps only the tail of a run's output, and ctest prints a
+# failing test's output when that test ends, far above the tail. The failed cases and
+# their first assertion lines, from every suite's log, kept short.
+failure_digest() {
+  local log
+  for log in build/Testing/Temporary/LastTest.log build-tsan/Testing/Temporary/LastTest.log; do
+    [ -f "$log" ] || continue
+    grep -q '^\[  FAILED  \]' "$log" || continue
+    echo "failures in $log:"
+    grep -h -A3 ': Failure$\|WARNING: ThreadSanitizer' "$log" | grep -v '^--$' | cut -c1-300 | head -16
+    grep -h '^\[  FAILED  \] [A-Za-z]' "$log" | sed 's/ ([0-9]* ms)$//' | sort -u | head -6
+  done
+}
+
 report() {
   local total=$(( $(date +%s) - run_start )) i json="" slow
   for i in "${!stage_names[@]}"; do
     json+="${json:+, }\"${stage_names[$i]}\": ${stage_seconds[$i]}"
   done
   echo
+  failure_digest
   echo "{\"ci_stages_s\": {$json}, \"total_s\": $total, \"budget_s\": $budget, \"result\": \"$stage_result\"," \
        "\"main_tests\": $ran_main, \"tsan_tests\": $ran_tsan, \"fuzz_targets\": $ran_fuzz}"
   if [ "$total" -gt "$budget" ]; then
