@@ -65,6 +65,14 @@ int main(int argc, char** argv) {
   app.add_option("--batch", batch, "rows per log record")->capture_default_str();
   app.add_option("--reps", reps, "repetitions per figure (median)")->capture_default_str();
   app.add_option("--glove", glove, "converted GloVe file (eagle encoders converts it)")->capture_default_str();
+  std::string index = "both";
+  app.add_option("--index", index, "vector index of the collections: flat, hnsw or both")
+      ->check(CLI::IsMember({"flat", "hnsw", "both"}))
+      ->capture_default_str();
+  std::vector<std::string> ways{"binary", "binary_inline", "json"};
+  app.add_option("--ways", ways, "which logs to open: binary, binary_inline, json (ratios need all three)")
+      ->check(CLI::IsMember({"binary", "binary_inline", "json"}))
+      ->capture_default_str();
   app.add_option("--work", work, "folder for the stores (default: a temporary folder, removed)");
   CLI11_PARSE(app, argc, argv);
   try {
@@ -80,6 +88,7 @@ int main(int argc, char** argv) {
                      .dump()
               << std::endl;
     for (auto kind : {eagle::VectorIndexKind::flat, eagle::VectorIndexKind::hnsw}) {
+      if (index != "both" && index != (kind == eagle::VectorIndexKind::flat ? "flat" : "hnsw")) continue;
       auto schema = base_schema;
       schema.vector.index = kind;
       CollectionOptions opts;
@@ -117,6 +126,7 @@ int main(int argc, char** argv) {
       };
       for (const auto& [name, dir, linking] :
            {Way{"binary", bin_dir, true}, Way{"binary_inline", bin_dir, false}, Way{"json", json_dir, false}}) {
+        if (std::find(ways.begin(), ways.end(), name) == ways.end()) continue;
         const fs::path log = only_log(dir);
         std::vector<double> decode, open, linked;
         size_t decoded = 0;
@@ -154,6 +164,10 @@ int main(int argc, char** argv) {
         line[std::string(name) + "_decode_ms"] = median(decode);
         line[std::string(name) + "_open_ms"] = median(open);
         open_ms[name] = median(open);
+      }
+      if (ways.size() < 3) {
+        std::cout << line.dump() << std::endl;
+        continue;
       }
       line["decode_ratio"] = line["json_decode_ms"].get<double>() / line["binary_decode_ms"].get<double>();
       line["open_ratio"] = open_ms["json"] / open_ms["binary"];

@@ -10,12 +10,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <condition_variable>
-#include <deque>
-#include <exception>
+#include <utility>
 #include <filesystem>
 #include <mutex>
-#include <thread>
 #include <optional>
 #include <set>
 #include <shared_mutex>
@@ -30,6 +27,7 @@
 #include "eagle/biomed/ingest/doc_profile.h"
 #include "eagle/biomed/ingest/spl.h"
 #include "eagle/core/error.h"
+#include "eagle/core/read_ahead.h"
 #include "eagle/core/utf8.h"
 #include "eagle/encode/chem/chem.h"
 #include "eagle/encode/chem/chem_encoder.h"
@@ -168,72 +166,26 @@ class DocumentSpill {
       fail(ErrorCode::unavailable, std::string("cannot read the ingest's temporary document list: ") +
                                        std::strerror(errno));
     constexpr size_t kBatch = 1024;
-    std::mutex mu;
-    std::condition_variable cv;
-    std::deque<std::vector<Spilled>> ready;  // at most two batches ahead
-    bool done = false, stop = false;
-    std::exception_ptr error;
-    std::thread reader([&] {
-      try {
-        struct LineBuffer {
-          char* data = nullptr;
-          size_t cap = 0;
-          ~LineBuffer() { std::free(data); }
-        } line;
-        std::vector<Spilled> batch;
-        auto hand_over = [&] {
-          std::unique_lock g(mu);
-          cv.wait(g, [&] { return stop || ready.size() < 2; });
-          if (stop) return false;
-          ready.push_back(std::move(batch));
-          batch.clear();
-          cv.notify_all();
-          return true;
-        };
-        while (::getline(&line.data, &line.cap, file_) > 0) {
-          batch.push_back(parse(line.data));
-          if (batch.size() == kBatch && !hand_over()) return;
-        }
-        if (std::ferror(file_)) fail(ErrorCode::unavailable, "cannot read the ingest's temporary document list");
-        if (!batch.empty()) hand_over();
-      } catch (...) {
-        std::lock_guard g(mu);
-        error = std::current_exception();
-      }
-      std::lock_guard g(mu);
-      done = true;
-      cv.notify_all();
-    });
-    struct Joiner {  // the reader stops and is joined however fn leaves
-      std::thread& t;
-      std::mutex& mu;
-      std::condition_variable& cv;
-      bool& stop;
-      ~Joiner() {
-        {
-          std::lock_guard g(mu);
-          stop = true;
-        }
-        cv.notify_all();
-        t.join();
-      }
-    } joiner{reader, mu, cv, stop};
-    for (;;) {
-      std::vector<Spilled> batch;
-      {
-        std::unique_lock g(mu);
-        cv.wait(g, [&] { return !ready.empty() || done; });
-        if (ready.empty()) {
-          if (error) std::rethrow_exception(error);
-          return;
-        }
-        batch = std::move(ready.front());
-        ready.pop_front();
-        cv.notify_all();
-      }
-      for (auto& e : batch)
-        fn(e.d, e.brands ? &*e.brands : nullptr, e.tags ? &*e.tags : nullptr, std::as_const(e.sha256));
-    }
+    read_ahead<std::vector<Spilled>>(
+        /*depth=*/2,
+        [&](auto&& push) {
+          struct LineBuffer {
+            char* data = nullptr;
+            size_t cap = 0;
+            ~LineBuffer() { std::free(data); }
+          } line;
+          std::vector<Spilled> batch;
+          while (::getline(&line.data, &line.cap, file_) > 0) {
+            batch.push_back(parse(line.data));
+            if (batch.size() == kBatch && !push(std::exchange(batch, {}))) return;
+          }
+          if (std::ferror(file_)) fail(ErrorCode::unavailable, "cannot read the ingest's temporary document list");
+          if (!batch.empty()) push(std::move(batch));
+        },
+        [&](std::vector<Spilled>& batch) {
+          for (auto& e : batch)
+            fn(e.d, e.brands ? &*e.brands : nullptr, e.tags ? &*e.tags : nullptr, std::as_const(e.sha256));
+        });
   }
 
  private:

@@ -24,6 +24,7 @@
 
 #include "eagle/core/binary_io.h"
 #include "eagle/core/error.h"
+#include "eagle/core/read_ahead.h"
 #include "eagle/core/file_map.h"
 #include "eagle/core/utf8.h"
 #include "eagle/filter/compile.h"
@@ -458,38 +459,62 @@ void Collection::load_from_disk(const std::string& manifest) {
     fail(ErrorCode::data_loss, (dir / "MANIFEST").string() + ": " + e.what());
   }
   std::map<TxnId, uint64_t> skipped_parts;
-  for (const auto& wal : wals) {
-    const fs::path& file = wal.second;  // named: the replay callback captures it
-    auto st = replay_wal(
-        file,
-        [&](uint64_t lsn, WalOp op, const std::string& payload) {
-          if (lsn <= segment_lsn) return;
-          if (op == WalOp::txn_part) {
-            const auto t = part_txn(payload);
-            if (t && !is_committed(*t)) {
-              ++skipped_parts[*t];
-              last_lsn_ = lsn;
-              return;
-            }
+  // Read, checked, decoded and analysed a few records ahead on a second thread
+  // (read_ahead): this thread only indexes, so a replay uses both cores. A torn tail
+  // is cut here, in log order with this thread's other writes, never by the reader.
+  const index::Bm25Index analysis(segments_.back().lexical.params(), segments_.back().lexical.analyzer().options());
+  read_ahead<ReplayItem>(
+      kReplayReadAhead,
+      [&](auto&& push) {
+        for (size_t f = 0; f < wals.size(); ++f) {
+          bool stopped = false;
+          const auto st = replay_wal(
+              wals[f].second,
+              [&](uint64_t lsn, WalOp op, const std::string& payload) {
+                if (stopped || lsn <= segment_lsn) return;
+                stopped = !push(prepare_replay(lsn, op, payload, analysis));
+              },
+              /*truncate_torn_tail=*/false);
+          if (stopped) return;
+          ReplayItem end;
+          end.file = f;
+          end.file_end = true;
+          end.stats = st;
+          if (!push(std::move(end))) return;
+        }
+      },
+      [&](ReplayItem& item) {
+        const fs::path& file = wals[item.file].second;
+        if (item.file_end) {
+          const auto& st = item.stats;
+          if (st.truncated_tail && !ro) fsys().truncate(file, st.bytes);
+          if (!ro) wal_bytes_ = st.bytes;
+          if (st.truncated_tail && !ro)
+            spdlog::warn("{}: cut a torn tail of {} bytes (a write a crash interrupted before it was acknowledged) "
+                         "after {} intact records", file.string(), st.torn_bytes, st.records);
+          return;
+        }
+        if (item.op == WalOp::txn_part) {
+          const auto t = part_txn(item.payload);
+          if (t && !is_committed(*t)) {
+            ++skipped_parts[*t];
+            last_lsn_ = item.lsn;
+            return;
           }
-          try {
-            replay(lsn, op, payload);
-          } catch (const std::exception& e) {
-            // A part that cannot be applied fails its whole transaction.
-            if (op == WalOp::txn_part)
-              if (auto t = part_txn(payload)) txn_state(*t).failed = true;
-            // Intact but not applicable (written by an older version that logged
-            // before validating): never applied, kept aside, said out loud.
-            quarantine(file, lsn, op, payload, e.what());
-            last_lsn_ = lsn;
-          }
-        },
-        /*truncate_torn_tail=*/!ro, fsys());
-    if (!ro) wal_bytes_ = st.bytes;
-    if (st.truncated_tail && !ro)
-      spdlog::warn("{}: cut a torn tail of {} bytes (a write a crash interrupted before it was acknowledged) after "
-                   "{} intact records", file.string(), st.torn_bytes, st.records);
-  }
+        }
+        try {
+          if (item.decode_error) std::rethrow_exception(item.decode_error);
+          replay(item);
+        } catch (const std::exception& e) {
+          // A part that cannot be applied fails its whole transaction.
+          if (item.op == WalOp::txn_part)
+            if (auto t = part_txn(item.payload)) txn_state(*t).failed = true;
+          // Intact but not applicable (written by an older version that logged
+          // before validating): never applied, kept aside, said out loud.
+          quarantine(file, item.lsn, item.op, item.payload, e.what());
+          last_lsn_ = item.lsn;
+        }
+      });
   for (const auto& [t, parts] : skipped_parts)
     spdlog::warn("{}: skipped {} logged parts of transaction {}, never committed (an interrupted ingest; it was "
                  "never acknowledged)", dir.string(), parts, txn_hex(t));
@@ -763,19 +788,22 @@ void Collection::unhide(uint32_t row) {
   seg.hidden_len -= seg.lexical.doc_len(row - seg.base);
 }
 
-void Collection::apply_insert(std::vector<Record>& records) {
-  for (auto& r : records) {
-    const uint32_t row = append_row(r, segments_.back().lexical.analyze(r.text));
+void Collection::apply_insert(std::vector<Record>& records, const std::vector<index::AnalyzedDoc>* analyzed) {
+  for (size_t i = 0; i < records.size(); ++i) {
+    auto& r = records[i];
+    const uint32_t row = append_row(r, analyzed ? (*analyzed)[i] : segments_.back().lexical.analyze(r.text));
     if (auto old = live_.put(row)) hide(*old);  // upsert: the old row becomes a tombstone
     if (texts_->flush_due()) texts_->flush();
   }
 }
 
-void Collection::apply_staged(TxnId txn, std::vector<std::string> deletes, std::vector<Record>& records) {
+void Collection::apply_staged(TxnId txn, std::vector<std::string> deletes, std::vector<Record>& records,
+                              const std::vector<index::AnalyzedDoc>* analyzed) {
   auto& t = txn_state(txn);
   t.deletes.insert(t.deletes.end(), std::make_move_iterator(deletes.begin()), std::make_move_iterator(deletes.end()));
-  for (auto& r : records) {
-    const uint32_t row = append_row(r, segments_.back().lexical.analyze(r.text));
+  for (size_t i = 0; i < records.size(); ++i) {
+    auto& r = records[i];
+    const uint32_t row = append_row(r, analyzed ? (*analyzed)[i] : segments_.back().lexical.analyze(r.text));
     if (texts_->flush_due()) texts_->flush();
     hide(row);  // hidden until the commit
     // A row staged again in the same transaction replaces the earlier one, which
@@ -958,9 +986,34 @@ size_t Collection::apply_remove(const std::vector<std::string>& ids) {
   return n;
 }
 
+Collection::ReplayItem Collection::prepare_replay(uint64_t lsn, WalOp op, const std::string& payload,
+                                                  const index::Bm25Index& analysis) const {
+  ReplayItem item(lsn, op, payload);
+  if (op == WalOp::txn_commit || !is_binary_write(payload)) return item;
+  try {
+    item.write = decode_write(payload, schema_);
+    item.analyzed.reserve(item.write->records.size());
+    for (const auto& r : item.write->records) item.analyzed.push_back(analysis.analyze(r.text));
+  } catch (...) {
+    // Met in log order by the applying thread, which quarantines the record.
+    item.write.reset();
+    item.analyzed.clear();
+    item.decode_error = std::current_exception();
+  }
+  return item;
+}
+
 void Collection::replay(uint64_t lsn, WalOp op, const std::string& payload) {
+  ReplayItem item(lsn, op, payload);
+  replay(item);
+}
+
+void Collection::replay(ReplayItem& item) {
   // Decode the whole record before touching any row: a record that cannot be applied
   // is applied not at all (the caller quarantines it).
+  const uint64_t lsn = item.lsn;
+  const WalOp op = item.op;
+  const std::string& payload = item.payload;
   std::vector<std::string> removes;
   std::vector<Record> records;
   if (op == WalOp::txn_commit) {
@@ -976,14 +1029,19 @@ void Collection::replay(uint64_t lsn, WalOp op, const std::string& payload) {
     last_lsn_ = lsn;
     return;
   }
-  if (is_binary_write(payload)) {
-    auto w = decode_write(payload, schema_);
+  if (!item.write && is_binary_write(payload)) {  // not decoded ahead
+    item.write = decode_write(payload, schema_);
+    item.analyzed.clear();
+  }
+  if (item.write) {
+    auto& w = *item.write;
+    const auto* analyzed = item.analyzed.empty() ? nullptr : &item.analyzed;
     if (op == WalOp::txn_part) {
       if (w.txn == 0) fail(ErrorCode::invalid_argument, "transaction part without a transaction id");
-      apply_staged(w.txn, std::move(w.deletes), w.records);
+      apply_staged(w.txn, std::move(w.deletes), w.records, analyzed);
     } else {
       if (!w.deletes.empty()) apply_remove(w.deletes);
-      if (!w.records.empty()) apply_insert(w.records);
+      if (!w.records.empty()) apply_insert(w.records, analyzed);
     }
     last_lsn_ = lsn;
     return;

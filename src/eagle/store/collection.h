@@ -34,6 +34,7 @@
 #include <set>
 #include <atomic>
 #include <condition_variable>
+#include <exception>
 #include <mutex>
 #include <thread>
 #include <shared_mutex>
@@ -54,6 +55,7 @@
 #include "eagle/index/lexical/bm25_index.h"
 #include "eagle/store/merge_policy.h"
 #include "eagle/store/record.h"
+#include "eagle/store/record_codec.h"
 #include "eagle/store/row_texts.h"
 #include "eagle/store/row_table.h"
 #include "eagle/store/rows_by_id.h"
@@ -287,7 +289,9 @@ class Collection {
   void require_writable() const;
   void load_from_disk(const std::string& manifest);
   void log(WalOp op, const std::string& payload);
-  void apply_insert(std::vector<Record>& records);
+  // `analyzed`, when given, holds each record's analysed text (done ahead, off this
+  // thread); else the text is analysed here.
+  void apply_insert(std::vector<Record>& records, const std::vector<index::AnalyzedDoc>* analyzed = nullptr);
   // Indexes the row; returns its row number (the caller holds mutex_ exclusively, or
   // owns the collection: replay, compaction).
   uint32_t append_row(Record& r, const index::AnalyzedDoc& text);
@@ -306,9 +310,30 @@ class Collection {
   void hide(uint32_t row);
   void unhide(uint32_t row);
   size_t apply_remove(const std::vector<std::string>& ids);
+  // A log record as the replay's reading thread makes it ready: checked, and, for a
+  // binary write, decoded with its texts analysed (decode_error when it could not
+  // be); or (file_end) the end of log file `file`, read as `stats` says.
+  struct ReplayItem {
+    ReplayItem() = default;
+    ReplayItem(uint64_t lsn_, WalOp op_, std::string payload_) : lsn(lsn_), op(op_), payload(std::move(payload_)) {}
+    uint64_t lsn = 0;
+    WalOp op{};
+    std::string payload;
+    std::optional<WritePayload> write;
+    std::vector<index::AnalyzedDoc> analyzed;
+    std::exception_ptr decode_error;
+    size_t file = 0;
+    bool file_end = false;
+    WalReplayStats stats;
+  };
+  static constexpr size_t kReplayReadAhead = 4;  // records between the two threads
+  ReplayItem prepare_replay(uint64_t lsn, WalOp op, const std::string& payload,
+                            const index::Bm25Index& analysis) const;
   void replay(uint64_t lsn, WalOp op, const std::string& payload);
+  void replay(ReplayItem& item);
   // Transactions: the staged part applied invisibly / the staged rows swapped in.
-  void apply_staged(TxnId txn, std::vector<std::string> deletes, std::vector<Record>& records);
+  void apply_staged(TxnId txn, std::vector<std::string> deletes, std::vector<Record>& records,
+                    const std::vector<index::AnalyzedDoc>* analyzed = nullptr);
   size_t apply_commit(TxnId txn);
   // log_commit / publish of a logged commit, with write_mu_ held (publish: a no-op
   // when none is pending).

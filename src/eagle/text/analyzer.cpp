@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdlib>
+#include <functional>
 #include <memory>
 
 #include "eagle/core/error.h"
@@ -58,6 +59,42 @@ sb_stemmer* thread_stemmer(Stemmer which) {
   return slot.get();
 }
 
+// A stemmer's results, remembered per thread: a text's words repeat (Zipf), and
+// Snowball costs far more than a look-up. Direct-mapped and fixed in size, so its
+// memory is bounded (about 1 MB a thread) whatever the vocabulary; a collision only
+// replaces the slot. The stem of a word never changes, so a hit is exactly what
+// the stemmer would return.
+class StemCache {
+ public:
+  static constexpr size_t kSlots = 1u << 14;
+
+  // The stem of `word` by `stemmer`, computed at most once per slot fill.
+  std::string_view stem(sb_stemmer* stemmer, std::string_view word) {
+    Slot& slot = slots_[std::hash<std::string_view>{}(word) & (kSlots - 1)];
+    if (!slot.filled || slot.word != word) {
+      const sb_symbol* out = sb_stemmer_stem(stemmer, reinterpret_cast<const sb_symbol*>(word.data()),
+                                             static_cast<int>(word.size()));
+      if (!out) return {};  // out of memory in libstemmer: the caller keeps the word
+      slot.word.assign(word);
+      slot.stem.assign(reinterpret_cast<const char*>(out), static_cast<size_t>(sb_stemmer_length(stemmer)));
+      slot.filled = true;
+    }
+    return slot.stem;
+  }
+
+ private:
+  struct Slot {
+    std::string word, stem;
+    bool filled = false;
+  };
+  std::vector<Slot> slots_ = std::vector<Slot>(kSlots);
+};
+
+StemCache& thread_stem_cache(Stemmer which) {
+  thread_local StemCache porter, english;
+  return which == Stemmer::porter ? porter : english;
+}
+
 enum class CharClass { separator, word, hyphen, plus };
 
 bool is_alpha_ascii_term(std::string_view s) {
@@ -69,8 +106,12 @@ bool is_alpha_ascii_term(std::string_view s) {
 }  // namespace
 
 bool is_english_stopword(std::string_view term) {
+  // Every stop word is 1 to 5 lower-case ASCII letters: most terms are out by their
+  // length or first letter before any comparison.
+  if (term.empty() || term.size() > 5) return false;
+  const char first = term[0];
   for (auto w : kStopwords)
-    if (w == term) return true;
+    if (w[0] == first && w == term) return true;
   return false;
 }
 
@@ -168,11 +209,15 @@ void Analyzer::analyze(std::string_view raw,
     if (options_.stopwords && is_english_stopword(term)) return;
     if (allow_stem && options_.stemmer != Stemmer::none && is_alpha_ascii_term(term)) {
       sb_stemmer* st = thread_stemmer(options_.stemmer);
-      const sb_symbol* out = sb_stemmer_stem(st, reinterpret_cast<const sb_symbol*>(term.data()),
-                                             static_cast<int>(term.size()));
-      if (out) {
-        emit(std::string_view(reinterpret_cast<const char*>(out),
-                              static_cast<size_t>(sb_stemmer_length(st))));
+      if (options_.stem_cache) {
+        const std::string_view stem = thread_stem_cache(options_.stemmer).stem(st, term);
+        if (stem.data()) {
+          emit(stem);
+          return;
+        }
+      } else if (const sb_symbol* out = sb_stemmer_stem(st, reinterpret_cast<const sb_symbol*>(term.data()),
+                                                        static_cast<int>(term.size()))) {
+        emit(std::string_view(reinterpret_cast<const char*>(out), static_cast<size_t>(sb_stemmer_length(st))));
         return;
       }
     }

@@ -22,6 +22,9 @@ struct AnalyzerOptions {
   Stemmer stemmer = Stemmer::porter;  // Pyserini's BEIR BM25 uses Porter
   bool stopwords = true;              // Lucene's English stop set
   bool compound_parts = true;         // emit parts and the joined form of "PD-1"
+  // Stems remembered per thread (a fixed-size cache; the same terms either way). Off
+  // only to compare against the stemmer itself.
+  bool stem_cache = true;
 };
 
 class Analyzer {

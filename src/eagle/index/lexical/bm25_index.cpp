@@ -286,43 +286,47 @@ void Bm25Index::add_impact(uint32_t term, uint32_t tf, uint32_t len) {
 }
 
 AnalyzedDoc Bm25Index::analyze(std::string_view text) const {
-  // (term, first position) sorted by term, then collapsed to tf and put back in order
-  // of first occurrence (new terms get their ids in that order, as they always have).
-  std::vector<std::pair<std::string, uint32_t>> seen;
-  uint32_t len = 0;
-  analyzer_.analyze(text, [&](std::string_view term) { seen.emplace_back(std::string(term), len++); });
-  std::sort(seen.begin(), seen.end());
-  struct Counted {
-    uint32_t first, tf;
-    size_t at;  // index in `seen` of the term's first entry
-  };
-  std::vector<Counted> counted;
-  for (size_t i = 0; i < seen.size();) {
-    size_t j = i;
-    while (j < seen.size() && seen[j].first == seen[i].first) ++j;
-    counted.push_back({seen[i].second, static_cast<uint32_t>(j - i), i});
-    i = j;
-  }
-  std::sort(counted.begin(), counted.end(), [](const Counted& a, const Counted& b) { return a.first < b.first; });
+  // Distinct terms with their tf, in order of first occurrence (new terms get their
+  // ids in that order). Each term is found in an open-addressing table of indexes
+  // into doc.terms (linear probing, kept at most half full, per thread so its memory
+  // is reused from one document to the next).
+  thread_local std::vector<uint32_t> slots;  // 0 = empty, else index + 1 in doc.terms
+  size_t mask = 255;
+  slots.assign(mask + 1, 0);
   AnalyzedDoc doc;
-  doc.len = len;
-  doc.terms.reserve(counted.size());
-  for (const auto& c : counted) doc.terms.emplace_back(std::move(seen[c.at].first), c.tf);
+  analyzer_.analyze(text, [&](std::string_view term) {
+    ++doc.len;
+    size_t at = StringHash{}(term) & mask;
+    for (; slots[at] != 0; at = (at + 1) & mask) {
+      auto& entry = doc.terms[slots[at] - 1];
+      if (entry.first == term) {
+        ++entry.second;
+        return;
+      }
+    }
+    doc.terms.emplace_back(std::string(term), 1u);
+    slots[at] = static_cast<uint32_t>(doc.terms.size());
+    if (doc.terms.size() * 2 > mask + 1) {  // grow: place every term again
+      mask = mask * 2 + 1;
+      slots.assign(mask + 1, 0);
+      for (uint32_t i = 0; i < doc.terms.size(); ++i) {
+        size_t j = StringHash{}(doc.terms[i].first) & mask;
+        while (slots[j] != 0) j = (j + 1) & mask;
+        slots[j] = i + 1;
+      }
+    }
+  });
   return doc;
 }
 
 DocId Bm25Index::add(const AnalyzedDoc& analyzed) {
   const DocId doc = static_cast<DocId>(doc_len_.size());
   for (const auto& [term, tf] : analyzed.terms) {
-    auto it = term_ids_.find(term);
-    uint32_t id;
-    if (it == term_ids_.end()) {
-      id = static_cast<uint32_t>(postings_.size());
-      term_ids_.emplace(term, id);
+    bool added = false;
+    const uint32_t id = term_ids_.find_or_add(term, added);
+    if (added) {
       postings_.emplace_back();
       impacts_.emplace_back();
-    } else {
-      id = it->second;
     }
     postings_[id].append(doc, tf);
     add_impact(id, tf, analyzed.len);
@@ -333,9 +337,9 @@ DocId Bm25Index::add(const AnalyzedDoc& analyzed) {
 }
 
 Bm25Index::TermView Bm25Index::term(std::string_view t) const {
-  auto it = term_ids_.find(t);
-  if (it == term_ids_.end()) return {};
-  return {&postings_[it->second], std::span<const Impact>(impacts_[it->second])};
+  const auto id = term_ids_.find(t);
+  if (!id) return {};
+  return {&postings_[*id], std::span<const Impact>(impacts_[*id])};
 }
 
 std::vector<LexicalHit> Bm25Index::search(std::string_view query, size_t k, TopKAlgorithm algo,
@@ -448,11 +452,9 @@ void Bm25Index::save(std::ostream& out) const {
   io::write_pod<uint8_t>(out, ao.compound_parts);
   io::write_vec(out, doc_len_);
   // Terms in id order so ids survive the round trip.
-  std::vector<const std::string*> names(postings_.size());
-  for (const auto& [name, id] : term_ids_) names[id] = &name;
   io::write_pod<uint64_t>(out, postings_.size());
   for (size_t t = 0; t < postings_.size(); ++t) {
-    io::write_str(out, *names[t]);
+    io::write_str(out, term_ids_.name(static_cast<uint32_t>(t)));
     const auto& pl = postings_[t];
     io::write_vec(out, pl.bytes());
     io::write_vec(out, pl.blocks());
@@ -501,8 +503,9 @@ Bm25Index Bm25Index::load(std::istream& in) {
     if (!ok) fail(ErrorCode::invalid_argument, "corrupt postings for term '" + name + "'");
     idx.postings_.emplace_back();
     idx.postings_.back().restore(std::move(bytes), std::move(blocks), std::move(tail_docs), std::move(tail_tfs));
-    if (!idx.term_ids_.emplace(std::move(name), static_cast<uint32_t>(t)).second)
-      fail(ErrorCode::invalid_argument, "corrupt BM25 index: duplicate term");
+    bool added = false;
+    idx.term_ids_.find_or_add(name, added);
+    if (!added) fail(ErrorCode::invalid_argument, "corrupt BM25 index: duplicate term");
   }
   // The impacts are not stored: derived from the postings (one pass, as the add did).
   idx.impacts_.resize(idx.postings_.size());

@@ -25,6 +25,7 @@
 
 #include "eagle/core/bitset.h"
 #include "eagle/index/lexical/postings.h"
+#include "eagle/index/lexical/term_dictionary.h"
 #include "eagle/text/analyzer.h"
 
 namespace eagle::index {
@@ -164,7 +165,7 @@ class Bm25Index {
 
   Bm25Params params_;
   text::Analyzer analyzer_;
-  std::unordered_map<std::string, uint32_t, StringHash, std::equal_to<>> term_ids_;
+  TermDictionary term_ids_;
   std::vector<PostingList> postings_;
   std::vector<uint32_t> doc_len_;
   std::vector<std::vector<Impact>> impacts_;  // per term, by tf ascending (and length ascending)
