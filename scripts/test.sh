@@ -6,7 +6,7 @@
 #   fuzz_build   build-fuzz: the libFuzzer targets (clang, ASan + UBSan)
 #   test         the main suite, ctest -j2, on SQLite and a throwaway PostgreSQL
 #   fuzz         every fuzz target for 20 s, one at a time, beside `test`
-#   tsan_build   build-tsan: the libraries, `eagle` and the four threaded test programs
+#   tsan_build   build-tsan: the libraries, `eagle` and the threaded test programs (and test_core for read_ahead)
 #   tsan_test    the test cases that start threads, under ThreadSanitizer (label tsan)
 # The last line printed is one JSON object with every stage's seconds and what each
 # test stage ran; past EAGLE_CI_BUDGET_S (default 2400 s, 40 minutes) a warning names
@@ -109,7 +109,7 @@ stage_seconds+=("$(( $(date +%s) - fuzz_start ))")
 # client tests that start threads (tests/CMakeLists.txt, label tsan; the server and
 # MCP tests run `eagle` itself under TSan). TSan reports fail the test binaries
 # (halt_on_error) and the server tests check the server's log.
-tsan_targets=(eagle test_store test_concurrency test_server test_mcp_clients)
+tsan_targets=(eagle test_store test_concurrency test_server test_mcp_clients test_core)
 stage tsan_build bash -c "cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=Release -DEAGLE_TSAN=ON \
   -DEAGLE_BENCHMARKS=OFF >/dev/null && ninja -C build-tsan -j $jobs ${tsan_targets[*]}"
 # What ran under TSan: each test's command line (program and gtest filter).

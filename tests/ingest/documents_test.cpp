@@ -539,7 +539,9 @@ TEST(Pdf, EveryFileOfDocsPdfAgainstItsFacts) {
     ++files;
     EXPECT_NE(a.title.find(f.title_part), std::string::npos) << a.title;
     EXPECT_EQ(a.pages, static_cast<int>(f.pages));
-    if (!f.doi.empty()) EXPECT_EQ(a.doi, f.doi);
+    if (!f.doi.empty()) {
+      EXPECT_EQ(a.doi, f.doi);
+    }
     const auto rows = chunk_article(a);
     const auto tops = top_level_headings(rows);
     for (const auto& h : f.headings) EXPECT_TRUE(tops.count(h)) << "heading " << h;

@@ -118,7 +118,9 @@ void expect_same_as_one_index(const Collection& c, std::mt19937& rng, const std:
     ASSERT_EQ(got.size(), want.size()) << ctx << " tenant '" << query << "'";
     for (size_t i = 0; i < got.size(); ++i) {
       EXPECT_NEAR(got[i].score, want[i].score, 1e-9) << ctx << " tenant rank " << i;
-      if (got[i].id != want[i].id) EXPECT_NEAR(got[i].score, want[i].score, 1e-12) << ctx << " tenant rank " << i;
+      if (got[i].id != want[i].id) {
+        EXPECT_NEAR(got[i].score, want[i].score, 1e-12) << ctx << " tenant rank " << i;
+      }
     }
     // A query's weight (the biomed boost's mention share) from the same statistics.
     EXPECT_NEAR(c.query_weight(query, "kb_name in {kbs}", kbs), tenant->query_weight(query), 1e-9) << ctx;
