@@ -458,66 +458,7 @@ void Collection::load_from_disk(const std::string& manifest) {
   } catch (const json::exception& e) {
     fail(ErrorCode::data_loss, (dir / "MANIFEST").string() + ": " + e.what());
   }
-  std::map<TxnId, uint64_t> skipped_parts;
-  // Read, checked, decoded and analysed a few records ahead on a second thread
-  // (read_ahead): this thread only indexes, so a replay uses both cores. A torn tail
-  // is cut here, in log order with this thread's other writes, never by the reader.
-  const index::Bm25Index analysis(segments_.back().lexical.params(), segments_.back().lexical.analyzer().options());
-  read_ahead<ReplayItem>(
-      kReplayReadAhead,
-      [&](auto&& push) {
-        for (size_t f = 0; f < wals.size(); ++f) {
-          bool stopped = false;
-          const auto st = replay_wal(
-              wals[f].second,
-              [&](uint64_t lsn, WalOp op, const std::string& payload) {
-                if (stopped || lsn <= segment_lsn) return;
-                stopped = !push(prepare_replay(lsn, op, payload, analysis));
-              },
-              /*truncate_torn_tail=*/false);
-          if (stopped) return;
-          ReplayItem end;
-          end.file = f;
-          end.file_end = true;
-          end.stats = st;
-          if (!push(std::move(end))) return;
-        }
-      },
-      [&](ReplayItem& item) {
-        const fs::path& file = wals[item.file].second;
-        if (item.file_end) {
-          const auto& st = item.stats;
-          if (st.truncated_tail && !ro) fsys().truncate(file, st.bytes);
-          if (!ro) wal_bytes_ = st.bytes;
-          if (st.truncated_tail && !ro)
-            spdlog::warn("{}: cut a torn tail of {} bytes (a write a crash interrupted before it was acknowledged) "
-                         "after {} intact records", file.string(), st.torn_bytes, st.records);
-          return;
-        }
-        if (item.op == WalOp::txn_part) {
-          const auto t = part_txn(item.payload);
-          if (t && !is_committed(*t)) {
-            ++skipped_parts[*t];
-            last_lsn_ = item.lsn;
-            return;
-          }
-        }
-        try {
-          if (item.decode_error) std::rethrow_exception(item.decode_error);
-          replay(item);
-        } catch (const std::exception& e) {
-          // A part that cannot be applied fails its whole transaction.
-          if (item.op == WalOp::txn_part)
-            if (auto t = part_txn(item.payload)) txn_state(*t).failed = true;
-          // Intact but not applicable (written by an older version that logged
-          // before validating): never applied, kept aside, said out loud.
-          quarantine(file, item.lsn, item.op, item.payload, e.what());
-          last_lsn_ = item.lsn;
-        }
-      });
-  for (const auto& [t, parts] : skipped_parts)
-    spdlog::warn("{}: skipped {} logged parts of transaction {}, never committed (an interrupted ingest; it was "
-                 "never acknowledged)", dir.string(), parts, txn_hex(t));
+  replay_logs(wals, segment_lsn, is_committed);
   // What is still staged was committed by the catalog (a transaction over several
   // collections) but a crash came before this collection logged its commit record.
   std::vector<TxnId> committed_elsewhere;
@@ -984,6 +925,75 @@ size_t Collection::apply_remove(const std::vector<std::string>& ids) {
     ++n;
   }
   return n;
+}
+
+// Step 3 of an open, the second pass: every record after `segment_lsn` applied in log
+// order, parts of transactions `is_committed` denies skipped, records that cannot be
+// applied quarantined.
+void Collection::replay_logs(const std::vector<std::pair<uint64_t, fs::path>>& wals, uint64_t segment_lsn,
+                             const std::function<bool(TxnId)>& is_committed) {
+  const bool ro = opts_.read_only;
+  const fs::path& dir = dir_;
+  std::map<TxnId, uint64_t> skipped_parts;
+  // Read, checked, decoded and analysed a few records ahead on a second thread
+  // (read_ahead): this thread only indexes, so a replay uses both cores. A torn tail
+  // is cut here, in log order with this thread's other writes, never by the reader.
+  const index::Bm25Index analysis(segments_.back().lexical.params(), segments_.back().lexical.analyzer().options());
+  read_ahead<ReplayItem>(
+      kReplayReadAhead,
+      [&](auto&& push) {
+        for (size_t f = 0; f < wals.size(); ++f) {
+          bool stopped = false;
+          const auto st = replay_wal(
+              wals[f].second,
+              [&](uint64_t lsn, WalOp op, const std::string& payload) {
+                if (stopped || lsn <= segment_lsn) return;
+                stopped = !push(prepare_replay(lsn, op, payload, analysis));
+              },
+              /*truncate_torn_tail=*/false);
+          if (stopped) return;
+          ReplayItem end;
+          end.file = f;
+          end.file_end = true;
+          end.stats = st;
+          if (!push(std::move(end))) return;
+        }
+      },
+      [&](ReplayItem& item) {
+        const fs::path& file = wals[item.file].second;
+        if (item.file_end) {
+          const auto& st = item.stats;
+          if (st.truncated_tail && !ro) fsys().truncate(file, st.bytes);
+          if (!ro) wal_bytes_ = st.bytes;
+          if (st.truncated_tail && !ro)
+            spdlog::warn("{}: cut a torn tail of {} bytes (a write a crash interrupted before it was acknowledged) "
+                         "after {} intact records", file.string(), st.torn_bytes, st.records);
+          return;
+        }
+        if (item.op == WalOp::txn_part) {
+          const auto t = part_txn(item.payload);
+          if (t && !is_committed(*t)) {
+            ++skipped_parts[*t];
+            last_lsn_ = item.lsn;
+            return;
+          }
+        }
+        try {
+          if (item.decode_error) std::rethrow_exception(item.decode_error);
+          replay(item);
+        } catch (const std::exception& e) {
+          // A part that cannot be applied fails its whole transaction.
+          if (item.op == WalOp::txn_part)
+            if (auto t = part_txn(item.payload)) txn_state(*t).failed = true;
+          // Intact but not applicable (written by an older version that logged
+          // before validating): never applied, kept aside, said out loud.
+          quarantine(file, item.lsn, item.op, item.payload, e.what());
+          last_lsn_ = item.lsn;
+        }
+      });
+  for (const auto& [t, parts] : skipped_parts)
+    spdlog::warn("{}: skipped {} logged parts of transaction {}, never committed (an interrupted ingest; it was "
+                 "never acknowledged)", dir.string(), parts, txn_hex(t));
 }
 
 Collection::ReplayItem Collection::prepare_replay(uint64_t lsn, WalOp op, const std::string& payload,

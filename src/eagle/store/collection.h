@@ -327,6 +327,8 @@ class Collection {
     WalReplayStats stats;
   };
   static constexpr size_t kReplayReadAhead = 4;  // records between the two threads
+  void replay_logs(const std::vector<std::pair<uint64_t, std::filesystem::path>>& wals, uint64_t segment_lsn,
+                   const std::function<bool(TxnId)>& is_committed);
   ReplayItem prepare_replay(uint64_t lsn, WalOp op, const std::string& payload,
                             const index::Bm25Index& analysis) const;
   void replay(uint64_t lsn, WalOp op, const std::string& payload);
