@@ -963,11 +963,13 @@ void Collection::replay_logs(const std::vector<std::pair<uint64_t, fs::path>>& w
         const fs::path& file = wals[item.file].second;
         if (item.file_end) {
           const auto& st = item.stats;
-          if (st.truncated_tail && !ro) fsys().truncate(file, st.bytes);
-          if (!ro) wal_bytes_ = st.bytes;
-          if (st.truncated_tail && !ro)
+          if (ro) return;
+          if (st.truncated_tail) {
+            fsys().truncate(file, st.bytes);
             spdlog::warn("{}: cut a torn tail of {} bytes (a write a crash interrupted before it was acknowledged) "
                          "after {} intact records", file.string(), st.torn_bytes, st.records);
+          }
+          wal_bytes_ = st.bytes;
           return;
         }
         if (item.op == WalOp::txn_part) {
@@ -1011,11 +1013,6 @@ Collection::ReplayItem Collection::prepare_replay(uint64_t lsn, WalOp op, const 
     item.decode_error = std::current_exception();
   }
   return item;
-}
-
-void Collection::replay(uint64_t lsn, WalOp op, const std::string& payload) {
-  ReplayItem item(lsn, op, payload);
-  replay(item);
 }
 
 void Collection::replay(ReplayItem& item) {

@@ -331,7 +331,6 @@ class Collection {
                    const std::function<bool(TxnId)>& is_committed);
   ReplayItem prepare_replay(uint64_t lsn, WalOp op, const std::string& payload,
                             const index::Bm25Index& analysis) const;
-  void replay(uint64_t lsn, WalOp op, const std::string& payload);
   void replay(ReplayItem& item);
   // Transactions: the staged part applied invisibly / the staged rows swapped in.
   void apply_staged(TxnId txn, std::vector<std::string> deletes, std::vector<Record>& records,
