@@ -61,7 +61,7 @@ sb_stemmer* thread_stemmer(Stemmer which) {
 
 // A stemmer's results, remembered per thread: a text's words repeat (Zipf), and
 // Snowball costs far more than a look-up. Direct-mapped and fixed in size, so its
-// memory is bounded (about 1 MB a thread) whatever the vocabulary; a collision only
+// memory is bounded (about 1.2 MB a thread and stemmer) whatever the vocabulary; a collision only
 // replaces the slot. The stem of a word never changes, so a hit is exactly what
 // the stemmer would return.
 class StemCache {
@@ -71,13 +71,12 @@ class StemCache {
   // The stem of `word` by `stemmer`, computed at most once per slot fill.
   std::string_view stem(sb_stemmer* stemmer, std::string_view word) {
     Slot& slot = slots_[std::hash<std::string_view>{}(word) & (kSlots - 1)];
-    if (!slot.filled || slot.word != word) {
+    if (slot.word != word) {  // an empty slot's word is "", never a word to stem
       const sb_symbol* out = sb_stemmer_stem(stemmer, reinterpret_cast<const sb_symbol*>(word.data()),
                                              static_cast<int>(word.size()));
       if (!out) return {};  // out of memory in libstemmer: the caller keeps the word
       slot.word.assign(word);
       slot.stem.assign(reinterpret_cast<const char*>(out), static_cast<size_t>(sb_stemmer_length(stemmer)));
-      slot.filled = true;
     }
     return slot.stem;
   }
@@ -85,14 +84,19 @@ class StemCache {
  private:
   struct Slot {
     std::string word, stem;
-    bool filled = false;
   };
   std::vector<Slot> slots_ = std::vector<Slot>(kSlots);
 };
 
+// Each made on a thread's first use of its stemmer, so a thread holds one cache per
+// stemmer it uses.
 StemCache& thread_stem_cache(Stemmer which) {
-  thread_local StemCache porter, english;
-  return which == Stemmer::porter ? porter : english;
+  if (which == Stemmer::porter) {
+    thread_local StemCache porter;
+    return porter;
+  }
+  thread_local StemCache english;
+  return english;
 }
 
 enum class CharClass { separator, word, hyphen, plus };
