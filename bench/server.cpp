@@ -204,6 +204,48 @@ void hostile_phase(HostileSetup h) {
   std::cout << line.dump() << std::endl;
 }
 
+// 4. The HTTP server against another eagle binary's (--peer-eagle: e.g. the release
+//    before a server change), the same store and clients, no ingest: `rounds` turns
+//    each, alternating, so drift on a noisy machine falls on both; prints one line.
+void peer_phase(const fs::path& work, const fs::path& store, std::vector<std::string> serve_args,
+                const std::string& peer_bin, const std::vector<std::string>& bodies, int clients, int seconds,
+                int rounds) {
+  const fs::path copy = work / "store-peer";
+  fs::copy(store, copy, fs::copy_options::recursive);
+  fs::remove(copy / "LOCK");
+  serve_args[2] = copy.string();  // {eagle, --data-dir, DIR, ...}
+  std::ofstream(work / "peer.lua") << wrk_script(bodies);
+  json runs = json::array();
+  std::vector<double> qps[2];
+  for (int round = 0; round < rounds; ++round)
+    for (int side = 0; side < 2; ++side) {
+      auto args = serve_args;
+      if (side == 1) args[0] = peer_bin;
+      auto [pid, port] = start_server(args, work / "serve-peer.log");
+      httplib::Client warm("127.0.0.1", port);
+      warm.set_read_timeout(60, 0);
+      for (const auto& b : bodies) warm.Post("/search", b, "application/json");
+      json f = wrk_figures(run_wrk(work, "peer", port, clients, seconds, [] {}));
+      ::kill(pid, SIGTERM);
+      int st;
+      ::waitpid(pid, &st, 0);
+      f["binary"] = side == 0 ? "this" : "peer";
+      qps[side].push_back(f["qps"].get<double>());
+      runs.push_back(f);
+    }
+  auto mean = [](const std::vector<double>& v) {
+    double s = 0;
+    for (double x : v) s += x;
+    return v.empty() ? 0.0 : s / static_cast<double>(v.size());
+  };
+  std::cout << json{{"bench", "server"}, {"phase", "peer"}, {"peer", peer_bin}, {"runs", runs},
+                    {"qps_this", mean(qps[0])}, {"qps_peer", mean(qps[1])},
+                    {"qps_this_over_peer", mean(qps[0]) / std::max(1e-9, mean(qps[1]))},
+                    {"goals", {{"qps_ratio_min", 0.95}}}}
+                   .dump()
+            << std::endl;
+}
+
 struct InProcessSetup {
   fs::path store;
   std::string glove, ns, ingest_beir;
@@ -288,7 +330,8 @@ int main(int argc, char** argv) {
   bool hostile = false;
   eagle::bench::HostileClients::Plan attack;
   uint64_t chunked_mib = 300;
-  std::string proxy_conf;
+  std::string proxy_conf, peer_eagle;
+  int peer_rounds = 2;
   app.add_option("--store", store, "store to serve (copied first; build it with eagle ingest)")->required();
   app.add_option("--beir", beir, "BEIR folder whose queries are sent")->required();
   app.add_option("--split", split, "qrels split of the queries")->capture_default_str();
@@ -310,6 +353,10 @@ int main(int argc, char** argv) {
   app.add_option("--proxy-conf", proxy_conf,
                  "hostile phase: put nginx in front, with this configuration (docs/deploy/nginx.conf; its listen "
                  "becomes plain HTTP on a free port, its upstream the server), and aim clients and attackers at it");
+  app.add_option("--peer-eagle", peer_eagle,
+                 "4. peer phase: the same clients against this eagle binary's server and the given one's, "
+                 "alternating, on a fresh copy of the store (no ingest)");
+  app.add_option("--peer-rounds", peer_rounds, "peer phase: turns per binary")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   try {
     if (eagle_bin.empty()) eagle_bin = (fs::path(argv[0]).parent_path() / "eagle").string();
@@ -427,6 +474,7 @@ int main(int argc, char** argv) {
       attack.chunked_bytes = chunked_mib << 20;
       hostile_phase({work, serve_args, bodies, clients, seconds, attack, proxy_conf});
     }
+    if (!peer_eagle.empty()) peer_phase(work, store, serve_args, peer_eagle, bodies, clients, seconds, peer_rounds);
     fs::remove_all(work);
   } catch (const std::exception& e) {
     std::cerr << "bench_server: " << e.what() << "\n";

@@ -22,6 +22,7 @@ set(EAGLE_FUZZ_TARGETS
   fuzz_vocab:eagle_biomed_vocab
   fuzz_mcp:eagle_mcp
   fuzz_http:eagle_server
+  fuzz_multipart:eagle_server
   fuzz_glove:eagle_encode
   fuzz_remote:eagle_encode
   fuzz_jats:eagle_ingest

@@ -1,6 +1,6 @@
 // The HTTP layer: a connection's raw bytes (request lines, headers, Content-Length and
 // chunked bodies, multipart uploads, several requests kept alive) through the server's
-// whole path in memory (Server::answer_bytes: httplib's parser, then Host/Origin, the
+// whole path in memory (Server::answer_bytes: Beast's request parser, then Host/Origin, the
 // route, the token, the body limits and the handlers) over an Engine on an empty
 // store. Whatever arrives, every answer is an HTTP/1.1 status line and none is a 500:
 // bad input is the client's error, said as a 4xx.

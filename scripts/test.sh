@@ -109,7 +109,7 @@ stage_seconds+=("$(( $(date +%s) - fuzz_start ))")
 # client tests that start threads (tests/CMakeLists.txt, label tsan; the server and
 # MCP tests run `eagle` itself under TSan). TSan reports fail the test binaries
 # (halt_on_error) and the server tests check the server's log.
-tsan_targets=(eagle test_store test_concurrency test_server test_mcp_clients test_core)
+tsan_targets=(eagle test_store test_concurrency test_server test_mcp_clients test_core test_http)
 stage tsan_build bash -c "cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=Release -DEAGLE_TSAN=ON \
   -DEAGLE_BENCHMARKS=OFF >/dev/null && ninja -C build-tsan -j $jobs ${tsan_targets[*]}"
 # What ran under TSan: each test's command line (program and gtest filter).

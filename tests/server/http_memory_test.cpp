@@ -61,4 +61,24 @@ TEST(HttpInMemory, RequestsOnOneConnectionAreAnsweredInTurnWithTheServersRules) 
   const std::string odd_host = http.answer_bytes("GET /health HTTP/1.1\r\nHost: loca\xf4\xf4lhost\r\n\r\n");
   EXPECT_EQ(odd_host.rfind("HTTP/1.1 403", 0), 0u) << odd_host;
   EXPECT_NE(odd_host.find("\xef\xbf\xbd"), std::string::npos) << "U+FFFD in the message";
+  // An Origin header that is present but empty is an Origin no one allowed (httplib
+  // dropped empty headers, so it passed as no Origin at all).
+  EXPECT_EQ(http.answer_bytes("GET /health HTTP/1.1\r\nHost: localhost\r\nOrigin:\r\n\r\n").rfind("HTTP/1.1 403", 0), 0u);
+  EXPECT_EQ(http.answer_bytes("GET /health HTTP/1.1\r\nHost: localhost\r\nOrigin: \r\n\r\n").rfind("HTTP/1.1 403", 0), 0u);
+  // Ids with '/' reach the document routes, encoded or not (one rule: the path is
+  // percent-decoded once): an absent document is a 404 from the route, not "no route".
+  for (const char* path : {"/documents/jats/pone.0046493.nxml", "/documents/jats%2Fpone.0046493.nxml"}) {
+    const std::string doc = http.answer_bytes(std::string("GET ") + path +
+                                              " HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer admin-token\r\n\r\n");
+    EXPECT_EQ(doc.rfind("HTTP/1.1 404", 0), 0u) << doc;
+    EXPECT_NE(doc.find("no document 'jats/pone.0046493.nxml'"), std::string::npos) << doc;
+  }
+  // A multipart search whose body is not well-formed is a 400 naming the fault.
+  const std::string form_body = "--XyZ\r\nContent-Disposition: form-data; name=\"image\"\r\n\r\nabc";
+  const std::string torn = http.answer_bytes(
+      "POST /search HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer admin-token\r\n"
+      "Content-Type: multipart/form-data; boundary=XyZ\r\nContent-Length: " +
+      std::to_string(form_body.size()) + "\r\n\r\n" + form_body);
+  EXPECT_EQ(torn.rfind("HTTP/1.1 400", 0), 0u) << torn;
+  EXPECT_NE(torn.find("not closed by the boundary"), std::string::npos) << torn;
 }

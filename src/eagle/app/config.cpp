@@ -334,13 +334,29 @@ void add_server_options(std::vector<ConfigOption>& o) {
   o.push_back({"server.allowed_origins", "Origin allow-list for browser requests, comma-separated (empty: none)",
                [](Config& c, const std::string& v) { c.server.allowed_origins = split_list(v); },
                [](const Config& c) { return join_list(c.server.allowed_origins); }});
-  o.push_back({"server.request_timeout_s", "read/write timeout of a connection, seconds",
+  // A server deadline in seconds: in (0, 3600].
+  auto deadline_option = [&o](const std::string& key, const std::string& help, double Config::Server::*field) {
+    o.push_back({key, help,
+                 [key, field](Config& c, const std::string& v) {
+                   const double d = to_double(key, v);
+                   if (d <= 0 || d > 3600) fail(ErrorCode::invalid_argument, key + " must be in (0, 3600]");
+                   c.server.*field = d;
+                 },
+                 [field](const Config& c) { return fmt(c.server.*field); }});
+  };
+  deadline_option("server.header_timeout_s",
+                  "deadline for a request line and headers, seconds (also how long a keep-alive connection may idle)",
+                  &Config::Server::header_timeout_s);
+  o.push_back({"server.max_connections", "open connections `eagle serve` keeps; more are closed as they are accepted",
                [](Config& c, const std::string& v) {
-                 double d = to_double("server.request_timeout_s", v);
-                 if (d <= 0 || d > 3600) fail(ErrorCode::invalid_argument, "server.request_timeout_s must be in (0, 3600]");
-                 c.server.request_timeout_s = d;
+                 c.server.max_connections = to_count("server.max_connections", v, 1'000'000);
                },
-               [](const Config& c) { return fmt(c.server.request_timeout_s); }});
+               [](const Config& c) { return std::to_string(c.server.max_connections); }});
+  o.push_back({"server.io_threads", "threads reading and writing sockets (requests run on server.threads)",
+               [](Config& c, const std::string& v) { c.server.io_threads = to_count("server.io_threads", v, 64); },
+               [](const Config& c) { return std::to_string(c.server.io_threads); }});
+  deadline_option("server.request_timeout_s", "deadline for reading a request's body and for writing its answer, seconds",
+                  &Config::Server::request_timeout_s);
   o.push_back({"server.ingest_nice", "scheduling niceness of the ingest task thread, 0..19 (searches keep the cores)",
                [](Config& c, const std::string& v) {
                  const size_t n = v == "0" ? 0 : to_count("server.ingest_nice", v, 19);

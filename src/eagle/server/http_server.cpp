@@ -1,6 +1,5 @@
 #include "eagle/server/http_server.h"
 
-#include <httplib.h>
 #include <spdlog/spdlog.h>
 
 #include <signal.h>
@@ -27,6 +26,8 @@
 #include "eagle/mcp/protocol.h"
 #include "eagle/mcp/tools.h"
 #include "eagle/server/console.h"
+#include "eagle/server/http_listener.h"
+#include "eagle/server/http_message.h"
 #include "eagle/server/metrics.h"
 #include "eagle/server/tasks.h"
 
@@ -38,6 +39,9 @@ namespace {
 
 constexpr size_t kMaxRecords = 100000;
 constexpr size_t kMaxQueuedTasks = 64;      // ingest tasks waiting; 503 beyond
+constexpr size_t kPendingPerWorker = 16;    // requests waiting for a worker, per worker; 503 beyond
+constexpr size_t kKeepAliveRequests = 1000; // requests on one connection; then it is closed
+constexpr size_t kMaxFormParts = 4096;      // parts of one multipart body
 
 // An error the HTTP layer decides itself (request shape, auth, routing), the same
 // type the shared request readers throw.
@@ -67,7 +71,7 @@ std::pair<int, std::string> engine_status(const Error& e) {
   return {http_status(e.code()), std::string(error_code_name(e.code()))};
 }
 
-json parse_body(const httplib::Request& req) {
+json parse_body(const HttpRequest& req) {
   if (req.body.empty()) bad("", "the request needs a JSON body");
   json j;
   try {
@@ -83,7 +87,7 @@ json parse_body(const httplib::Request& req) {
 // PNG or JPEG as sent, no Base64) and an optional `request` part holding the JSON
 // fields (query, top_k, ...). The image joins the JSON as Base64 so one parser checks
 // every field and bound; any other part is a 400 naming it.
-json search_body(const httplib::Request& req) {
+json search_body(const HttpRequest& req) {
   if (!req.is_multipart_form_data()) return parse_body(req);
   json body = json::object();
   if (req.has_file("request")) {
@@ -167,6 +171,9 @@ ServerOptions server_options(const app::Config& cfg) {
   o.allowed_hosts = cfg.server.allowed_hosts;
   o.allowed_origins = cfg.server.allowed_origins;
   o.request_timeout_s = cfg.server.request_timeout_s;
+  o.header_timeout_s = cfg.server.header_timeout_s;
+  o.max_connections = cfg.server.max_connections;
+  o.io_threads = cfg.server.io_threads;
   o.ingest_nice = cfg.server.ingest_nice;
   o.repair_utf8 = cfg.repair_utf8;
   o.default_namespace = cfg.pipeline.plugin_namespace;
@@ -197,62 +204,18 @@ ServerOptions server_options(const app::Config& cfg) {
   return o;
 }
 
-namespace {
-// httplib's per-connection request loop is protected there: opened up, one
-// connection's bytes can go through the whole HTTP layer without a socket
-// (Server::answer_bytes).
-class HttpCore : public httplib::Server {
- public:
-  using httplib::Server::process_request;
-};
-
-// A connection in memory: reads come from `in`, writes are collected (at most
-// `max_out` bytes kept: a streamed answer is cut there, as a client hanging up would).
-class MemoryStream final : public httplib::Stream {
- public:
-  MemoryStream(std::string_view in, size_t max_out) : in_(in), max_out_(max_out) {}
-  bool is_readable() const override { return true; }
-  bool is_writable() const override { return out.size() < max_out_; }
-  ssize_t read(char* ptr, size_t size) override {
-    size = std::min(size, in_.size() - pos_);
-    std::memcpy(ptr, in_.data() + pos_, size);
-    pos_ += size;
-    return static_cast<ssize_t>(size);
-  }
-  ssize_t write(const char* ptr, size_t size) override {
-    if (out.size() >= max_out_) return -1;
-    out.append(ptr, std::min(size, max_out_ - out.size()));
-    return static_cast<ssize_t>(size);
-  }
-  void get_remote_ip_and_port(std::string& ip, int& port) const override {
-    ip = "127.0.0.1";
-    port = 40000;
-  }
-  void get_local_ip_and_port(std::string& ip, int& port) const override {
-    ip = "127.0.0.1";
-    port = 8686;
-  }
-  socket_t socket() const override { return INVALID_SOCKET; }
-  bool at_end() const { return pos_ == in_.size(); }
-  std::string out;
-
- private:
-  std::string_view in_;
-  size_t pos_ = 0;
-  size_t max_out_;
-};
-}  // namespace
-
 struct Server::Impl {
   app::Engine& engine;
   ServerOptions opts;
   Server& owner;
-  HttpCore http;
   Metrics metrics;
   TaskQueue tasks;
   mcp::ToolSet mcp_tools;
   mcp::McpServer mcp_server;
   mcp::HttpTransport mcp_http;
+  ListenerLimits limits;
+  HttpHandlers handlers;
+  std::unique_ptr<HttpListener> listener;  // made by bind()
   std::set<std::string> allowed_hosts;
   int port = 0;
   const bool inject_fault = [] {
@@ -262,8 +225,8 @@ struct Server::Impl {
 
   // The caller of one request: its token (null without auth) and scope.
   struct Call {
-    const httplib::Request& req;
-    httplib::Response& res;
+    const HttpRequest& req;
+    HttpResponse& res;
     std::smatch match;
     const Token* token = nullptr;
     app::AccessScope scope;
@@ -300,7 +263,7 @@ struct Server::Impl {
   // would turn into a 500 (found by fuzz_http).
   static std::string dump_json(const json& body) { return body.dump(-1, ' ', false, json::error_handler_t::replace); }
 
-  void reply(httplib::Response& res, int status, const json& body) {
+  void reply(HttpResponse& res, int status, const json& body) {
     res.status = status;
     res.set_content(dump_json(body), "application/json");
   }
@@ -559,7 +522,7 @@ struct Server::Impl {
     return std::string(v ? v : "");
   }();
 
-  void serve_console_file(const std::string& name, httplib::Response& res) {
+  void serve_console_file(const std::string& name, HttpResponse& res) {
     for (const auto& f : console_files()) {
       if (f.path != name) continue;
       std::string body(f.bytes);
@@ -642,14 +605,10 @@ struct Server::Impl {
       event("step", app::recall_step_json(resp));
       event("sources", {{"sources", app::sources_json(resp, r.explain)}, {"took_ms", resp.metadata.value("took_ms", 0.0)}});
       event("done", json::object());
-      auto payload = std::make_shared<std::string>(std::move(events));
       c.res.status = 200;
       c.res.set_header("Cache-Control", "no-cache");
-      c.res.set_chunked_content_provider("text/event-stream", [payload](size_t offset, httplib::DataSink& sink) {
-        if (offset < payload->size()) sink.write(payload->data() + offset, payload->size() - offset);
-        sink.done();
-        return true;
-      });
+      c.res.set_content(std::move(events), "text/event-stream");
+      c.res.chunked = true;
     });
     add("POST", "/ingest", "/ingest", [](Impl& s, Call& c) { s.handle_ingest(c); });
     // MCP over Streamable HTTP: the Host, Origin and token checks above hold, and a
@@ -758,9 +717,9 @@ struct Server::Impl {
     });
   }
 
-  // Every request comes here: host/origin, routing (404/405), auth, the handler,
-  // errors as JSON, metrics.
-  void dispatch(const httplib::Request& req, httplib::Response& res) {
+  // Every request comes here, on a worker, once its body is read: host/origin,
+  // routing (404/405), auth, the handler, errors as JSON, metrics.
+  void dispatch(HttpRequest& req, HttpResponse& res) {
     const auto t0 = std::chrono::steady_clock::now();
     std::string route_name = "unmatched";
     try {
@@ -780,11 +739,11 @@ struct Server::Impl {
     metrics.observe(route_name, method_label(req.method), res.status, secs);
   }
 
-  // httplib's pre-routing handler: runs on the headers, before the body is read. A
-  // request that admit() refuses is answered now and its body never read in, so a
-  // client without a token, or one sending what no route takes, never gets the server
-  // to read, buffer or parse a body. True: go on (read the body, then dispatch).
-  bool screen(const httplib::Request& req, httplib::Response& res) {
+  // The listener's screen: runs on the headers, before the body is read. A request
+  // that admit() refuses is answered now and its body never read in, so a client
+  // without a token, or one sending what no route takes, never gets the server to
+  // read, buffer or parse a body. True: go on (read the body, then dispatch).
+  bool screen(const HttpRequest& req, HttpResponse& res) {
     std::string route_name = "unmatched";
     try {
       Call call{req, res, {}, nullptr, {}};
@@ -792,9 +751,7 @@ struct Server::Impl {
       return true;
     } catch (const HttpError& e) {
       if (e.status == 401) res.set_header("WWW-Authenticate", "Bearer");
-      // Tells the client not to reuse the connection. httplib 0.11 itself reads on:
-      // the unread body then fails to parse as the next request (read a line at a
-      // time and dropped, never buffered) and the connection ends there.
+      // The body is never read, so the connection cannot carry another request.
       if (lower_ascii(req.get_header_value("Connection")) != "close") res.set_header("Connection", "close");
       reply(res, e.status, error_body(e.code, e.message, e.field));
     }
@@ -802,16 +759,18 @@ struct Server::Impl {
     return false;
   }
 
-  void dispatch_checked(const httplib::Request& req, httplib::Response& res, std::string& route_name) {
+  void dispatch_checked(HttpRequest& req, HttpResponse& res, std::string& route_name) {
     Call call{req, res, {}, nullptr, {}};
     const Route* found = admit(call, route_name);
+    if ((req.method == "POST" || req.method == "PUT") && req.is_multipart_form_data())
+      parse_multipart(req, kMaxFormParts);
     found->handler(*this, call);
   }
 
   // What the headers alone decide: Host and Origin, the route (404, 405), the token
   // (401) and what the body may be (411, 415). Fills call's match, token and scope.
   const Route* admit(Call& call, std::string& route_name) {
-    const httplib::Request& req = call.req;
+    const HttpRequest& req = call.req;
     // DNS-rebinding protection: the Host must be one of ours, and a browser's Origin
     // must be allowed (or this server itself). One of each: with two, a check of the
     // first and a use of the second would disagree.
@@ -829,7 +788,7 @@ struct Server::Impl {
       if (origin.empty() || !ok)
         throw HttpError{403, "permission_denied", "Origin '" + origin + "' is not allowed (server.allowed_origins)", ""};
     }
-    // HEAD is GET without the body (httplib sends the headers only).
+    // HEAD is GET without the body (the listener sends the headers only).
     const std::string method = req.method == "HEAD" ? "GET" : req.method;
     const Route* found = nullptr;
     std::smatch match;
@@ -867,8 +826,8 @@ struct Server::Impl {
       if (!call.token) throw HttpError{401, "unauthenticated", "the bearer token is not valid", ""};
       call.scope.kb_names = call.token->kb_names;
     }
-    // Bodies: a length given up front (httplib enforces server.max_body_bytes on it
-    // before reading; a chunked body it would read without a bound), and JSON or a
+    // Bodies: a length given up front (server.max_body_bytes is checked against it
+    // before a byte is read), and JSON or a
     // multipart upload (a form-urlencoded body, what `curl -d` sends without a type,
     // was parsed as a form and refused with a wrong message). /mcp checks its own.
     if (lower_ascii(req.get_header_value("Transfer-Encoding")).find("chunked") != std::string::npos)
@@ -889,48 +848,24 @@ struct Server::Impl {
 };
 
 Server::Server(app::Engine& engine, ServerOptions opts) : impl_(std::make_unique<Impl>(engine, std::move(opts), *this)) {
-  auto& http = impl_->http;
-  const size_t threads = impl_->opts.threads;
-  http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
-  http.set_payload_max_length(impl_->opts.max_body_bytes);
-  const auto secs = static_cast<time_t>(impl_->opts.request_timeout_s);
-  const auto usecs = static_cast<time_t>((impl_->opts.request_timeout_s - static_cast<double>(secs)) * 1e6);
-  http.set_read_timeout(secs, usecs);
-  http.set_write_timeout(secs, usecs);
-  // Headers and body leave in separate writes: without TCP_NODELAY, Nagle's algorithm
-  // and the client's delayed ACK add ~40 ms to every keep-alive response.
-  http.set_tcp_nodelay(true);
-  http.set_keep_alive_max_count(1000);
-  http.set_keep_alive_timeout(5);
-  http.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
-    return impl_->screen(req, res) ? httplib::Server::HandlerResponse::Unhandled
-                                   : httplib::Server::HandlerResponse::Handled;
-  });
-  auto handler = [this](const httplib::Request& req, httplib::Response& res) { impl_->dispatch(req, res); };
-  for (const char* pattern : {".*"}) {
-    http.Get(pattern, handler);
-    http.Post(pattern, handler);
-    http.Put(pattern, handler);
-    http.Delete(pattern, handler);
-    http.Patch(pattern, handler);
-    http.Options(pattern, handler);
-  }
-  // What httplib answers itself (413 for a body past the limit, 400 for a request it
-  // cannot parse): the same error object as ours.
-  http.set_error_handler(httplib::Server::HandlerWithResponse([this](const httplib::Request& req, httplib::Response& res) {
-    if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
-    std::string code = res.status == 413 ? "too_large" : res.status == 404 ? "not_found" : "invalid_argument";
-    std::string msg = res.status == 413 ? "the body is larger than server.max_body_bytes (" +
-                                              std::to_string(impl_->opts.max_body_bytes) + ")"
-                                        : "the request could not be read";
-    impl_->reply(res, res.status, error_body(code, msg));
+  auto& o = impl_->opts;
+  auto& l = impl_->limits;
+  l.io_threads = o.io_threads;
+  l.workers = o.threads;
+  l.max_pending = o.threads * kPendingPerWorker;
+  l.max_connections = o.max_connections;
+  l.header_timeout_s = o.header_timeout_s;
+  l.body_timeout_s = o.request_timeout_s;
+  l.max_body_bytes = o.max_body_bytes;
+  l.keep_alive_requests = kKeepAliveRequests;
+  auto& h = impl_->handlers;
+  h.screen = [this](const HttpRequest& req, HttpResponse& res) { return impl_->screen(req, res); };
+  h.handle = [this](HttpRequest& req, HttpResponse& res) { impl_->dispatch(req, res); };
+  // What the listener answers itself (413 past the body limit, 400 for a request it
+  // cannot read, 503 when the workers' queue is full): counted like ours.
+  h.refused = [this](const HttpRequest& req, const HttpResponse& res) {
     impl_->metrics.observe("unmatched", method_label(req.method), res.status, 0);
-    return httplib::Server::HandlerResponse::Handled;
-  }));
-  http.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
-    res.status = 500;
-    res.set_content(error_body("internal", "internal error").dump(), "application/json");
-  });
+  };
 }
 
 Server::~Server() { stop(); }
@@ -962,7 +897,8 @@ void sweep_stale_uploads() {
 int Server::bind() {
   sweep_stale_uploads();
   auto& o = impl_->opts;
-  int port = o.port == 0 ? impl_->http.bind_to_any_port(o.host) : (impl_->http.bind_to_port(o.host, o.port) ? o.port : -1);
+  impl_->listener = std::make_unique<HttpListener>(impl_->limits, impl_->handlers);
+  const int port = impl_->listener->bind(o.host, o.port);
   if (port < 0)
     fail(ErrorCode::unavailable, "cannot listen on " + o.host + ":" + std::to_string(o.port) +
                                      " (in use, or not an address of this machine)");
@@ -970,32 +906,16 @@ int Server::bind() {
   return port;
 }
 
-void Server::run() { impl_->http.listen_after_bind(); }
+void Server::run() {
+  if (impl_->listener) impl_->listener->run();
+}
 
 std::string Server::answer_bytes(std::string_view bytes, size_t max_requests, size_t max_out) {
-  MemoryStream conn(bytes, max_out);
-  bool closed = false;
-  const std::function<void(httplib::Request&)> setup = [](httplib::Request& req) {
-    req.remote_addr = "127.0.0.1";
-    req.remote_port = 40000;
-    req.local_addr = "127.0.0.1";
-    req.local_port = 8686;
-  };
-  for (size_t i = 0; i < max_requests && !closed && !conn.at_end(); ++i) {
-    const size_t from = conn.out.size();
-    if (!impl_->http.process_request(conn, /*close_connection=*/i + 1 == max_requests, closed, setup)) break;
-    // An answer that closes the connection (a request refused on its headers, its body
-    // unread) ends it for the client too, whatever bytes it had sent after.
-    const auto head_end = conn.out.find("\r\n\r\n", from);
-    if (conn.out.substr(from, head_end == std::string::npos ? std::string::npos : head_end - from)
-            .find("\r\nConnection: close\r\n") != std::string::npos)
-      break;
-  }
-  return std::move(conn.out);
+  return HttpListener::answer_bytes(bytes, impl_->limits, impl_->handlers, max_requests, max_out);
 }
 
 void Server::stop() {
-  if (impl_) impl_->http.stop();
+  if (impl_ && impl_->listener) impl_->listener->stop();
 }
 
 }  // namespace eagle::server

@@ -1,10 +1,10 @@
 #pragma once
 // `eagle serve`: one warm process that owns the store and answers HTTP/JSON
-// (docs/http-api.md, the contract in openapi.json). cpp-httplib (Debian) serves the
-// sockets on a pool of worker threads; each request is routed here, checked (Host,
-// Origin, bearer token, body size), run on the Engine (searches in parallel, writes
-// serialised), and answered with JSON or an error object; every request is counted
-// in the Prometheus metrics.
+// (docs/http-api.md, the contract in openapi.json). The event-driven listener
+// (http_listener.h, Boost.Beast) reads the sockets; each request is checked on its
+// headers here (Host, Origin, route, bearer token, body type) before its body is read,
+// then run on a worker (searches in parallel, writes serialised) and answered with
+// JSON or an error object; every request is counted in the Prometheus metrics.
 #include <atomic>
 #include <memory>
 #include <string>
@@ -31,7 +31,10 @@ struct ServerOptions {
   std::string ingest_root;
   std::vector<std::string> allowed_hosts;
   std::vector<std::string> allowed_origins;
-  double request_timeout_s = 30;
+  double request_timeout_s = 30;  // body read, answer write
+  double header_timeout_s = 10;   // request line and headers; keep-alive idle
+  size_t max_connections = 10000;
+  size_t io_threads = 2;
   int ingest_nice = 10;  // scheduling niceness of the ingest task thread
   bool repair_utf8 = false;  // ingest.repair_utf8: the default of an ingest's repair_utf8
   std::vector<Token> tokens;

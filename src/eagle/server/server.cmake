@@ -1,5 +1,6 @@
-# The HTTP server (`eagle serve`): cpp-httplib (Debian libcpp-httplib-dev) on a
-# worker pool, the OpenAPI contract embedded from openapi.json at configure time.
+# The HTTP server (`eagle serve`): an event-driven listener on Boost.Beast (Debian
+# libboost-dev, header-only) with a worker pool, the OpenAPI contract embedded from
+# openapi.json at configure time.
 set(EAGLE_OPENAPI_FILE ${CMAKE_SOURCE_DIR}/src/eagle/server/openapi.json)
 set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${EAGLE_OPENAPI_FILE})
 file(READ ${EAGLE_OPENAPI_FILE} EAGLE_OPENAPI_JSON)
@@ -14,6 +15,7 @@ add_custom_command(
           -P ${CMAKE_SOURCE_DIR}/src/eagle/server/embed_files.cmake
   DEPENDS ${EAGLE_CONSOLE_FILES} ${CMAKE_SOURCE_DIR}/src/eagle/server/embed_files.cmake
   COMMENT "Embedding the web console")
-add_library(eagle_server src/eagle/server/http_server.cpp src/eagle/server/metrics.cpp src/eagle/server/tasks.cpp
+add_library(eagle_server src/eagle/server/http_server.cpp src/eagle/server/http_listener.cpp
+            src/eagle/server/http_message.cpp src/eagle/server/metrics.cpp src/eagle/server/tasks.cpp
             ${CMAKE_BINARY_DIR}/generated/openapi_json.cpp ${CMAKE_BINARY_DIR}/generated/console_files.cpp)
-target_link_libraries(eagle_server PUBLIC eagle_app eagle_mcp PRIVATE PkgConfig::HTTPLIB spdlog::spdlog)
+target_link_libraries(eagle_server PUBLIC eagle_app eagle_mcp PRIVATE spdlog::spdlog)
