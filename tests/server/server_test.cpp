@@ -4,7 +4,10 @@
 // against the OpenAPI document by tests/server/openapi_check.mjs (ajv, npm).
 #include <gtest/gtest.h>
 #include "support/build_paths.h"
+#include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -788,12 +791,14 @@ TEST(ServerStart, UploadFoldersOfAServerThatIsGoneAreRemovedAtStart) {
 // What the headers decide is decided before the body is read: a client without a
 // token sending a 300 MiB chunked body (which the server read whole, past
 // server.max_body_bytes, before its 401) costs the server nothing. Bodies are JSON or
-// multipart with a length; Host parsing is strict; HEAD works where GET does.
+// multipart, with a length or chunked; Host parsing is strict; HEAD works where GET does.
 TEST(ServerStart, HeadersAreCheckedBeforeTheBodyIsRead) {
   fs::create_directories(kWork);
   const auto store = kWork / "headers-store";
   ASSERT_EQ(run_eagle("--data-dir " + store.string() + " ingest " + std::string(EAGLE_SOURCE_DIR) + "/examples/sample").rc, 0);
-  ServerProcess s(store, {"--set", R"(auth.tokens=[{"name": "admin", "token_env": "EAGLE_TEST_ADMIN"}])"},
+  ServerProcess s(store,
+                  {"--set", R"(auth.tokens=[{"name": "admin", "token_env": "EAGLE_TEST_ADMIN"}])", "--set",
+                   "server.max_body_bytes=1000000"},
                   {"EAGLE_TEST_ADMIN=admin-secret"});
   ASSERT_TRUE(s.running()) << s.log();
   const std::string url = "http://127.0.0.1:" + std::to_string(s.port());
@@ -810,10 +815,15 @@ TEST(ServerStart, HeadersAreCheckedBeforeTheBodyIsRead) {
   EXPECT_EQ(r.out, "401");
   EXPECT_LT(rss_kb() - before, 20 * 1024) << "the server buffered the body";
   const std::string admin = "Authorization: Bearer admin-secret";
-  // With a token: a chunked body is 411, a form-urlencoded one (curl -d without a type) 415.
-  auto chunked = http(s.port(), {"POST", "/search", "", "", {admin, "Transfer-Encoding: chunked"},
+  // With a token: a chunked body is read and answered, its size counted while it is read
+  // (413 past server.max_body_bytes, here 1,000,000 bytes); a form-urlencoded one (curl -d
+  // without a type) is 415.
+  auto chunked = http(s.port(), {"POST", "/search", "", "", {admin, "Transfer-Encoding: chunked", "Content-Type: application/json"},
                                  {"--data-binary", shell_quote(R"({"query": "x"})")}});
-  EXPECT_EQ(chunked.status, 411) << chunked.body;
+  EXPECT_EQ(chunked.status, 200) << chunked.body;
+  auto too_long = run_shell("head -c 5000000 /dev/zero | curl -s -o /dev/null -w '%{http_code}' -X POST -H '" + admin +
+                            "' -H 'Transfer-Encoding: chunked' -H 'Content-Type: application/json' -T - " + url + "/search");
+  EXPECT_EQ(too_long.out, "413");
   auto form = http(s.port(), {"POST", "/search", "", "", {admin}, {"-d", shell_quote(R"({"query": "x"})")}});
   EXPECT_EQ(form.status, 415) << form.body;
   EXPECT_NE(form.body.find("Content-Type: application/json"), std::string::npos) << form.body;
@@ -844,6 +854,44 @@ TEST(ServerStart, RefusesANonLoopbackAddressWithoutATokenAndAMissingTokenVariabl
                  shell_quote(R"(auth.tokens=[{"name": "x", "token_env": "EAGLE_TEST_UNSET_VAR"}])") + " serve --port 0");
   EXPECT_EQ(t.rc, 2) << t.out;
   EXPECT_NE(t.out.find("EAGLE_TEST_UNSET_VAR"), std::string::npos) << t.out;
+}
+
+// Slowloris against `eagle serve` itself: with two workers, 40 connections that hold
+// their headers open (half sending a header line now and then, half nothing) starved
+// every other client of the thread-per-connection server until its read timeout. Now
+// curl is answered while they are held, and they are closed at the header deadline.
+TEST(ServerStart, SlowAndIdleConnectionsDoNotStarveOtherClients) {
+  fs::create_directories(kWork);
+  ServerProcess s(kWork / "slowloris-store",
+                  {"--set", "server.threads=2", "--set", "server.header_timeout_s=2"});
+  ASSERT_TRUE(s.running()) << s.log();
+  std::vector<int> held;
+  for (int i = 0; i < 40; ++i) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(static_cast<uint16_t>(s.port()));
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+    if (i % 2 == 0) {
+      const std::string partial = "GET /health HTTP/1.1\r\nHost: localhost\r\nX-Slow: 1\r\n";
+      ASSERT_EQ(::send(fd, partial.data(), partial.size(), MSG_NOSIGNAL), static_cast<ssize_t>(partial.size()));
+    }
+    held.push_back(fd);
+  }
+  // --max-time bounds a failure; it is not a speed assertion.
+  auto health = run_shell("curl -s --max-time 20 -o /dev/null -w '%{http_code}' http://127.0.0.1:" +
+                          std::to_string(s.port()) + "/health");
+  EXPECT_EQ(health.out, "200");
+  // The held connections are closed by the server at its header deadline (2 s here).
+  int closed = 0;
+  for (int fd : held) {
+    pollfd p{fd, POLLIN, 0};
+    char c;
+    if (::poll(&p, 1, 20000) == 1 && ::recv(fd, &c, 1, 0) == 0) ++closed;
+    ::close(fd);
+  }
+  EXPECT_EQ(closed, 40);
 }
 
 // Many clients search while an ingest task and deletes run through the same server:

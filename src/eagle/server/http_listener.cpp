@@ -93,15 +93,17 @@ bool expects_continue(const HttpRequest& req) { return iequals(req.get_header_va
 }  // namespace
 
 struct HttpListener::Impl {
+  // Declared before the io_context so they outlive it: destroying it destroys the
+  // connections still queued on it, and each one's destructor counts itself out.
   ListenerLimits limits;
   HttpHandlers handlers;
+  std::atomic<size_t> connections{0};
+  std::atomic<size_t> pending{0};
+  std::atomic<bool> stopped{false};
   net::io_context ioc;
   tcp::acceptor acceptor{ioc};
   net::steady_timer accept_retry{ioc};
   net::thread_pool workers;
-  std::atomic<size_t> connections{0};
-  std::atomic<size_t> pending{0};
-  std::atomic<bool> stopped{false};
 
   Impl(ListenerLimits l, HttpHandlers h)
       : limits(l), handlers(std::move(h)), ioc(static_cast<int>(std::max<size_t>(1, l.io_threads))),
@@ -337,10 +339,13 @@ std::string HttpListener::answer_bytes(std::string_view bytes, const ListenerLim
   // stopped sending: a deadline would end the connection) or the request is refused.
   auto feed = [&](Parser& parser, const HttpRequest& req, bool header) {
     while (header ? !parser.is_header_done() : !parser.is_done()) {
+      // The bytes ended first: a deadline would end the connection (Beast's put takes
+      // an empty buffer as no progress, not as an error).
+      if (buffer.size() == 0) return false;
       beast::error_code ec;
       const size_t used = parser.put(buffer.data(), ec);
       buffer.consume(used);
-      if (ec == bhttp::error::need_more) {
+      if (ec == bhttp::error::need_more || (!ec && used == 0)) {
         if (buffer.size() == 0 || used == 0) return false;
         continue;
       }

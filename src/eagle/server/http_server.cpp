@@ -768,7 +768,7 @@ struct Server::Impl {
   }
 
   // What the headers alone decide: Host and Origin, the route (404, 405), the token
-  // (401) and what the body may be (411, 415). Fills call's match, token and scope.
+  // (401) and what the body may be (415). Fills call's match, token and scope.
   const Route* admit(Call& call, std::string& route_name) {
     const HttpRequest& req = call.req;
     // DNS-rebinding protection: the Host must be one of ours, and a browser's Origin
@@ -826,14 +826,12 @@ struct Server::Impl {
       if (!call.token) throw HttpError{401, "unauthenticated", "the bearer token is not valid", ""};
       call.scope.kb_names = call.token->kb_names;
     }
-    // Bodies: a length given up front (server.max_body_bytes is checked against it
-    // before a byte is read), and JSON or a
-    // multipart upload (a form-urlencoded body, what `curl -d` sends without a type,
-    // was parsed as a form and refused with a wrong message). /mcp checks its own.
-    if (lower_ascii(req.get_header_value("Transfer-Encoding")).find("chunked") != std::string::npos)
-      throw HttpError{411, "length_required", "send the body with a Content-Length (chunked bodies are not accepted)",
-                      ""};
-    const bool has_body = req.has_header("Content-Length") && req.get_header_value("Content-Length") != "0";
+    // Bodies: JSON or a multipart upload (a form-urlencoded body, what `curl -d` sends
+    // without a type, was parsed as a form and refused with a wrong message). /mcp
+    // checks its own. Their size is the listener's: server.max_body_bytes against a
+    // Content-Length before a byte is read, and counted while a chunked body is read.
+    const bool chunked = lower_ascii(req.get_header_value("Transfer-Encoding")).find("chunked") != std::string::npos;
+    const bool has_body = chunked || (req.has_header("Content-Length") && req.get_header_value("Content-Length") != "0");
     if (has_body && (method == "POST" || method == "PUT") && found->name != "/mcp") {
       const std::string type = lower_ascii(req.get_header_value("Content-Type"));
       const std::string media = type.substr(0, type.find(';'));
