@@ -7,7 +7,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 
+#include "support/engine_config.h"
 #include "support/temp_engine.h"
 #include "eagle/app/engine.h"
 #include "eagle/core/error.h"
@@ -109,4 +111,89 @@ TEST(DocumentIdentity, JsonlChunksShareTheirDocumentAndKeepTagsKbAndMetadata) {
   IngestOptions skip;
   skip.skip_bad = true;
   EXPECT_EQ(s.engine->ingest({bad.string()}, skip).skipped.size(), 1u);
+}
+
+// A scoped ingest keeps its documents as "<kb>:<id>": an id another tenant holds is
+// ingested exactly as an absent one (refusing it told the tenant that it existed), the
+// tenant's own plain-id documents are still replaced in place, edges follow the new
+// ids, and "<kb>:" is kept for that knowledge base's documents.
+TEST(DocumentIdentity, AScopedIngestKeepsItsIdsUnderItsKnowledgeBase) {
+  const fs::path dir = fs::temp_directory_path() / ("eagle_identity_scoped_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  auto cfg = eagle::test_support::engine_test_config(dir / "store");
+  cfg.auth_tokens = json::parse(R"([{"name": "a", "token_env": "UNUSED", "kb_names": ["ka"]}])");
+  {
+    Engine engine(cfg, StoreAccess::write, "test");
+    auto write = [&](const std::string& name, const std::string& text) {
+      std::ofstream(dir / name) << text;
+      return (dir / name).string();
+    };
+    IngestOptions theirs;
+    theirs.kb_name = "kb";
+    engine.ingest({write("theirs.jsonl", R"({"id": "shared", "text": "zqtenant theirs"})" "\n")}, theirs);
+    IngestOptions own_before;
+    own_before.kb_name = "ka";
+    engine.ingest({write("own.jsonl", R"({"id": "own", "text": "zqtenant own old"})" "\n")}, own_before);
+
+    IngestOptions scoped;
+    scoped.kb_name = "ka";
+    scoped.scope.kb_names = {"ka"};
+    const std::string mine = write("mine.jsonl", R"({"id": "shared", "text": "zqtenant mine"})" "\n"
+                                                 R"({"id": "absent", "text": "zqtenant fresh"})" "\n"
+                                                 R"({"id": "own", "text": "zqtenant own new"})" "\n");
+    auto rep = engine.ingest({mine}, scoped);
+    EXPECT_EQ(rep.documents, 3u);
+    // The other tenant's document is untouched; the tenant's copy sits under its KB,
+    // just as the id no one held.
+    auto other = engine.document("shared");
+    ASSERT_TRUE(other);
+    EXPECT_EQ(other->record.kb_name, "kb");
+    ASSERT_EQ(other->chunks.size(), 1u);
+    EXPECT_EQ(other->chunks[0].text, "zqtenant theirs");
+    for (const std::string id : {"ka:shared", "ka:absent"}) {
+      auto d = engine.document(id);
+      ASSERT_TRUE(d) << id;
+      EXPECT_EQ(d->record.kb_name, "ka");
+      ASSERT_EQ(d->chunks.size(), 1u);
+      EXPECT_EQ(d->chunks[0].id, id);
+    }
+    EXPECT_FALSE(engine.document("absent"));
+    // Its own plain-id document is replaced in place.
+    auto own = engine.document("own");
+    ASSERT_TRUE(own);
+    ASSERT_EQ(own->chunks.size(), 1u);
+    EXPECT_EQ(own->chunks[0].text, "zqtenant own new");
+    EXPECT_FALSE(engine.document("ka:own"));
+    // Again: the same documents, not "ka:ka:...".
+    engine.ingest({mine}, scoped);
+    EXPECT_FALSE(engine.document("ka:ka:shared"));
+    EXPECT_TRUE(engine.document("ka:shared"));
+
+    // A structured document's chunks and their edges follow the new id.
+    const std::string md = write("trial.md", "# Trial\nzqedge overview\n## Methods\nzqedge methods\n");
+    engine.ingest({md}, scoped);
+    auto trial = engine.document("ka:trial.md");
+    ASSERT_TRUE(trial);
+    std::set<std::string> ids;
+    for (const auto& c : trial->chunks) ids.insert(c.id);
+    size_t edges = 0;
+    for (const auto& c : trial->chunks) {
+      EXPECT_EQ(c.id.rfind("ka:trial.md", 0), 0u) << c.id;
+      EXPECT_EQ(c.metadata.value("document_id", ""), "ka:trial.md");
+      if (!c.metadata.contains("connect_to") || !c.metadata["connect_to"].is_array()) continue;
+      for (const auto& e : c.metadata["connect_to"]) {
+        const std::string target = e.is_string() ? e.get<std::string>() : e.value("target", "");
+        EXPECT_TRUE(ids.count(target)) << "edge to " << target;
+        ++edges;
+      }
+    }
+    EXPECT_GT(edges, 0u);
+
+    // An unscoped ingest into another KB may not take "ka:" ids; into ka it may.
+    const std::string reserved = write("reserved.jsonl", R"({"id": "ka:zz", "text": "zqtenant reserved"})" "\n");
+    EXPECT_THROW(engine.ingest({reserved}, theirs), Error);
+    EXPECT_NO_THROW(engine.ingest({reserved}, own_before));
+  }
+  fs::remove_all(dir);
 }

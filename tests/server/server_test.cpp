@@ -645,41 +645,50 @@ TEST(ServerAuth, TokensAndAKbScopeThatDoesNotLeak) {
   EXPECT_EQ(as("a-secret", {"POST", "/ingest", "/ingest", R"({"kb_name": "tenant-b", "records": [{"id": "z", "text": "t"}]})"})
                 .status,
             403);
-  // Re-ingesting tenant-b's document id into tenant-a is refused (the task fails).
-  auto steal = as("a-secret", {"POST", "/ingest", "/ingest", R"({"kb_name": "tenant-a", "records": [{"id": "b1", "text": "mine now"}]})"});
-  ASSERT_EQ(steal.status, 202);
-  Response t;
-  for (int i = 0; i < 300; ++i) {
-    t = as("a-secret", {"GET", "/tasks/" + steal.j()["task_id"].get<std::string>(), "/tasks/{id}"});
-    if (t.j()["state"] == "failed" || t.j()["state"] == "succeeded") break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  EXPECT_EQ(t.j()["state"], "failed") << t.body;
-  EXPECT_EQ(t.j()["error"]["code"], "permission_denied") << t.body;
-  auto still = as("admin-secret", {"GET", "/documents/b1", "/documents/{id}"});
-  EXPECT_EQ(still.j()["document"]["kb_name"], "tenant-b");
-  // Overwriting one of tenant-b's chunk rows by its id (a record, not a document) is
-  // refused as well, and the chunk keeps its text.
-  auto label_doc = as("admin-secret", {"GET", "/documents/doc-tb-set", "/documents/{id}"});
-  ASSERT_EQ(label_doc.status, 200) << label_doc.body;
-  const std::string chunk_id = label_doc.j()["chunks"][0]["id"];
-  const std::string chunk_collection = label_doc.j()["chunks"][0]["collection"];
-  auto over = as("a-secret", {"POST", "/ingest", "/ingest",
-                              json{{"kb_name", "tenant-a"}, {"collection", chunk_collection},
-                                   {"records", json::array({{{"id", chunk_id}, {"text", "overwritten"}}})}}
-                                  .dump()});
-  if (chunk_collection != "eagle_text") {
-    // A collection holding none of tenant-a's rows: refused before a task is queued.
-    EXPECT_EQ(over.status, 403) << over.body;
-  } else {
-    ASSERT_EQ(over.status, 202) << over.body;
+  // Ingesting tenant-b's document id into tenant-a answers exactly as an id no one
+  // holds (a refusal told that it existed): both tasks succeed with the same report,
+  // each document kept under the tenant's KB ("tenant-a:<id>"), tenant-b's untouched.
+  auto ingest_as_a = [&](const json& body) {
+    auto r = as("a-secret", {"POST", "/ingest", "/ingest", body.dump()});
+    EXPECT_EQ(r.status, 202) << r.body;
+    Response t;
     for (int i = 0; i < 300; ++i) {
-      t = as("a-secret", {"GET", "/tasks/" + over.j()["task_id"].get<std::string>(), "/tasks/{id}"});
+      t = as("a-secret", {"GET", "/tasks/" + r.j()["task_id"].get<std::string>(), "/tasks/{id}"});
       if (t.j()["state"] == "failed" || t.j()["state"] == "succeeded") break;
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
-    EXPECT_EQ(t.j()["state"], "failed") << t.body;
+    return t.j();
+  };
+  const json taken = ingest_as_a({{"kb_name", "tenant-a"}, {"records", {{{"id", "b1"}, {"text", "mine now"}}}}});
+  const json absent = ingest_as_a({{"kb_name", "tenant-a"}, {"records", {{{"id", "never-held"}, {"text", "mine now"}}}}});
+  EXPECT_EQ(taken["state"], "succeeded") << taken.dump();
+  auto report = [](json t) {
+    json r = t.value("result", json::object());
+    r.erase("seconds");
+    return r.dump();
+  };
+  EXPECT_EQ(report(taken), report(absent));
+  auto still = as("admin-secret", {"GET", "/documents/b1", "/documents/{id}"});
+  EXPECT_EQ(still.j()["document"]["kb_name"], "tenant-b");
+  EXPECT_EQ(still.body.find("mine now"), std::string::npos);
+  EXPECT_EQ(as("a-secret", {"GET", "/documents/tenant-a:b1", "/documents/{id}"}).j()["document"]["kb_name"], "tenant-a");
+  EXPECT_EQ(as("a-secret", {"GET", "/documents/tenant-a:never-held", "/documents/{id}"}).status, 200);
+  // A record named after one of tenant-b's chunk rows is tenant-a's own record too:
+  // the chunk keeps its text.
+  auto label_doc = as("admin-secret", {"GET", "/documents/doc-tb-set", "/documents/{id}"});
+  ASSERT_EQ(label_doc.status, 200) << label_doc.body;
+  const std::string chunk_id = label_doc.j()["chunks"][0]["id"];
+  const std::string chunk_text = label_doc.j()["chunks"][0]["text"];
+  const std::string chunk_collection = label_doc.j()["chunks"][0]["collection"];
+  const json over_body = {{"kb_name", "tenant-a"}, {"collection", chunk_collection},
+                          {"records", json::array({{{"id", chunk_id}, {"text", "overwritten"}}})}};
+  if (chunk_collection != "eagle_text") {
+    // A collection holding none of tenant-a's rows: refused before a task is queued.
+    EXPECT_EQ(as("a-secret", {"POST", "/ingest", "/ingest", over_body.dump()}).status, 403);
+  } else {
+    EXPECT_EQ(ingest_as_a(over_body)["state"], "succeeded");
   }
+  EXPECT_EQ(as("admin-secret", {"GET", "/documents/doc-tb-set", "/documents/{id}"}).j()["chunks"][0]["text"], chunk_text);
   // Naming another tenant's document or tag in scope_filter answers exactly as naming
   // one that does not exist (the route's scope union gave it away).
   auto scoped = [&](const std::string& field, const std::string& value) {
@@ -722,7 +731,9 @@ TEST(ServerAuth, TokensAndAKbScopeThatDoesNotLeak) {
   }
   ASSERT_EQ(mine.j()["collections"].size(), 1u) << mine.body;
   EXPECT_EQ(mine.j()["collections"][0]["name"], "eagle_text");
-  EXPECT_EQ(mine.j()["collections"][0]["rows"], 1) << mine.body;  // a1 alone
+  // a1, tenant-a:b1 and tenant-a:never-held (plus the chunk-named record when that
+  // collection is eagle_text).
+  EXPECT_EQ(mine.j()["collections"][0]["rows"], chunk_collection == "eagle_text" ? 4 : 3) << mine.body;
   EXPECT_GT(by_name["eagle_text"]["rows"].get<int>(), 1) << admin_view.body;
   if (chunk_collection != "eagle_text")
     EXPECT_EQ(as("a-secret", {"GET", "/collections/" + chunk_collection, "/collections/{name}"}).status, 404);

@@ -294,6 +294,13 @@ nlohmann::json parse_tokens(const std::string& v) {
         fail(ErrorCode::invalid_argument, "auth.tokens: unknown field '" + k + "' (name, token_env, kb_names)");
       if (k == "kb_names" && (!x.is_array() || std::any_of(x.begin(), x.end(), [](const auto& e) { return !e.is_string(); })))
         fail(ErrorCode::invalid_argument, "auth.tokens: kb_names must be a list of strings");
+      // A scoped token's documents are kept as "<kb>:<id>": a name with ':' or an empty
+      // one would make that prefix ambiguous.
+      if (k == "kb_names")
+        for (const auto& e : x)
+          if (e.get<std::string>().empty() || e.get<std::string>().find(':') != std::string::npos)
+            fail(ErrorCode::invalid_argument, "auth.tokens: a kb_names entry is empty or holds ':' ('" +
+                                                  e.get<std::string>() + "')");
     }
   }
   return j;

@@ -264,6 +264,67 @@ struct Slice {
   bool is_tile(size_t i) const { return !image[i].empty(); }
 };
 
+// Tenancy: a scoped ingest into knowledge base K keeps its documents as "K:<id>", so
+// equal ids of two tenants never meet, and an id another tenant holds answers exactly
+// as an absent one: both are ingested, under the tenant's own name (a refusal would
+// tell that the id exists). An id already "K:..." stays; a document K itself holds
+// under the plain id (ingested before this rule, or by an unscoped token into K)
+// keeps it, so a re-ingest replaces it as before.
+std::string kb_qualified(const std::string& kb, const std::string& id) {
+  const std::string prefix = kb + ":";
+  return id.starts_with(prefix) ? id : prefix + id;
+}
+
+// Renames a slice's documents and their rows (ids, document ids, the chunk a tile
+// came from, connect_to targets) for a scoped ingest into `kb`; `keep_plain` says a
+// document keeps its id.
+void qualify_slice(Slice& s, const std::string& kb, const std::function<bool(const std::string&)>& keep_plain) {
+  std::unordered_map<std::string, std::string> document_id, row_id;
+  std::vector<bool> renamed(s.documents.size(), false);
+  for (size_t j = 0; j < s.documents.size(); ++j) {
+    auto& d = s.documents[j];
+    if (keep_plain(d.document_id)) continue;
+    const std::string qualified = kb_qualified(kb, d.document_id);
+    if (qualified == d.document_id) continue;
+    document_id.emplace(d.document_id, qualified);
+    d.document_id = qualified;
+    renamed[j] = true;
+  }
+  if (document_id.empty()) return;
+  for (size_t i = 0; i < s.rows.size(); ++i) {
+    if (!renamed[s.document_of[i]]) continue;
+    const auto it = s.rows[i].find("id");
+    if (it == s.rows[i].end() || !it->is_string()) continue;
+    const std::string id = it->get<std::string>();
+    row_id.emplace(id, kb_qualified(kb, id));
+  }
+  auto rename = [](const std::unordered_map<std::string, std::string>& names, json& field) {
+    if (!field.is_string()) return;
+    if (auto it = names.find(field.get<std::string>()); it != names.end()) field = it->second;
+  };
+  for (auto& row : s.rows) {
+    if (row.contains("id")) rename(row_id, row["id"]);
+    if (row.contains("document_id")) rename(document_id, row["document_id"]);
+    if (row.contains("source_chunk_id")) rename(row_id, row["source_chunk_id"]);
+    if (row.contains("connect_to") && row["connect_to"].is_array())
+      for (auto& edge : row["connect_to"]) {
+        if (edge.is_string()) rename(row_id, edge);
+        else if (edge.is_object() && edge.contains("target")) rename(row_id, edge["target"]);
+      }
+  }
+  auto rekey = [&](auto& by_document) {
+    std::remove_reference_t<decltype(by_document)> out;
+    for (auto& [k, v] : by_document) {
+      auto it = document_id.find(k);
+      out.emplace(it == document_id.end() ? k : it->second, std::move(v));
+    }
+    by_document = std::move(out);
+  };
+  rekey(s.brands);
+  rekey(s.tags);
+  rekey(s.source_sha256);
+}
+
 // A collection the ingest writes, with its encoder, prepared at its first rows.
 struct Target {
   std::string collection, encoder;
@@ -384,9 +445,31 @@ IngestReport Engine::ingest(const std::vector<std::string>& inputs, const Ingest
     progress(rows_done, std::max(estimate, rows_done));
   };
 
+  // Knowledge base names of scoped tokens: "K:" starts only K's documents' ids.
+  std::set<std::string> token_kbs;
+  for (const auto& t : cfg_.auth_tokens)
+    if (t.contains("kb_names"))
+      for (const auto& k : t["kb_names"]) token_kbs.insert(k.get<std::string>());
+  const bool scoped = !opts.scope.kb_names.empty();
+
   // Chunk stamps, routing, embedding and staging of one slice.
   auto stage_slice = [&](Slice& s) {
     if (s.rows.empty()) return;
+    if (scoped) {
+      qualify_slice(s, opts.kb_name, [&](const std::string& id) {
+        auto old = registry().get(id);
+        return old && old->kb_name == opts.kb_name;
+      });
+    } else {
+      for (const auto& d : s.documents) {
+        const auto colon = d.document_id.find(':');
+        if (colon == std::string::npos) continue;
+        const std::string prefix = d.document_id.substr(0, colon);
+        if (prefix != opts.kb_name && token_kbs.count(prefix))
+          fail(ErrorCode::invalid_argument, "document id '" + d.document_id + "': ids starting with '" + prefix +
+                                                ":' are kept for knowledge base '" + prefix + "' (its scoped tokens' documents)");
+      }
+    }
     // Plugin stamps at ingest (CHUNK, TRANSFORM): biomed adds primary_drugs and
     // biomed_section to chunks that lack them.
     if (opts.plugin_namespace != "core") {
@@ -507,7 +590,8 @@ IngestReport Engine::ingest(const std::vector<std::string>& inputs, const Ingest
       const std::string fallback = opts.collection.empty() ? slot.encoder : default_encoder(default_collection);
       if (!all.empty()) routes.emplace_back(target_index(default_collection, fallback), std::move(all));
     }
-    // A scoped caller may not replace a document that lives in another KB.
+    // A scoped caller may not replace a document that lives in another KB (its ids are
+    // qualified above, so this holds unless an id of another KB was given K's prefix).
     if (!opts.scope.kb_names.empty())
       for (const auto& d : s.documents)
         if (auto old = registry().get(d.document_id); old && !opts.scope.allows(old->kb_name))
@@ -705,7 +789,8 @@ IngestReport Engine::ingest(const std::vector<std::string>& inputs, const Ingest
   auto seen_before = [&](const Slice& s, const std::string& id) {
     if (s.ids.count(id)) return true;
     for (const auto& t : targets)
-      if (t.coll && t.coll->staged(txn, id)) return true;
+      if (t.coll && (t.coll->staged(txn, id) || (scoped && t.coll->staged(txn, kb_qualified(opts.kb_name, id)))))
+        return true;
     return false;
   };
 

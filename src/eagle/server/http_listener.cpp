@@ -32,9 +32,11 @@ using Parser = bhttp::request_parser<bhttp::string_body>;
 
 // Bytes a client may still send after a refusal that are read and dropped before the
 // close (a close with unread bytes makes the kernel send a reset, which can destroy the
-// answer before the client reads it), and how long that may take.
-constexpr size_t kLingerBytes = 256 * 1024;
-constexpr auto kLingerTime = std::chrono::seconds(1);
+// answer before the client reads it: curl uploading a body past the limit saw no 413),
+// and how long that may take. A client sees the answer and stops; one that sends on is
+// cut at either bound. The drain reuses one small buffer: it costs time, not memory.
+constexpr size_t kLingerBytes = 16 << 20;
+constexpr auto kLingerTime = std::chrono::seconds(2);
 // The read buffer's ceiling beyond the header limit: Beast's header limit does not
 // cover a chunk-size line, the buffer's does.
 constexpr size_t kReadSlack = 64 * 1024;
