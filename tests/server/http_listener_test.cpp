@@ -12,6 +12,7 @@
 
 #include <atomic>
 #include <functional>
+#include <stdexcept>
 #include <chrono>
 #include <future>
 #include <string>
@@ -118,6 +119,7 @@ struct Echo {
   HttpHandlers handlers() {
     HttpHandlers h;
     h.screen = [](const HttpRequest& req, HttpResponse& res) {
+      if (req.has_header("X-Throw")) throw std::runtime_error("a screen that fails");
       if (!req.has_header("X-Refuse")) return true;
       res.status = 401;
       res.set_content("{\"error\":\"refused\"}", "application/json");
@@ -129,6 +131,7 @@ struct Echo {
       res.set_content(req.method + " " + req.path + " q=" + req.get_param_value("q") + " body=" +
                           std::to_string(req.body.size()),
                       "text/plain");
+      res.chunked = req.path == "/stream";
     };
     h.refused = [this](const HttpRequest&, const HttpResponse&) { ++refused; };
     return h;
@@ -377,4 +380,64 @@ TEST(HttpListener, InMemoryAnswersFollowTheSameRules) {
                                        8, 1 << 20),
             "");
   EXPECT_EQ(echo.handled, 2);
+}
+
+TEST(HttpListener, HeaderLinesTrickledWithoutEndAreCutAtTheHeaderLimit) {
+  Echo echo;
+  ListenerLimits limits;
+  limits.max_header_bytes = 2048;
+  Running server(limits, echo.handlers());
+  const int fd = connect_to(server.port);
+  int one = 1;
+  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  send_all(fd, "GET / HTTP/1.1\r\nHost: localhost\r\n");
+  // Each line its own send, so the server's reads end at line ends: the parser takes
+  // whole lines as they come, and the limit must still hold on their sum.
+  bool closed = false;
+  std::string answer;
+  for (int i = 0; i < 2000 && !closed; ++i) {
+    send_all(fd, "a: b\r\n");
+    if (i % 50 == 49) answer += read_until(fd, [](const std::string& s) { return whole_response(s); }, 20, &closed);
+  }
+  answer += read_until(fd, [](const std::string& s) { return whole_response(s); });
+  EXPECT_EQ(answer.rfind("HTTP/1.1 431 ", 0), 0u) << answer.substr(0, 200);
+  EXPECT_EQ(echo.handled, 0);
+  ::close(fd);
+}
+
+TEST(HttpListener, FramingTheParserWouldNotReadIsRefusedNotSmuggled) {
+  Echo echo;
+  Running server(ListenerLimits{}, echo.handlers());
+  auto answer_to = [&](const std::string& bytes) {
+    const int fd = connect_to(server.port);
+    send_all(fd, bytes);
+    bool closed = false;
+    std::string a = read_until(fd, [](const std::string&) { return false; }, 10000, &closed);
+    ::close(fd);
+    return a;
+  };
+  // A Transfer-Encoding that does not end in chunked: Beast 1.74 read no body and took
+  // the body's bytes for a second request.
+  for (const std::string te : {"gzip", "chunked, identity", "xchunked"}) {
+    const std::string a = answer_to("POST /x HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: " + te +
+                                    "\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: localhost\r\n\r\n");
+    EXPECT_EQ(a.rfind("HTTP/1.1 400 ", 0), 0u) << te << ": " << a;
+    EXPECT_EQ(a.find("smuggled"), std::string::npos) << te;
+  }
+  EXPECT_EQ(answer_to("GET /" + std::string(9000, 'a') + " HTTP/1.1\r\nHost: localhost\r\n\r\n").rfind("HTTP/1.1 414 ", 0),
+            0u);
+  // A refusal after a HEAD on the same connection carries its own body.
+  const std::string after_head =
+      answer_to("HEAD /a HTTP/1.1\r\nHost: localhost\r\n\r\nGET /%zz HTTP/1.1\r\nHost: localhost\r\n\r\n");
+  const size_t second = after_head.find("HTTP/1.1 400 ");
+  ASSERT_NE(second, std::string::npos) << after_head;
+  EXPECT_NE(after_head.find("well-formed path", second), std::string::npos) << after_head;
+  // A screen that throws is a 500, and the server goes on.
+  EXPECT_EQ(answer_to("GET /a HTTP/1.1\r\nHost: localhost\r\nX-Throw: 1\r\n\r\n").rfind("HTTP/1.1 500 ", 0), 0u);
+  // HTTP/1.0 has no chunked coding: a streamed answer goes with its length.
+  const std::string old = answer_to("GET /stream HTTP/1.0\r\nHost: localhost\r\n\r\n");
+  EXPECT_NE(old.find("Content-Length: 21\r\n"), std::string::npos) << old;
+  EXPECT_EQ(old.find("chunked"), std::string::npos) << old;
+  EXPECT_NE(answer_to(get("/stream", "Connection: close\r\n")).find("Transfer-Encoding: chunked\r\n"), std::string::npos);
+  EXPECT_EQ(echo.handled, 3);
 }

@@ -40,6 +40,9 @@ constexpr auto kLingerTime = std::chrono::seconds(2);
 // The read buffer's ceiling beyond the header limit: Beast's header limit does not
 // cover a chunk-size line, the buffer's does.
 constexpr size_t kReadSlack = 64 * 1024;
+// A request target longer than this is 414: route matching (std::regex) recurses per
+// character, and no route needs more.
+constexpr size_t kMaxTargetBytes = 8192;
 
 std::chrono::steady_clock::duration seconds(double s) {
   return std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(s));
@@ -59,11 +62,12 @@ std::optional<HttpResponse> read_error_response(const beast::error_code& ec, con
   if (ec == bhttp::error::body_limit)
     return error_response(413, "too_large",
                           "the body is larger than server.max_body_bytes (" + std::to_string(limits.max_body_bytes) + ")");
-  if (ec == bhttp::error::header_limit || ec == beast::error_code(net::error::no_buffer_space) ||
-      ec == bhttp::error::buffer_overflow)
+  if (ec == bhttp::error::header_limit)
     return error_response(431, "too_large",
                           "the request line and headers are larger than " + std::to_string(limits.max_header_bytes) +
                               " bytes");
+  if (ec == bhttp::error::buffer_overflow)
+    return error_response(400, "invalid_argument", "a chunk-size line or trailer of the body is too long");
   if (ec.category() == bhttp::make_error_code(bhttp::error::end_of_stream).category() &&
       ec != bhttp::error::end_of_stream && ec != bhttp::error::partial_message && ec != bhttp::error::need_more)
     return error_response(400, "invalid_argument", "the request could not be read (" + ec.message() + ")");
@@ -77,6 +81,34 @@ bool read_head(const Parser::value_type& msg, HttpRequest& req) {
   req.target = std::string(msg.target());
   for (const auto& f : msg) req.headers.emplace_back(std::string(f.name_string()), std::string(f.value()));
   return parse_target(req.target, req);
+}
+
+// What the listener refuses on a parsed head, before the screen: a target too long to
+// route (414) or not a path (400), and a Transfer-Encoding whose last coding is not
+// chunked (RFC 9112 §6.3: Beast 1.74 would read no body and take the body's bytes for
+// the next request, a smuggling desync behind a proxy that frames it otherwise).
+std::optional<HttpResponse> head_refusal(const Parser& parser, HttpRequest& req) {
+  const auto& msg = parser.get();
+  if (msg.target().size() > kMaxTargetBytes)
+    return error_response(414, "too_large", "the request target is longer than " + std::to_string(kMaxTargetBytes) +
+                                                " bytes");
+  if (!read_head(msg, req))
+    return error_response(400, "invalid_argument", "the request target is not a well-formed path");
+  if (msg.count(bhttp::field::transfer_encoding) > 0 && !parser.chunked())
+    return error_response(400, "invalid_argument",
+                          "a Transfer-Encoding must end with chunked (or send a Content-Length instead)");
+  return std::nullopt;
+}
+
+// The screen, whose failure must not reach the I/O loop: an exception is a 500.
+bool run_screen(const HttpHandlers& h, const HttpRequest& req, HttpResponse& res) {
+  try {
+    return h.screen(req, res);
+  } catch (const std::exception& e) {
+    spdlog::error("{} {}: {}", req.method, req.path, e.what());
+    res = error_response(500, "internal", "internal error");
+    return false;
+  }
 }
 
 void count_refusal(const HttpHandlers& h, const HttpRequest& req, const HttpResponse& res) {
@@ -132,21 +164,27 @@ class Session : public std::enable_shared_from_this<Session> {
   void read_header() {
     new_parser(parser_, limits());
     request_ = HttpRequest{};
+    head_only_ = false;
     stream_.expires_after(seconds(limits().header_timeout_s));
+    // Beast bounds the headers: after a first read that leaves them incomplete it parses
+    // no further field until their end has arrived, and refuses once the waiting bytes
+    // pass header_limit (HeaderLinesTrickledWithoutEndAreCutAtTheHeaderLimit).
     bhttp::async_read_header(stream_, buffer_, *parser_,
-                             beast::bind_front_handler(&Session::on_header, shared_from_this()));
+                             [self = shared_from_this()](beast::error_code ec, size_t) {
+                               if (ec) return self->refuse_or_close(ec);
+                               self->on_header();
+                             });
   }
 
-  void on_header(beast::error_code ec, size_t) {
-    if (ec) return refuse_or_close(ec);
-    if (!read_head(parser_->get(), request_)) {
-      HttpResponse res = error_response(400, "invalid_argument", "the request target is not a well-formed path");
-      count_refusal(owner_.handlers, request_, res);
-      return send(std::move(res), true);
+  void on_header() {
+    if (auto refusal = head_refusal(*parser_, request_)) {
+      count_refusal(owner_.handlers, request_, *refusal);
+      return send(std::move(*refusal), true);
     }
     head_only_ = request_.method == "HEAD";
+    http10_ = parser_->get().version() < 11;
     HttpResponse refusal;
-    if (!owner_.handlers.screen(request_, refusal)) return send(std::move(refusal), true);
+    if (!run_screen(owner_.handlers, request_, refusal)) return send(std::move(refusal), true);
     if (expects_continue(request_) && !parser_->is_done()) {
       static const std::string kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
       stream_.expires_after(seconds(limits().body_timeout_s));
@@ -202,6 +240,7 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   void send(HttpResponse res, bool close_after) {
+    if (http10_) res.chunked = false;  // HTTP/1.0 has no chunked coding: the length instead
     out_ = serialize_response(res, head_only_, close_after);
     close_after_ = close_after;
     stream_.expires_after(seconds(limits().body_timeout_s));
@@ -246,6 +285,7 @@ class Session : public std::enable_shared_from_this<Session> {
   HttpRequest request_;
   std::string out_;
   bool head_only_ = false;
+  bool http10_ = false;
   bool keep_alive_ = true;
   bool close_after_ = false;
   size_t served_ = 0;
@@ -310,10 +350,20 @@ int HttpListener::bind(const std::string& host, int port) {
 void HttpListener::run() {
   if (impl_->stopped) return;
   impl_->accept();
+  // A handler that throws must not end the loop (nor, on another thread, the process).
+  auto serve = [this] {
+    for (;;) {
+      try {
+        impl_->ioc.run();
+        return;
+      } catch (const std::exception& e) {
+        spdlog::error("http listener: {}", e.what());
+      }
+    }
+  };
   std::vector<std::thread> more;
-  for (size_t i = 1; i < std::max<size_t>(1, impl_->limits.io_threads); ++i)
-    more.emplace_back([this] { impl_->ioc.run(); });
-  impl_->ioc.run();
+  for (size_t i = 1; i < std::max<size_t>(1, impl_->limits.io_threads); ++i) more.emplace_back(serve);
+  serve();
   for (auto& t : more) t.join();
 }
 
@@ -366,15 +416,15 @@ std::string HttpListener::answer_bytes(std::string_view bytes, const ListenerLim
     new_parser(parser, limits);
     HttpRequest req;
     if (!feed(*parser, req, true)) break;
-    if (!read_head(parser->get(), req)) {
-      HttpResponse res = error_response(400, "invalid_argument", "the request target is not a well-formed path");
-      count_refusal(handlers, req, res);
-      emit(res, false, true);
+    if (auto refusal = head_refusal(*parser, req)) {
+      count_refusal(handlers, req, *refusal);
+      emit(*refusal, false, true);
       break;
     }
     const bool head_only = req.method == "HEAD";
+    const bool http10 = parser->get().version() < 11;
     HttpResponse refusal;
-    if (!handlers.screen(req, refusal)) {
+    if (!run_screen(handlers, req, refusal)) {
       emit(refusal, head_only, true);
       break;
     }
@@ -388,6 +438,7 @@ std::string HttpListener::answer_bytes(std::string_view bytes, const ListenerLim
     } catch (const std::exception&) {
       res = error_response(500, "internal", "internal error");
     }
+    if (http10) res.chunked = false;
     const bool close = last || iequals(res.get_header_value("Connection"), "close");
     emit(res, head_only, close);
     if (close) break;

@@ -55,7 +55,9 @@ class HttpListener {
   // Binds and listens; returns the port (the chosen one for port 0), or -1 when the
   // address cannot be bound.
   int bind(const std::string& host, int port);
-  // Serves until stop() (from any thread); returns once the workers are idle.
+  // Serves on this thread and io_threads - 1 more until stop() is called from another
+  // thread. stop() closes the loop and waits for the requests running on the workers;
+  // join the thread in run() before destroying the listener.
   void run();
   void stop();
 

@@ -247,6 +247,7 @@ std::string_view reason_phrase(int status) {
     case 409: return "Conflict";
     case 411: return "Length Required";
     case 413: return "Content Too Large";
+    case 414: return "URI Too Long";
     case 415: return "Unsupported Media Type";
     case 422: return "Unprocessable Content";
     case 429: return "Too Many Requests";

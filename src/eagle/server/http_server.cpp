@@ -830,11 +830,14 @@ struct Server::Impl {
     // without a type, was parsed as a form and refused with a wrong message). /mcp
     // checks its own. Their size is the listener's: server.max_body_bytes against a
     // Content-Length before a byte is read, and counted while a chunked body is read.
-    const bool chunked = lower_ascii(req.get_header_value("Transfer-Encoding")).find("chunked") != std::string::npos;
-    const bool has_body = chunked || (req.has_header("Content-Length") && req.get_header_value("Content-Length") != "0");
+    // A Transfer-Encoding reached here only if its last coding is chunked (the listener
+    // refuses the rest): a body.
+    const bool has_body = req.has_header("Transfer-Encoding") ||
+                          (req.has_header("Content-Length") && req.get_header_value("Content-Length") != "0");
     if (has_body && (method == "POST" || method == "PUT") && found->name != "/mcp") {
       const std::string type = lower_ascii(req.get_header_value("Content-Type"));
-      const std::string media = type.substr(0, type.find(';'));
+      std::string media = type.substr(0, type.find(';'));
+      while (!media.empty() && (media.back() == ' ' || media.back() == '\t')) media.pop_back();
       if (media != "application/json" && media != "multipart/form-data")
         throw HttpError{415, "unsupported_media_type",
                         "send the body as JSON with 'Content-Type: application/json' (curl: --json '{...}'), or a "
