@@ -298,6 +298,7 @@ TEST(HttpListener, KeepAliveHeadPipeliningAndTheRequestLimitPerConnection) {
   Echo echo;
   ListenerLimits limits;
   limits.keep_alive_requests = 3;
+  limits.io_threads = 2;  // more than one I/O thread (also under TSan)
   Running server(limits, echo.handlers());
   const int fd = connect_to(server.port);
   // Three requests in one write: answered in turn; HEAD has the GET's length, no body;

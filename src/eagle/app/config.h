@@ -61,7 +61,7 @@ struct Config {
     double request_timeout_s = 30;            // deadline for reading a body, and for writing an answer
     double header_timeout_s = 10;             // deadline for a request's headers (also the keep-alive idle limit)
     size_t max_connections = 10000;          // open connections; more are closed as accepted
-    size_t io_threads = 2;                    // threads reading and writing sockets (handlers run on `threads`)
+    size_t io_threads = 1;                    // threads reading and writing sockets (handlers run on `threads`)
     int ingest_nice = 10;                     // niceness of the ingest task thread (0..19)
   } server;
   // MCP (`eagle mcp` on stdio, /mcp on `eagle serve`).

@@ -23,7 +23,7 @@
 namespace eagle::server {
 
 struct ListenerLimits {
-  size_t io_threads = 2;
+  size_t io_threads = 1;
   size_t workers = 16;
   size_t max_pending = 256;  // requests queued or running on the workers; 503 beyond
   size_t max_connections = 10000;

@@ -34,7 +34,7 @@ struct ServerOptions {
   double request_timeout_s = 30;  // body read, answer write
   double header_timeout_s = 10;   // request line and headers; keep-alive idle
   size_t max_connections = 10000;
-  size_t io_threads = 2;
+  size_t io_threads = 1;
   int ingest_nice = 10;  // scheduling niceness of the ingest task thread
   bool repair_utf8 = false;  // ingest.repair_utf8: the default of an ingest's repair_utf8
   std::vector<Token> tokens;
