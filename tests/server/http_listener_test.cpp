@@ -95,6 +95,17 @@ std::string get(const std::string& path, const std::string& extra = "") {
   return "GET " + path + " HTTP/1.1\r\nHost: localhost\r\n" + extra + "\r\n";
 }
 
+// One request on its own connection: the bytes sent, then one whole answer read (or,
+// `to_close`, everything until the server closes).
+std::string request_once(int port, const std::string& bytes, bool to_close = false) {
+  const int fd = connect_to(port);
+  send_all(fd, bytes);
+  std::string answer = to_close ? read_until(fd, [](const std::string&) { return false; })
+                                : read_until(fd, [](const std::string& s) { return whole_response(s); });
+  ::close(fd);
+  return answer;
+}
+
 // A listener on a free loopback port, served on its own thread for one test.
 struct Running {
   HttpListener listener;
@@ -236,29 +247,19 @@ TEST(HttpListener, TheBodyLimitHoldsOnEveryTransferCoding) {
   ListenerLimits limits;
   limits.max_body_bytes = 1000;
   Running server(limits, echo.handlers());
-  {  // chunked, counted while read
-    const int fd = connect_to(server.port);
-    std::string chunks;
-    for (int i = 0; i < 10; ++i) chunks += "200\r\n" + std::string(0x200, 'a') + "\r\n";
-    send_all(fd, "POST /x HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\n\r\n" + chunks + "0\r\n\r\n");
-    const std::string answer = read_until(fd, [](const std::string& s) { return whole_response(s); });
-    EXPECT_EQ(answer.rfind("HTTP/1.1 413 ", 0), 0u) << answer;
-    ::close(fd);
-  }
-  {  // a declared length, refused before the body is sent
-    const int fd = connect_to(server.port);
-    send_all(fd, "POST /x HTTP/1.1\r\nHost: localhost\r\nContent-Length: 1001\r\n\r\n");
-    const std::string answer = read_until(fd, [](const std::string& s) { return whole_response(s); });
-    EXPECT_EQ(answer.rfind("HTTP/1.1 413 ", 0), 0u) << answer;
-    ::close(fd);
-  }
-  {  // within the limit, chunked: answered with the whole body
-    const int fd = connect_to(server.port);
-    send_all(fd, "POST /x HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n");
-    const std::string answer = read_until(fd, [](const std::string& s) { return whole_response(s); });
-    EXPECT_NE(answer.find("POST /x q= body=5"), std::string::npos) << answer;
-    ::close(fd);
-  }
+  // Chunked, counted while read.
+  std::string chunks;
+  for (int i = 0; i < 10; ++i) chunks += "200\r\n" + std::string(0x200, 'a') + "\r\n";
+  const std::string chunked =
+      request_once(server.port, "POST /x HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\n\r\n" + chunks + "0\r\n\r\n");
+  EXPECT_EQ(chunked.rfind("HTTP/1.1 413 ", 0), 0u) << chunked;
+  // A declared length, refused before the body is sent.
+  const std::string declared = request_once(server.port, "POST /x HTTP/1.1\r\nHost: localhost\r\nContent-Length: 1001\r\n\r\n");
+  EXPECT_EQ(declared.rfind("HTTP/1.1 413 ", 0), 0u) << declared;
+  // Within the limit, chunked: answered with the whole body.
+  const std::string within = request_once(
+      server.port, "POST /x HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n");
+  EXPECT_NE(within.find("POST /x q= body=5"), std::string::npos) << within;
   EXPECT_EQ(echo.handled, 1);
   EXPECT_EQ(echo.refused, 2);
 }
@@ -339,13 +340,7 @@ TEST(HttpListener, UnreadableRequestsAre4xxAndTheServerGoesOn) {
   ListenerLimits limits;
   limits.max_header_bytes = 2048;
   Running server(limits, echo.handlers());
-  auto answer_to = [&](const std::string& bytes) {
-    const int fd = connect_to(server.port);
-    send_all(fd, bytes);
-    std::string a = read_until(fd, [](const std::string& s) { return whole_response(s); });
-    ::close(fd);
-    return a;
-  };
+  auto answer_to = [&](const std::string& bytes) { return request_once(server.port, bytes); };
   EXPECT_EQ(answer_to("\x01\x02 garbage\r\n\r\n").rfind("HTTP/1.1 400 ", 0), 0u);
   EXPECT_EQ(answer_to("GET /a%zz HTTP/1.1\r\nHost: localhost\r\n\r\n").rfind("HTTP/1.1 400 ", 0), 0u);
   EXPECT_EQ(answer_to("GET /a HTTP/1.1\r\nHost: localhost\r\nX-Big: " + std::string(4000, 'b') + "\r\n\r\n")
@@ -409,14 +404,7 @@ TEST(HttpListener, HeaderLinesTrickledWithoutEndAreCutAtTheHeaderLimit) {
 TEST(HttpListener, FramingTheParserWouldNotReadIsRefusedNotSmuggled) {
   Echo echo;
   Running server(ListenerLimits{}, echo.handlers());
-  auto answer_to = [&](const std::string& bytes) {
-    const int fd = connect_to(server.port);
-    send_all(fd, bytes);
-    bool closed = false;
-    std::string a = read_until(fd, [](const std::string&) { return false; }, 10000, &closed);
-    ::close(fd);
-    return a;
-  };
+  auto answer_to = [&](const std::string& bytes) { return request_once(server.port, bytes, /*to_close=*/true); };
   // A Transfer-Encoding that does not end in chunked: Beast 1.74 read no body and took
   // the body's bytes for a second request.
   for (const std::string te : {"gzip", "chunked, identity", "xchunked"}) {
