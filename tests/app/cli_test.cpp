@@ -176,6 +176,29 @@ TEST(Cli, BiomedDemoRegulatoryAndChemicalQuestions) {
   EXPECT_EQ(r["route"]["hints"]["intent"], "regulatory");
   EXPECT_TRUE(top["explain"].contains("tier2")) << top;
 
+  // pipeline.namespace auto (the default): the labels were ingested in the biomed
+  // namespace, so a search that names none runs there and finds the Lipitor label.
+  auto renal = run(g + "search --json -k 3 atorvastatin dosing in renal impairment");
+  ASSERT_EQ(renal.rc, 0) << renal.out;
+  auto rn = last_json(renal.out);
+  EXPECT_EQ(rn["metadata"]["namespace_step"]["used"], "biomed") << rn["metadata"];
+  EXPECT_EQ(rn["metadata"]["namespace_step"]["requested"], "auto");
+  bool lipitor = false;
+  for (const auto& h : rn["hits"])
+    lipitor = lipitor || h["metadata"].value("file_name", "").starts_with("lipitor");
+  EXPECT_TRUE(lipitor) << rn["hits"].dump();
+  // An explicit core search over these biomed documents says where they are.
+  auto core = run(g + "search --namespace core -k 3 atorvastatin dosing in renal impairment");
+  ASSERT_EQ(core.rc, 0) << core.out;
+  EXPECT_NE(core.out.find("note: documents of this scope were ingested in the biomed namespace"), std::string::npos)
+      << core.out;
+  auto autos = run(g + "search -k 1 atorvastatin dosing in renal impairment");
+  EXPECT_NE(autos.out.find("namespace: biomed (auto: the store holds biomed documents)"), std::string::npos) << autos.out;
+  auto bad_ns = run(g + "--set pipeline.namespace=chem search -k 1 atorvastatin");
+  EXPECT_NE(bad_ns.rc, 0);
+  EXPECT_NE(bad_ns.out.find("pipeline.namespace: expected core, biomed or auto, got 'chem'"), std::string::npos)
+      << bad_ns.out;
+
   auto sim = run(g + "search --json --namespace biomed -k 10 compounds similar to imatinib");
   ASSERT_EQ(sim.rc, 0) << sim.out;
   auto c = last_json(sim.out);

@@ -98,8 +98,13 @@ TEST(Ranking, ABiomedicalCorpusGoesWholeToTheBiomedicalCollection) {
   auto keutel = s.search("Is Keutel syndrome a common genetic disorder?", 3);
   ASSERT_FALSE(keutel["hits"].empty());
   EXPECT_NE(keutel["hits"][0].value("text", "").find("Keutel"), std::string::npos) << keutel["hits"][0].dump();
-  // A core search says where the text is instead of a bare "no document matches".
-  auto core = s.run("search 'Which gene is mutated in cystic fibrosis?'");
+  // A search naming no namespace runs in biomed (pipeline.namespace auto); an explicit
+  // core search says where the text is instead of a bare "no document matches".
+  auto by_default = s.run("search 'Which gene is mutated in cystic fibrosis?'");
+  EXPECT_EQ(by_default.rc, 0) << by_default.out;
+  EXPECT_NE(by_default.out.find("namespace: biomed (auto"), std::string::npos) << by_default.out;
+  EXPECT_EQ(by_default.out.find("no document matches"), std::string::npos) << by_default.out;
+  auto core = s.run("search --namespace core 'Which gene is mutated in cystic fibrosis?'");
   EXPECT_EQ(core.rc, 0) << core.out;
   EXPECT_NE(core.out.find("search it with --namespace biomed"), std::string::npos) << core.out;
 }

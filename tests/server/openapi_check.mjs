@@ -331,7 +331,7 @@ function checkSse(mediaPointer, media, body) {
     const err = validateAt(`${mediaPointer}/x-eagle-sse-events/${escapePointer(ev.event)}`, schemas[ev.event], data);
     if (err) problems.push(`event ${i} '${ev.event}': ${err}`);
   });
-  // The route step comes before the recall step (Step covers each shape; this is the order).
+  // The steps come in the order the document gives (x-eagle-step-order; Step covers each shape).
   const stepNames = events.filter((e) => e.event === "step").map((e) => {
     try {
       return JSON.parse(e.data).name;
@@ -339,7 +339,7 @@ function checkSse(mediaPointer, media, body) {
       return undefined;
     }
   });
-  const expectedSteps = ["route", "recall"];
+  const expectedSteps = media["x-eagle-step-order"] || [];
   stepNames.forEach((n, i) => {
     if (n !== expectedSteps[i]) problems.push(`step event ${i} is '${n}', expected '${expectedSteps[i] ?? "no more steps"}'`);
   });

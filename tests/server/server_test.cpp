@@ -210,9 +210,11 @@ TEST_F(ServerTest, SearchAnswersWithSourcesRouteAndSteps) {
   EXPECT_EQ(j["sources"][0]["id"], "ab02");  // the PD-1 abstract
   EXPECT_EQ(j["sources"][0]["collection"], "eagle_text");
   EXPECT_TRUE(j["sources"][0]["explain"].is_object());
-  EXPECT_EQ(j["steps"][0]["name"], "route");
-  EXPECT_EQ(j["steps"][1]["name"], "recall");
-  EXPECT_GT(j["steps"][1]["text_count"].get<int>(), 0);
+  EXPECT_EQ(j["steps"][0]["name"], "namespace");
+  EXPECT_EQ(j["steps"][0]["used"], "core");  // auto over a store without biomed documents
+  EXPECT_EQ(j["steps"][1]["name"], "route");
+  EXPECT_EQ(j["steps"][2]["name"], "recall");
+  EXPECT_GT(j["steps"][2]["text_count"].get<int>(), 0);
   EXPECT_EQ(j["route"]["source"], "core_default");
   // Defaults: top_k 5 (seed §10.1).
   EXPECT_EQ(call({"POST", "/search", "/search", R"({"query": "cancer"})"}).j()["sources"].size(), 5u);
@@ -648,17 +650,18 @@ TEST(ServerAuth, TokensAndAKbScopeThatDoesNotLeak) {
   // Ingesting tenant-b's document id into tenant-a answers exactly as an id no one
   // holds (a refusal told that it existed): both tasks succeed with the same report,
   // each document kept under the tenant's KB ("tenant-a:<id>"), tenant-b's untouched.
-  auto ingest_as_a = [&](const json& body) {
-    auto r = as("a-secret", {"POST", "/ingest", "/ingest", body.dump()});
+  auto ingest_as = [&](const std::string& token, const json& body) {
+    auto r = as(token, {"POST", "/ingest", "/ingest", body.dump()});
     EXPECT_EQ(r.status, 202) << r.body;
     Response t;
     for (int i = 0; i < 300; ++i) {
-      t = as("a-secret", {"GET", "/tasks/" + r.j()["task_id"].get<std::string>(), "/tasks/{id}"});
+      t = as(token, {"GET", "/tasks/" + r.j()["task_id"].get<std::string>(), "/tasks/{id}"});
       if (t.j()["state"] == "failed" || t.j()["state"] == "succeeded") break;
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
     return t.j();
   };
+  auto ingest_as_a = [&](const json& body) { return ingest_as("a-secret", body); };
   const json taken = ingest_as_a({{"kb_name", "tenant-a"}, {"records", {{{"id", "b1"}, {"text", "mine now"}}}}});
   const json absent = ingest_as_a({{"kb_name", "tenant-a"}, {"records", {{{"id", "never-held"}, {"text", "mine now"}}}}});
   EXPECT_EQ(taken["state"], "succeeded") << taken.dump();
@@ -752,6 +755,27 @@ TEST(ServerAuth, TokensAndAKbScopeThatDoesNotLeak) {
   }
   auto label_after = as("admin-secret", {"GET", "/documents/doc-tb-set", "/documents/{id}"});
   EXPECT_EQ(label_after.body.find("overwritten"), std::string::npos) << label_after.body;
+  // Namespaces within scope: once tenant-b holds biomed documents, a core search by
+  // the admin says so in its steps; tenant-a's token sees core only (tenant-b's
+  // namespaces are not revealed) and its default (auto) stays core.
+  EXPECT_EQ(ingest_as("admin-secret", {{"kb_name", "tenant-b"}, {"plugin_namespace", "biomed"},
+                                       {"records", {{{"id", "bio1"}, {"text", "imatinib in chronic myeloid leukemia"}}}}})
+                .value("state", ""),
+            "succeeded");
+  auto admin_core = as("admin-secret", {"POST", "/search", "/search", R"({"query": "zzshared", "plugin_namespace": "core"})"});
+  ASSERT_EQ(admin_core.status, 200) << admin_core.body;
+  const json admin_step = admin_core.j()["steps"][0];
+  EXPECT_EQ(admin_step["name"], "namespace") << admin_step;
+  EXPECT_EQ(admin_step["used"], "core");
+  EXPECT_EQ(admin_step["store_has"], json::array({"biomed", "core"})) << admin_step;
+  EXPECT_TRUE(admin_step.contains("note")) << admin_step;
+  auto a_auto = as("a-secret", {"POST", "/search", "/search", R"({"query": "zzshared"})"});
+  ASSERT_EQ(a_auto.status, 200) << a_auto.body;
+  const json a_step = a_auto.j()["steps"][0];
+  EXPECT_EQ(a_step["used"], "core") << a_step;
+  EXPECT_EQ(a_step["requested"], "auto") << a_step;
+  EXPECT_EQ(a_step["store_has"], json::array({"core"})) << a_step;
+  EXPECT_FALSE(a_step.contains("note")) << a_step;
   // The admin can delete in tenant-b.
   EXPECT_EQ(as("admin-secret", {"DELETE", "/documents/b1", "/documents/{id}"}).status, 200);
 }

@@ -33,7 +33,7 @@ int mcp_stdio(const GlobalFlags& g, const McpFlags& f) {
   Engine engine(cfg, StoreAccess::read_only);
   engine.preload(cfg.pipeline.plugin_namespace);
   mcp::ToolSet tools(engine, cfg.pipeline.plugin_namespace);
-  mcp::McpServer server(tools, mcp::eagle_server_info(cfg.pipeline.plugin_namespace), cfg.mcp.discover_ttl_ms);
+  mcp::McpServer server(tools, mcp::eagle_server_info(tools.default_namespace()), cfg.mcp.discover_ttl_ms);
   std::ios::sync_with_stdio(false);
   mcp::serve_stdio(server, std::cin, std::cout, {});
   return 0;

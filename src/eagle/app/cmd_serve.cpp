@@ -55,8 +55,12 @@ int serve(const GlobalFlags& g, const ServeFlags& f) {
     throw;
   }
   server.set_ready(true);
-  std::printf("eagle: ready (%zu collections, namespace %s)\n", engine.catalog().list().size(),
-              cfg.pipeline.plugin_namespace.c_str());
+  const std::string& ns = cfg.pipeline.plugin_namespace;
+  const std::string resolved = engine.resolve_namespace(ns);
+  std::printf("eagle: ready (%zu collections, namespace %s%s)\n", engine.catalog().list().size(), resolved.c_str(),
+              ns == "auto" ? (resolved == "biomed" ? ", auto: the store holds biomed documents"
+                                                   : ", auto: the store holds no biomed documents")
+                           : "");
   std::fflush(stdout);
   int sig = 0;
   sigwait(&stop_signals, &sig);
@@ -78,7 +82,7 @@ void add_serve_command(CLI::App& app, const GlobalFlags& g, std::vector<Command>
   serve_cmd->add_option("--threads", f->threads, "worker threads (server.threads)");
   serve_cmd->add_option("--ingest-root", f->ingest_root, "folder POST /ingest {\"path\"} may read (server.ingest_root)");
   serve_cmd->add_option("--namespace", f->plugin_namespace,
-                        "default plugin namespace, loaded at start (pipeline.namespace: core or biomed)");
+                        "default plugin namespace, loaded at start (pipeline.namespace: core, biomed or auto)");
   out.push_back({serve_cmd, [&g, f] { return serve(g, *f); }});
 }
 

@@ -613,8 +613,14 @@ std::vector<ConfigOption> make_options() {
   o.push_back({"pipeline.telemetry_file", "append per-query JSONL telemetry events here (empty: off)",
                [](Config& c, const std::string& v) { c.pipeline.telemetry_file = v; },
                [](const Config& c) { return c.pipeline.telemetry_file; }});
-  o.push_back({"pipeline.namespace", "plugin namespace of `eagle search` requests (core or biomed)",
-               [](Config& c, const std::string& v) { c.pipeline.plugin_namespace = v; },
+  o.push_back({"pipeline.namespace",
+               "plugin namespace of searches that name none: core, biomed, or auto (biomed when the caller's documents "
+               "include biomed ones, else core)",
+               [](Config& c, const std::string& v) {
+                 if (v != "core" && v != "biomed" && v != "auto")
+                   fail(ErrorCode::invalid_argument, "pipeline.namespace: expected core, biomed or auto, got '" + v + "'");
+                 c.pipeline.plugin_namespace = v;
+               },
                [](const Config& c) { return c.pipeline.plugin_namespace; }});
   o.push_back({"ingest.commit_rows", "rows per slice of an ingest: read, embedded and staged together (whole documents), so memory holds one slice beside the collections; the ingest commits once, all-or-nothing; a delete waits at most one slice",
                [](Config& c, const std::string& v) { c.ingest_commit_rows = to_count("ingest.commit_rows", v, 100000); },

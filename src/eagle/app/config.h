@@ -104,7 +104,9 @@ struct Config {
     bool collapse_duplicates = true;     // near-duplicate collapse (issue 15, defect 6)
     double duplicate_similarity = 0.9;   // Jaccard of word 3-shingles
     std::string telemetry_file;              // JSONL sink; empty = none
-    std::string plugin_namespace = "core";   // namespace of `eagle search` requests
+    // Namespace of searches that name none: core, biomed, or auto (biomed when the
+    // caller's documents include biomed ones, else core).
+    std::string plugin_namespace = "auto";
     std::map<std::string, std::string> rerank_policy;  // namespace -> domain | general | none
     std::string general_reranker;                     // reranker label; empty = none
   } pipeline;

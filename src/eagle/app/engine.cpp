@@ -253,15 +253,65 @@ void Engine::ensure_plugin_locked(const std::string& ns) {
 void Engine::preload(const std::string& ns) {
   for (const auto& name : catalog_->list()) catalog_->get(name);
   registry();
-  ensure_plugin(ns);
+  ensure_plugin(resolve_namespace(ns));
 }
 
-search::RetrievalResponse Engine::search(const search::RetrievalRequest& req) {
-  if (req.plugin_namespace != "core" && req.plugin_namespace != "biomed")
-    fail(ErrorCode::invalid_argument, "unknown plugin namespace '" + req.plugin_namespace + "' (core or biomed)");
-  ensure_plugin(req.plugin_namespace);
+std::map<std::string, size_t> Engine::namespace_counts(const std::vector<std::string>& kb_names) {
+  std::string key;
+  for (const auto& kb : kb_names) key += kb + '\n';
+  const auto now = std::chrono::steady_clock::now();
+  const uint64_t writes = writes_.load();
+  {
+    std::lock_guard lock(ns_counts_mu_);
+    auto it = ns_counts_.find(key);
+    // Another process may write the registry (a PostgreSQL registry shared by stores,
+    // a writer beside this reader): a second's staleness is the bound.
+    if (it != ns_counts_.end() && it->second.writes == writes && now - it->second.at < std::chrono::seconds(1))
+      return it->second.counts;
+  }
+  std::map<std::string, size_t> counts;
+  for (const char* ns : {"core", "biomed"}) {
+    registry::DocumentQuery q;
+    q.kb_names = kb_names;
+    q.plugin_namespace = ns;
+    if (size_t n = registry().count(q)) counts[ns] = n;
+  }
+  std::lock_guard lock(ns_counts_mu_);
+  if (ns_counts_.size() > 256) ns_counts_.clear();  // bounded: one entry per distinct token scope
+  ns_counts_[key] = {writes, now, counts};
+  return counts;
+}
+
+std::string Engine::resolve_namespace(const std::string& configured, const std::vector<std::string>& kb_names) {
+  if (configured == "core" || configured == "biomed") return configured;
+  if (configured != "auto")
+    fail(ErrorCode::invalid_argument, "unknown plugin namespace '" + configured + "' (core, biomed or auto)");
+  return namespace_counts(kb_names).count("biomed") ? "biomed" : "core";
+}
+
+search::RetrievalResponse Engine::search(const search::RetrievalRequest& request) {
+  const std::string ns = resolve_namespace(request.plugin_namespace, request.allowed_kbs);
+  const search::RetrievalRequest* req_ptr = &request;
+  search::RetrievalRequest resolved;
+  if (ns != request.plugin_namespace) {
+    resolved = request;
+    resolved.plugin_namespace = ns;
+    req_ptr = &resolved;
+  }
+  const search::RetrievalRequest& req = *req_ptr;
+  ensure_plugin(ns);
+  // The namespace step: which namespace ran, how it was chosen, and which namespaces
+  // the caller's documents are in, so a core search over biomed data says so.
+  nlohmann::json ns_step = {{"name", "namespace"}, {"used", ns}, {"requested", request.plugin_namespace}};
+  nlohmann::json store_has = nlohmann::json::array();
+  for (const auto& [name, n] : namespace_counts(request.allowed_kbs)) store_has.push_back(name);
+  ns_step["store_has"] = store_has;
+  if (ns == "core" && namespace_counts(request.allowed_kbs).count("biomed"))
+    ns_step["note"] = "documents of this scope were ingested in the biomed namespace; the core pipeline does not "
+                      "search them: use plugin_namespace biomed (or auto)";
   std::shared_lock state(state_mu_);
   auto resp = orchestrator_->retrieve(req);
+  resp.metadata["namespace_step"] = std::move(ns_step);
   // A core search of a store whose text was all ingested in the biomed namespace
   // (TDR sends biomedical inputs to the biomedical collection) finds nothing: say
   // where the text is instead of a bare "no document matches" (issue 15, defect 2).
@@ -385,6 +435,7 @@ size_t Engine::delete_document(const std::string& document_id, const AccessScope
   for (auto* c : touched) c->checkpoint_if_due();
   if (rec) registry().remove(document_id);
   ++deletes_;
+  ++writes_;
   return removed;
 }
 

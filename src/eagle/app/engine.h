@@ -4,6 +4,8 @@
 // `eagle ingest`, `eagle search` and `eagle entities` all go through one Engine, so
 // what the CLI does is what an embedding application gets.
 #include <atomic>
+#include <chrono>
+#include <map>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -195,6 +197,14 @@ class Engine {
   // the first request does not pay for it (a server calls it before it is ready).
   void preload(const std::string& plugin_namespace);
 
+  // `pipeline.namespace: auto`: the namespace that holds the caller's data. An explicit
+  // core or biomed is returned as is; auto is biomed when the documents within
+  // `kb_names` (empty: all) include biomed ones, else core. invalid_argument for any
+  // other name. Counts are cached for a second and dropped on this engine's writes.
+  std::string resolve_namespace(const std::string& configured, const std::vector<std::string>& kb_names = {});
+  // Documents per plugin namespace within `kb_names` (namespaces with none left out).
+  std::map<std::string, size_t> namespace_counts(const std::vector<std::string>& kb_names = {});
+
   // Document lifecycle. A document outside `scope` is not_found (its existence is
   // not revealed).
   std::optional<DocumentView> document(const std::string& document_id, const AccessScope& scope = {});
@@ -261,7 +271,16 @@ class Engine {
   RwMutex state_mu_;
   std::mutex ingest_mu_;
   std::mutex write_mu_;
-  std::atomic<uint64_t> deletes_{0};  // documents deleted so far (ingest's registry step, reembed's check)
+  std::atomic<uint64_t> deletes_{0};
+  // namespace_counts' cache: key = the scope's KB names; dropped when writes_ moves.
+  struct NamespaceCounts {
+    uint64_t writes = 0;
+    std::chrono::steady_clock::time_point at;
+    std::map<std::string, size_t> counts;
+  };
+  std::atomic<uint64_t> writes_{0};  // registry writes by this engine (ingest commits, deletes)
+  std::mutex ns_counts_mu_;
+  std::map<std::string, NamespaceCounts> ns_counts_;  // documents deleted so far (ingest's registry step, reembed's check)
   std::recursive_mutex init_mu_;
   std::atomic<bool> core_ready_{false}, biomed_ready_{false};
   std::once_flag registry_once_;

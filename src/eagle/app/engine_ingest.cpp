@@ -1293,6 +1293,7 @@ IngestReport Engine::ingest(const std::vector<std::string>& inputs, const Ingest
         if (catalog_->exists(c) && !catalog_->get(c).ids_where_equals("document_id", d.document_id).empty())
           add_collection(d, c);
     registry().upsert(d);
+    ++writes_;
     if (!source_sha256.empty()) registry().set_source_hash(d.document_id, source_sha256);
     if (tags) registry().set_keywords(d.document_id, d.plugin_namespace, *tags);
     if (brands) {

@@ -134,6 +134,7 @@ json search_response_json(const search::RetrievalResponse& resp, bool explain) {
               {"steps", json::array({route_step_json(resp), recall_step_json(resp)})},
               {"took_ms", resp.metadata.value("took_ms", 0.0)},
               {"scope_capped", resp.metadata.value("scope_capped", false)}};
+  if (auto ns = resp.metadata.find("namespace_step"); ns != resp.metadata.end()) out["steps"].insert(out["steps"].begin(), *ns);
   if (explain) out["audits"] = resp.metadata.value("audits", json::array());
   return out;
 }

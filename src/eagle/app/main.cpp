@@ -208,6 +208,12 @@ int cmd_search(const GlobalFlags& g, const std::vector<std::string>& words, cons
                                                                        std::string("image ") + f.image_file);
   std::printf("query: %s  (%zu hits, %.2f ms, route %s: %s)\n", asked.c_str(), resp.hits.size(),
               resp.metadata.value("took_ms", 0.0), resp.route.source.c_str(), plans.c_str());
+  if (const auto& ns = resp.metadata["namespace_step"]; ns.is_object()) {
+    if (ns.value("requested", "") == "auto")
+      std::printf("namespace: %s (auto: the store %s biomed documents)\n", ns.value("used", "").c_str(),
+                  ns.value("used", "") == "biomed" ? "holds" : "holds no");
+    if (ns.contains("note")) std::printf("note: %s\n", ns.value("note", "").c_str());
+  }
   int rank = 0;
   const auto images = engine.image_store();
   for (const auto& h : resp.hits) {
@@ -479,7 +485,7 @@ int cmd_eval_store(const GlobalFlags& g, const std::string& queries_file, const 
   if (engine.catalog().list().empty())
     eagle::fail(ErrorCode::not_found, "the store at " + cfg.data_dir +
                                           " has no collections yet: add documents with `eagle ingest` first");
-  const std::string plugin_namespace = ns.empty() ? cfg.pipeline.plugin_namespace : ns;
+  const std::string plugin_namespace = engine.resolve_namespace(ns.empty() ? cfg.pipeline.plugin_namespace : ns);
   auto t0 = std::chrono::steady_clock::now();
   std::map<std::string, std::set<std::string>> routed;  // query text -> collections searched
   auto run = run_queries(queries, depth, plugin_namespace, [&](const eagle::search::RetrievalRequest& req) {
@@ -727,7 +733,9 @@ int main(int argc, char** argv) {
   search->add_option("--min-score", sf.min_score,
                      "drop hits scoring below this (the final stage's scale: docs/biomed.md, Scores)");
   search->add_flag("--explain", sf.explain, "show each hit's rank and score in every leg, and the route decision");
-  search->add_option("--namespace", sf.plugin_namespace, "plugin namespace: core or biomed (default: pipeline.namespace)");
+  search->add_option("--namespace", sf.plugin_namespace,
+                     "plugin namespace: core, biomed or auto (default: pipeline.namespace, auto: biomed when the store "
+                     "holds biomed documents)");
   search->add_option("--kb", sf.kb_name, "only rows of this knowledge base (kb_name)");
   search->add_option("--scope-kb", sf.scope_kbs, "scope_filter.kb_names (repeatable)");
   search->add_option("--scope-doc", sf.scope_docs, "scope_filter.document_ids (repeatable)");

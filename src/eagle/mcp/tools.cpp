@@ -158,7 +158,8 @@ Tool make_tool(std::string name, std::string title, std::string description, std
 
 ToolSet::ToolSet(app::Engine& engine, const std::string& default_namespace) {
   app::Engine* e = &engine;
-  const std::string ns_default = default_namespace;
+  const std::string ns_default = engine.resolve_namespace(default_namespace);
+  default_namespace_ = ns_default;
   const size_t top_k_default = engine.config().pipeline.final_top_k;
 
   Tool retrieve = make_tool(

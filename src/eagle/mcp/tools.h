@@ -39,7 +39,10 @@ class ToolSet {
  public:
   // The tools exposed for `default_namespace` (G3), each schema checked to use only
   // keywords the validator enforces.
+  // `default_namespace` may be auto: resolved once here, from the store's documents.
   ToolSet(app::Engine& engine, const std::string& default_namespace);
+  // The namespace the tools were exposed for (core or biomed).
+  const std::string& default_namespace() const { return default_namespace_; }
 
   const std::vector<Tool>& tools() const { return tools_; }
   const Tool* find(const std::string& name) const;
@@ -52,6 +55,7 @@ class ToolSet {
 
  private:
   std::vector<Tool> tools_;
+  std::string default_namespace_;
 };
 
 }  // namespace eagle::mcp

@@ -247,7 +247,7 @@ struct Server::Impl {
         owner(s),
         tasks(e, 100, opts.ingest_nice),
         mcp_tools(e, opts.default_namespace),
-        mcp_server(mcp_tools, mcp::eagle_server_info(opts.default_namespace), opts.mcp_discover_ttl_ms),
+        mcp_server(mcp_tools, mcp::eagle_server_info(mcp_tools.default_namespace()), opts.mcp_discover_ttl_ms),
         mcp_http(mcp_server, opts.mcp_max_sessions, opts.mcp_session_idle_s, opts.mcp_max_sessions_per_token) {
     if (opts.allowed_hosts.empty()) {
       allowed_hosts = {"localhost", "127.0.0.1", "[::1]", "::1"};
@@ -601,8 +601,8 @@ struct Server::Impl {
       auto event = [&](const char* name, const json& data) {
         events += std::string("event: ") + name + "\ndata: " + dump_json(data) + "\n\n";
       };
-      event("step", app::route_step_json(resp));
-      event("step", app::recall_step_json(resp));
+      const json steps = app::search_response_json(resp, false)["steps"];  // named: a temporary's member would dangle
+      for (const auto& step : steps) event("step", step);
       event("sources", {{"sources", app::sources_json(resp, r.explain)}, {"took_ms", resp.metadata.value("took_ms", 0.0)}});
       event("done", json::object());
       c.res.status = 200;
