@@ -3,6 +3,7 @@
 // must not leak, the store lock, and at the end every recorded response validated
 // against the OpenAPI document by tests/server/openapi_check.mjs (ajv, npm).
 #include <gtest/gtest.h>
+#include <httplib.h>
 #include "support/build_paths.h"
 #include <netinet/in.h>
 #include <poll.h>
@@ -1170,6 +1171,183 @@ TEST(ServerVisual, AnImageQueryFindsItsPageAndTheTileImageIsServedInScope) {
   ASSERT_EQ(other.status, 200) << other.body.substr(0, 400);
   EXPECT_TRUE(other.j()["sources"].empty()) << other.body.substr(0, 400);
   EXPECT_EQ(as("other-secret", {"GET", "/images/vespa-peerj.pdf%23page-3", "/images/{image_id}"}).status, 404);
+}
+
+// POST /query on the embedded default (no model): an extractive answer whose every
+// [n] is a source, and the stream's events in order with done.answer = its tokens.
+TEST_F(ServerTest, QueryAnswersWithCitationsFromTheExtractiveDefault) {
+  auto r = call({"POST", "/query", "/query", R"({"query": "PD-1 blockade with pembrolizumab in NSCLC"})"});
+  ASSERT_EQ(r.status, 200) << r.body;
+  const json j = r.j();
+  EXPECT_EQ(j["mode"], "extractive");
+  EXPECT_TRUE(j["model"].is_null());
+  ASSERT_FALSE(j["citations"].empty()) << j.dump();
+  EXPECT_LE(j["sources"].size(), 3u);  // generation.top_n
+  for (const auto& c : j["citations"]) {
+    const size_t n = c["n"];
+    ASSERT_GE(n, 1u);
+    ASSERT_LE(n, j["sources"].size());
+    EXPECT_EQ(c["id"], j["sources"][n - 1]["id"]);
+    EXPECT_EQ(j["sources"][n - 1]["n"], n);
+    EXPECT_NE(j["answer"].get<std::string>().find("[" + std::to_string(n) + "]"), std::string::npos);
+    EXPECT_NE(j["sources"][n - 1]["text"].get<std::string>().find(c["quote"].get<std::string>().substr(0, 40)),
+              std::string::npos)
+        << c;
+  }
+  EXPECT_EQ(j["citations"][0]["id"], "ab02") << j.dump();
+  std::vector<std::string> names;
+  for (const auto& st : j["steps"]) names.push_back(st["name"]);
+  EXPECT_EQ(names, (std::vector<std::string>{"namespace", "route", "recall", "rerank", "generate"}));
+  // top_n and mode are bounded; an unknown field is refused.
+  EXPECT_EQ(call({"POST", "/query", "/query", R"({"query": "x", "top_n": 21})"}).status, 400);
+  EXPECT_EQ(call({"POST", "/query", "/query", R"({"query": "x", "mode": "poetry"})"}).status, 400);
+  EXPECT_EQ(call({"POST", "/query", "/query", R"({"query": "x", "temperature": 2})"}).status, 400);
+  auto one = call({"POST", "/query", "/query", R"({"query": "PD-1 blockade", "top_n": 1})"});
+  EXPECT_EQ(one.j()["sources"].size(), 1u) << one.body;
+  // Nothing relevant: says so, cites nothing.
+  auto none = call({"POST", "/query", "/query", R"({"query": "zzqx quarterly budget meeting"})"});
+  ASSERT_EQ(none.status, 200) << none.body;
+  EXPECT_EQ(none.j()["answer"], "No passage in the knowledge base answers this question.");
+  EXPECT_TRUE(none.j()["citations"].empty());
+
+  auto st = call({"POST", "/query/stream", "/query/stream", R"({"query": "PD-1 blockade with pembrolizumab in NSCLC"})"});
+  ASSERT_EQ(st.status, 200) << st.body;
+  std::vector<std::string> events;
+  std::string tokens;
+  json done;
+  std::istringstream in(st.body);
+  std::string line, event;
+  while (std::getline(in, line)) {
+    if (line.rfind("event: ", 0) == 0) event = line.substr(7), events.push_back(event);
+    if (line.rfind("data: ", 0) == 0) {
+      const json d = json::parse(line.substr(6));
+      if (event == "token") tokens += d["text"].get<std::string>();
+      if (event == "done") done = d;
+    }
+  }
+  ASSERT_GE(events.size(), 8u) << st.body;
+  EXPECT_EQ(std::vector<std::string>(events.begin(), events.begin() + 5),
+            (std::vector<std::string>{"step", "step", "step", "step", "sources"}));
+  EXPECT_EQ(events.back(), "done");
+  EXPECT_EQ(done["answer"], tokens);
+  EXPECT_EQ(done["answer"], j["answer"]);
+  EXPECT_FALSE(done.contains("sources"));
+}
+
+namespace {
+// A chat-completions server in this process: checks the prompt Eagle sends and
+// answers citing the passage that holds `needle`.
+class FakeChatServer {
+ public:
+  explicit FakeChatServer(std::string needle, int delay_ms = 0) : needle_(std::move(needle)) {
+    server_.Post("/v1/chat/completions", [this, delay_ms](const httplib::Request& req, httplib::Response& res) {
+      if (delay_ms) std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+      const json body = json::parse(req.body);
+      std::lock_guard lock(mu_);
+      last_ = body;
+      const std::string user = body["messages"].back()["content"];
+      // The passage blocks: "[n] heading\ntext\n\n".
+      size_t k = 0;
+      for (size_t n = 1; n <= 20; ++n) {
+        const auto at = user.find("[" + std::to_string(n) + "] ");
+        if (at == std::string::npos) break;
+        const auto end = user.find("\n\n", at);
+        if (user.substr(at, end - at).find(needle_) != std::string::npos) k = n;
+      }
+      const std::string answer = "The passages say so [" + std::to_string(k) + "].";
+      if (body.value("stream", false)) {
+        std::string sse;
+        for (const std::string piece : {std::string("The passages "), std::string("say so "),
+                                        "[" + std::to_string(k) + "]."})
+          sse += "data: " + json{{"choices", {{{"delta", {{"content", piece}}}}}}}.dump() + "\n\n";
+        sse += "data: [DONE]\n\n";
+        res.set_content(sse, "text/event-stream");
+      } else {
+        res.set_content(json{{"model", "fake-1"}, {"choices", {{{"message", {{"content", answer}}}, {"finish_reason", "stop"}}}}}.dump(),
+                        "application/json");
+      }
+    });
+    port_ = server_.bind_to_any_port("127.0.0.1");
+    thread_ = std::thread([this] { server_.listen_after_bind(); });
+    while (!server_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ~FakeChatServer() {
+    server_.stop();
+    thread_.join();
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  json last() {
+    std::lock_guard lock(mu_);
+    return last_;
+  }
+
+ private:
+  std::string needle_;
+  httplib::Server server_;
+  int port_ = 0;
+  std::thread thread_;
+  std::mutex mu_;
+  json last_;
+};
+}  // namespace
+
+// generation.base_url set: the model gets the numbered passages and the question, and
+// its [k] maps back to sources[k-1]; a dead or slow endpoint degrades to the
+// extractive answer with a warning step, well within the request.
+TEST_F(ServerTest, QueryWithAChatModelCitesItsPassagesAndDegradesWhenItFails) {
+  FakeChatServer fake("pembrolizumab");
+  const auto store = kWork / "store-chat";
+  fs::remove_all(store);
+  const auto ingested = run_eagle("--data-dir " + store.string() + " ingest " + std::string(EAGLE_SOURCE_DIR) + "/examples/sample");
+  ASSERT_EQ(ingested.rc, 0) << ingested.out;
+  {
+    ServerProcess s(store, {"--set", "generation.base_url=" + fake.url(), "--set", "generation.model=m"});
+    ASSERT_TRUE(s.running()) << s.log();
+    const std::string q = R"({"query": "PD-1 blockade with pembrolizumab in NSCLC"})";
+    auto r = http(s.port(), {"POST", "/query", "/query", q});
+    ASSERT_EQ(r.status, 200) << r.body << s.log();
+    const json j = r.j();
+    EXPECT_EQ(j["mode"], "generated") << j.dump();
+    EXPECT_EQ(j["model"], "fake-1");
+    ASSERT_EQ(j["citations"].size(), 1u) << j.dump();
+    const size_t k = j["citations"][0]["n"];
+    ASSERT_GE(k, 1u);
+    EXPECT_EQ(j["citations"][0]["id"], j["sources"][k - 1]["id"]);
+    EXPECT_NE(j["sources"][k - 1]["text"].get<std::string>().find("pembrolizumab"), std::string::npos);
+    const json sent = fake.last();
+    EXPECT_EQ(sent["model"], "m");
+    EXPECT_EQ(sent["stream"], false);
+    EXPECT_EQ(sent["messages"][0]["role"], "system");
+    const std::string user = sent["messages"].back()["content"];
+    EXPECT_EQ(user.rfind("Passages:\n[1] ", 0), 0u) << user;
+    EXPECT_NE(user.find("Question: PD-1 blockade with pembrolizumab in NSCLC"), std::string::npos) << user;
+    for (const auto& src : j["sources"]) EXPECT_NE(user.find(src["text"].get<std::string>()), std::string::npos);
+    // Streamed: the model's tokens, then the generate step, then done.
+    auto st = http(s.port(), {"POST", "/query/stream", "/query/stream", q});
+    ASSERT_EQ(st.status, 200) << st.body;
+    EXPECT_EQ(fake.last()["stream"], true);
+    EXPECT_NE(st.body.find("event: token\ndata: {\"text\":\"The passages \"}"), std::string::npos) << st.body;
+    EXPECT_NE(st.body.find("\"mode\":\"generated\""), std::string::npos) << st.body;
+  }
+  for (const std::string& dead : {std::string("http://127.0.0.1:1"), std::string("slow")}) {
+    FakeChatServer slow("pembrolizumab", 3000);
+    const std::string url = dead == "slow" ? slow.url() : dead;
+    ServerProcess s(store, {"--set", "generation.base_url=" + url, "--set", "generation.model=m", "--set",
+                            "generation.timeout_ms=500", "--set", "generation.connect_timeout_ms=300"});
+    ASSERT_TRUE(s.running()) << s.log();
+    const auto t0 = std::chrono::steady_clock::now();
+    auto r = http(s.port(), {"POST", "/query", "/query", R"({"query": "PD-1 blockade with pembrolizumab in NSCLC"})"});
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
+    ASSERT_EQ(r.status, 200) << r.body;
+    const json j = r.j();
+    EXPECT_EQ(j["mode"], "extractive") << dead;
+    EXPECT_FALSE(j["citations"].empty());
+    const json gen = j["steps"].back();
+    EXPECT_EQ(gen["name"], "generate");
+    EXPECT_NE(gen.value("warning", "").find(url), std::string::npos) << gen;
+    EXPECT_FALSE(j["warnings"].empty());
+    EXPECT_LT(ms, 10000) << dead;  // bounded by generation.timeout_ms, not the model (a loose bound: TSan)
+  }
 }
 
 // Last: every response recorded above against the OpenAPI document (ajv 2020-12).

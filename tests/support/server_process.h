@@ -29,6 +29,9 @@ class ServerProcess {
   ServerProcess(const std::filesystem::path& data_dir, std::vector<std::string> extra, std::vector<std::string> env = {},
                 bool wait_ready = true, std::vector<std::string> serve_args = {}) {
     log_ = data_dir.string() + ".serve.log";
+    // A server started before on this store left its log: read before the child
+    // truncates it, its "ready" line and port would be taken for this one's.
+    std::filesystem::remove(log_);
     std::vector<std::string> args = {std::string(EAGLE_BIN_DIR) + "/eagle", "--data-dir", data_dir.string()};
     args.insert(args.end(), extra.begin(), extra.end());
     args.insert(args.end(), {"serve", "--port", "0"});

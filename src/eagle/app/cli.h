@@ -30,6 +30,8 @@ struct Command {
 void add_store_commands(CLI::App& app, const GlobalFlags& g, std::vector<Command>& out);
 // serve (HTTP/JSON API).
 void add_serve_command(CLI::App& app, const GlobalFlags& g, std::vector<Command>& out);
+// query (a question answered with citations: app/query.h).
+void add_query_command(CLI::App& app, const GlobalFlags& g, std::vector<Command>& out);
 // mcp (the MCP server on stdio).
 void add_mcp_command(CLI::App& app, const GlobalFlags& g, std::vector<Command>& out);
 

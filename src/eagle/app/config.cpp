@@ -545,6 +545,78 @@ std::vector<ConfigOption> make_options() {
                  for (const auto& [ns, p] : c.pipeline.rerank_policy) l.push_back(ns + "=" + p);
                  return join_list(l);
                }});
+  // The answer stage (POST /query, eagle query, MCP core_query).
+  {
+    using G = answer::GenerationOptions;
+    auto gen_string = [&o](const std::string& key, const std::string& help, std::string G::*field) {
+      o.push_back({key, help, [field](Config& c, const std::string& v) { c.generation.*field = v; },
+                   [field](const Config& c) { return c.generation.*field; }});
+    };
+    auto gen_ms = [&o](const std::string& key, const std::string& help, int G::*field, size_t max) {
+      o.push_back({key, help,
+                   [key, field, max](Config& c, const std::string& v) {
+                     c.generation.*field = static_cast<int>(to_count(key, v, max));
+                   },
+                   [field](const Config& c) { return std::to_string(c.generation.*field); }});
+    };
+    auto gen_count = [&o](const std::string& key, const std::string& help, size_t G::*field, size_t max) {
+      o.push_back({key, help, [key, field, max](Config& c, const std::string& v) { c.generation.*field = to_count(key, v, max); },
+                   [field](const Config& c) { return std::to_string(c.generation.*field); }});
+    };
+    gen_string("generation.base_url",
+               "OpenAI-compatible chat endpoint that writes answers (vLLM, llama.cpp server, Ollama, OpenAI, DashScope "
+               "compatible mode); requests go to {base_url}/v1/chat/completions (a trailing /v1 is not doubled). "
+               "Empty: the extractive answer. The passages are sent to it: a remote endpoint receives them",
+               &G::base_url);
+    gen_string("generation.model", "model name sent to the chat endpoint (required with base_url)", &G::model);
+    gen_string("generation.api_key_env", "environment variable holding the chat endpoint's key (empty: no Authorization)",
+               &G::api_key_env);
+    gen_ms("generation.connect_timeout_ms", "connect timeout of the chat endpoint, ms", &G::connect_timeout_ms, 600000);
+    gen_ms("generation.idle_timeout_ms", "longest wait for the next bytes of a reply, ms", &G::idle_timeout_ms, 3600000);
+    gen_ms("generation.timeout_ms", "the whole reply, ms; beyond, the extractive answer with a warning",
+           &G::timeout_ms, 3600000);
+    o.push_back({"generation.max_retries",
+                 "retries of a failed chat request (connection errors, 408, 429, 5xx) before any reply byte, 0..10",
+                 [](Config& c, const std::string& v) {
+                   c.generation.max_retries = v == "0" ? 0 : static_cast<int>(to_count("generation.max_retries", v, 10));
+                 },
+                 [](const Config& c) { return std::to_string(c.generation.max_retries); }});
+    gen_ms("generation.backoff_ms", "first retry delay, ms (doubled after each retry)", &G::backoff_ms, 60000);
+    o.push_back({"generation.temperature", "sampling temperature sent to the model, 0..2",
+                 [](Config& c, const std::string& v) {
+                   const double t = to_double("generation.temperature", v);
+                   if (t < 0 || t > 2) fail(ErrorCode::invalid_argument, "generation.temperature must be in [0, 2]");
+                   c.generation.temperature = t;
+                 },
+                 [](const Config& c) { return fmt(c.generation.temperature); }});
+    gen_count("generation.max_tokens", "longest answer the model may write, tokens", &G::max_tokens, 32768);
+    gen_count("generation.top_n", "passages the answer is written from (seed retrieval.txt 10.4: top_n 3), 1..20",
+              &G::top_n, 20);
+    o.push_back({"generation.vision", "send image tiles to the model as images (it must accept image_url parts)",
+                 [](Config& c, const std::string& v) { c.generation.vision = to_bool("generation.vision", v); },
+                 [](const Config& c) { return std::string(c.generation.vision ? "true" : "false"); }});
+    gen_count("generation.max_concurrent",
+              "answers a server has the model write at once; beyond, the extractive answer with a warning",
+              &G::max_concurrent, 1024);
+    gen_count("generation.history_turns", "earlier turns of a session given to the model", &G::history_turns, 50);
+    gen_count("generation.extractive_sentences", "sentences of the extractive answer, at most", &G::extractive_sentences, 20);
+    gen_count("generation.sentences_per_passage", "sentences the extractive answer takes from one passage, at most",
+              &G::sentences_per_passage, 20);
+    o.push_back({"generation.extractive_min_score",
+                 "a sentence quoted by the extractive answer covers at least this idf-weighted share of the question, "
+                 "0..1",
+                 [](Config& c, const std::string& v) {
+                   const double t = to_double("generation.extractive_min_score", v);
+                   if (t < 0 || t > 1) fail(ErrorCode::invalid_argument, "generation.extractive_min_score must be in [0, 1]");
+                   c.generation.extractive_min_score = t;
+                 },
+                 [](const Config& c) { return fmt(c.generation.extractive_min_score); }});
+    o.push_back({"rerank.text",
+                 "reranker label (from encoders:) that orders the passages before the answer's top_n cut (seed "
+                 "retrieval.txt 10.4); empty: the search's order",
+                 [](Config& c, const std::string& v) { c.generation.reranker = v; },
+                 [](const Config& c) { return c.generation.reranker; }});
+  }
   o.push_back({"pipeline.general_reranker",
                "reranker label of the general merged rerank (empty: none; then an unlisted namespace without a "
                "plugin rerank passes through)",

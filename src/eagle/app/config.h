@@ -17,6 +17,7 @@
 #include "eagle/core/schema.h"
 #include "eagle/index/lexical/bm25_index.h"
 #include "eagle/text/analyzer.h"
+#include "eagle/answer/options.h"
 
 namespace eagle::app {
 
@@ -110,6 +111,9 @@ struct Config {
     std::map<std::string, std::string> rerank_policy;  // namespace -> domain | general | none
     std::string general_reranker;                     // reranker label; empty = none
   } pipeline;
+  // The answer stage (POST /query, eagle query, MCP core_query): generation.* and the
+  // seed's rerank.text.
+  answer::GenerationOptions generation;
   // HNSW settings of the collections an ingest creates (seed: M=16, efConstruction=256,
   // ef=64); a collection keeps the settings it was created with.
   HnswParams hnsw;

@@ -139,4 +139,31 @@ json search_response_json(const search::RetrievalResponse& resp, bool explain) {
   return out;
 }
 
+json citation_json(const Citation& c) {
+  return {{"n", c.n},
+          {"id", c.id},
+          {"document_id", c.document_id.empty() ? json(nullptr) : json(c.document_id)},
+          {"collection", c.collection},
+          {"document_name", c.document_name},
+          {"path", c.path},
+          {"quote", c.quote}};
+}
+
+json query_response_json(const QueryResult& r, bool explain) {
+  json sources = sources_json(r.search, explain);
+  for (size_t i = 0; i < sources.size(); ++i) sources[i]["n"] = i + 1;
+  json citations = json::array();
+  for (const auto& c : r.citations) citations.push_back(citation_json(c));
+  json out = {{"answer", r.answer},
+              {"citations", citations},
+              {"sources", sources},
+              {"steps", r.steps},
+              {"mode", r.mode},
+              {"model", r.model.empty() ? json(nullptr) : json(r.model)},
+              {"warnings", r.warnings},
+              {"took_ms", r.search.metadata.value("took_ms", 0.0)}};
+  if (explain) out["audits"] = r.search.metadata.value("audits", json::array());
+  return out;
+}
+
 }  // namespace eagle::app

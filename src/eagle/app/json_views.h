@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "eagle/app/engine.h"
+#include "eagle/app/query.h"
 #include "eagle/search/types.h"
 
 namespace eagle::app {
@@ -20,6 +21,10 @@ nlohmann::json search_response_json(const search::RetrievalResponse& resp, bool 
 nlohmann::json route_step_json(const search::RetrievalResponse& resp);
 nlohmann::json recall_step_json(const search::RetrievalResponse& resp);
 nlohmann::json sources_json(const search::RetrievalResponse& resp, bool explain);
+// The body of POST /query (and MCP core_query): {answer, citations, sources (each with
+// its number n), steps, mode, model, warnings, took_ms}.
+nlohmann::json query_response_json(const QueryResult& r, bool explain);
+nlohmann::json citation_json(const Citation& c);
 // A visual hit as the seed's ImageNode: {image_id, page (null without pages), position,
 // chunk_type} (the source's "image" object; MCP core_retrieve_visual's items).
 nlohmann::json image_node_json(const search::ScoredHit& hit);

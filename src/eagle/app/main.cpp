@@ -819,6 +819,7 @@ int main(int argc, char** argv) {
   eagle::app::add_store_commands(app, g, commands);
   eagle::app::add_serve_command(app, g, commands);
   eagle::app::add_mcp_command(app, g, commands);
+  eagle::app::add_query_command(app, g, commands);
 
   // An unknown command gets a message that names it and the commands there are
   // (CLI11 would only say an argument was not expected).

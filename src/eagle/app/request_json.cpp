@@ -152,4 +152,19 @@ search::RetrievalRequest search_request_from_json(const json& body, const std::s
   return r;
 }
 
+QueryRequestFields query_request_from_json(const json& body, const std::string& default_namespace,
+                                           const AccessScope& scope, size_t default_top_k) {
+  if (!body.is_object()) bad_request("", "the body must be a JSON object");
+  json search_body = body;
+  for (const char* k : {"top_n", "mode", "session_id"}) search_body.erase(k);
+  QueryRequestFields out;
+  out.request.retrieval = search_request_from_json(search_body, default_namespace, scope, default_top_k);
+  out.request.top_n = static_cast<size_t>(int_field(body, "top_n", 1, 20, 0));
+  out.request.mode = str_field(body, "mode", 16, false, "auto");
+  if (out.request.mode != "auto" && out.request.mode != "extractive")
+    bad_request("mode", "'mode' must be auto or extractive");
+  out.session_id = str_field(body, "session_id", 64, false, "");
+  return out;
+}
+
 }  // namespace eagle::app

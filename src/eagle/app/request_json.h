@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "eagle/app/engine.h"
+#include "eagle/app/query.h"
 #include "eagle/search/orchestrator.h"
 
 namespace eagle::app {
@@ -50,6 +51,15 @@ std::vector<std::string> list_field(const nlohmann::json& obj, const std::string
 // request without top_k gets `default_top_k` (pipeline.final_top_k).
 search::RetrievalRequest search_request_from_json(const nlohmann::json& body, const std::string& default_namespace,
                                                   const AccessScope& scope, size_t default_top_k);
+
+// The fields of POST /query (and MCP core_query): those of POST /search plus top_n
+// (1..20, default generation.top_n), mode (auto | extractive) and session_id.
+struct QueryRequestFields {
+  QueryRequest request;
+  std::string session_id;  // empty: none given
+};
+QueryRequestFields query_request_from_json(const nlohmann::json& body, const std::string& default_namespace,
+                                           const AccessScope& scope, size_t default_top_k);
 
 // The KBs a caller names must be in its scope: 403 permission_denied naming the field.
 void check_kbs(const AccessScope& scope, const std::vector<std::string>& kbs, const std::string& field_name);

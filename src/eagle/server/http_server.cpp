@@ -281,6 +281,11 @@ struct Server::Impl {
     return app::search_request_from_json(body, opts.default_namespace, c.scope, engine.config().pipeline.final_top_k);
   }
 
+  app::QueryRequestFields query_request(const Call& c, const json& body) {
+    if (!owner.ready()) throw HttpError{503, "unavailable", "the server is still loading", ""};
+    return app::query_request_from_json(body, opts.default_namespace, c.scope, engine.config().pipeline.final_top_k);
+  }
+
   search::RetrievalResponse run_search(const search::RetrievalRequest& r) {
     if (!owner.ready()) throw HttpError{503, "unavailable", "the server is still loading", ""};
     return engine.search(r);
@@ -605,6 +610,46 @@ struct Server::Impl {
       for (const auto& step : steps) event("step", step);
       event("sources", {{"sources", app::sources_json(resp, r.explain)}, {"took_ms", resp.metadata.value("took_ms", 0.0)}});
       event("done", json::object());
+      c.res.status = 200;
+      c.res.set_header("Cache-Control", "no-cache");
+      c.res.set_content(std::move(events), "text/event-stream");
+      c.res.chunked = true;
+    });
+    // The answer stage (app/query.h): POST /query answers at once; /query/stream sends
+    // step events as the pipeline goes, the numbered sources, the answer's tokens, then
+    // done (the body of /query without its sources).
+    add("POST", "/query", "/query", [](Impl& s, Call& c) {
+      auto q = s.query_request(c, parse_body(c.req));
+      const auto result = s.engine.query(q.request);
+      s.reply(c.res, 200, app::query_response_json(result, q.request.retrieval.explain));
+    });
+    add("POST", "/query/stream", "/query/stream", [](Impl& s, Call& c) {
+      auto q = s.query_request(c, parse_body(c.req));
+      std::string events;
+      auto event = [&](const char* name, const json& data) {
+        events += std::string("event: ") + name + "\ndata: " + dump_json(data) + "\n\n";
+      };
+      app::QueryEvents ev;
+      ev.step = [&](const json& step) { event("step", step); };
+      ev.sources = [&](const app::QueryResult& r) {
+        json sources = app::sources_json(r.search, q.request.retrieval.explain);
+        for (size_t i = 0; i < sources.size(); ++i) sources[i]["n"] = i + 1;
+        event("sources", {{"sources", sources}});
+      };
+      ev.token = [&](std::string_view piece) {
+        event("token", {{"text", std::string(piece)}});
+        return true;
+      };
+      try {
+        const auto result = s.engine.query(q.request, ev);
+        json done = app::query_response_json(result, q.request.retrieval.explain);
+        done.erase("sources");
+        event("done", done);
+      } catch (const Error& e) {
+        if (events.empty()) throw;  // nothing sent yet: a plain JSON error
+        event("error", {{"error", {{"code", std::string(error_code_name(e.code()))}, {"message", e.what()}}}});
+        event("done", json::object());
+      }
       c.res.status = 200;
       c.res.set_header("Cache-Control", "no-cache");
       c.res.set_content(std::move(events), "text/event-stream");

@@ -12,31 +12,27 @@
 #include "eagle/encode/remote/responses.h"
 
 namespace eagle::encode {
-namespace {
-using nlohmann::json;
 
-struct Endpoint {
-  std::string origin;  // scheme://host[:port]
-  std::string prefix;  // path prefix without trailing '/'
-};
-
-Endpoint parse_base(const std::string& url) {
+RemoteEndpoint parse_remote_base(const std::string& url) {
   auto scheme_end = url.find("://");
   if (scheme_end == std::string::npos || (url.rfind("http://", 0) != 0 && url.rfind("https://", 0) != 0))
     fail(ErrorCode::invalid_argument, "remote base_url must start with http:// or https://, got '" + url + "'");
   auto path_start = url.find('/', scheme_end + 3);
-  Endpoint e;
+  RemoteEndpoint e;
   e.origin = url.substr(0, path_start);
   e.prefix = path_start == std::string::npos ? "" : url.substr(path_start);
   while (!e.prefix.empty() && e.prefix.back() == '/') e.prefix.pop_back();
   return e;
 }
 
+namespace {
+using nlohmann::json;
+
 // One JSON POST with timeouts and bounded, backed-off retries.
 class HttpJson {
  public:
   HttpJson(std::string what, RemoteOptions opts) : what_(std::move(what)), opts_(std::move(opts)) {
-    ep_ = parse_base(opts_.base_url);
+    ep_ = parse_remote_base(opts_.base_url);
     if (opts_.batch_size == 0) fail(ErrorCode::invalid_argument, what_ + ": batch_size must be at least 1");
     if (opts_.max_retries < 0 || opts_.max_retries > 10)
       fail(ErrorCode::invalid_argument, what_ + ": max_retries must be in [0, 10]");
@@ -86,7 +82,7 @@ class HttpJson {
  private:
   std::string what_;
   RemoteOptions opts_;
-  Endpoint ep_;
+  RemoteEndpoint ep_;
 };
 
 class BatchedEncoder : public Encoder {

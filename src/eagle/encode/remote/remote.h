@@ -44,6 +44,14 @@ struct RemoteOptions {
   std::string query_prefix, document_prefix;
 };
 
+// A base_url split for an HTTP client: origin "scheme://host[:port]" and the path
+// prefix without a trailing '/'. invalid_argument unless it starts with http(s)://.
+struct RemoteEndpoint {
+  std::string origin;
+  std::string prefix;
+};
+RemoteEndpoint parse_remote_base(const std::string& url);
+
 // The fields of a known API's query/document distinction ("jina", "voyage",
 // "dashscope", "tei-prompts"; "" or "none": nothing). Throws on another name.
 void apply_input_type_preset(RemoteOptions& o, const std::string& api);
