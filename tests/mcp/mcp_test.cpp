@@ -5,6 +5,7 @@
 // the stdio framing. Real clients (the conformance suite, the TypeScript SDK) are in
 // mcp_clients_test.cpp.
 #include <gtest/gtest.h>
+#include <set>
 #include "support/build_paths.h"
 #include <unistd.h>
 
@@ -141,14 +142,15 @@ McpServer* McpEngineTest::server_ = nullptr;
 TEST_F(McpEngineTest, ExposureRuleG3ListsCorePlusTheDefaultNamespace) {
   std::vector<std::string> names;
   for (const auto& t : tools_->tools()) names.push_back(t.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"core_retrieve_text", "core_search", "core_retrieve_visual",
+  EXPECT_EQ(names, (std::vector<std::string>{"core_retrieve_text", "core_search", "core_query", "core_retrieve_visual",
                                              "core_list_documents", "biomed_query_entities",
                                              "biomed_retrieve_compounds"}));
   ToolSet core(*engine_, "core");
   names.clear();
   for (const auto& t : core.tools()) names.push_back(t.name);
   EXPECT_EQ(names,
-            (std::vector<std::string>{"core_retrieve_text", "core_search", "core_retrieve_visual", "core_list_documents"}));
+            (std::vector<std::string>{"core_retrieve_text", "core_search", "core_query", "core_retrieve_visual",
+                                      "core_list_documents"}));
   for (const auto& t : tools_->list_json()) {
     EXPECT_EQ(t["inputSchema"]["$schema"], "https://json-schema.org/draft/2020-12/schema");
     EXPECT_EQ(t["inputSchema"]["type"], "object");
@@ -173,7 +175,7 @@ TEST_F(McpEngineTest, StatefulHandshakeThenTools) {
   EXPECT_FALSE(r.message);
   EXPECT_TRUE(session.initialized);
   EXPECT_EQ((*server_->handle(request(2, "ping"), &session, {}).message)["result"], json::object());
-  EXPECT_EQ((*server_->handle(request(3, "tools/list"), &session, {}).message)["result"]["tools"].size(), 6u);
+  EXPECT_EQ((*server_->handle(request(3, "tools/list"), &session, {}).message)["result"]["tools"].size(), 7u);
   EXPECT_EQ((*server_->handle(request(4, "no/such"), &session, {}).message)["error"]["code"], kMethodNotFound);
   auto hit = (*server_->handle(request(5, "tools/call", {{"name", "core_retrieve_text"},
                                                            {"arguments", {{"query", "PD-1 blockade"}, {"top_k", 2}}}}),
@@ -214,7 +216,7 @@ TEST_F(McpEngineTest, StatelessResultsCarryTypeServerInfoAndCachingHints) {
   EXPECT_EQ(d["cacheScope"], "private");
   EXPECT_EQ(d["_meta"][kMetaServerInfo]["name"], "eagle");
   auto l = (*server_->handle(request(2, "tools/list", {{"_meta", stateless_meta()}}), nullptr, {}).message)["result"];
-  EXPECT_EQ(l["tools"].size(), 6u);
+  EXPECT_EQ(l["tools"].size(), 7u);
   EXPECT_EQ(l["ttlMs"], 60000);
   EXPECT_EQ(l["resultType"], "complete");
   auto p = (*server_->handle(request(3, "prompts/list", {{"_meta", stateless_meta()}}), nullptr, {}).message)["result"];
@@ -236,6 +238,35 @@ TEST_F(McpEngineTest, RetrieveTextFindsThePassage) {
   EXPECT_NE(r["content"][0]["text"].get<std::string>().find(sources[0]["id"].get<std::string>()), std::string::npos);
   // The output matches the declared output schema.
   EXPECT_FALSE(validate(tools_->find("core_retrieve_text")->output_schema, r["structuredContent"]));
+}
+
+// Eagle-RAG's core_query: an answer whose citations are among its sources, the
+// text giving the answer and the numbered sources; a scope that holds nothing
+// answers that nothing does.
+TEST_F(McpEngineTest, QueryAnswersWithCitationsAmongItsSources) {
+  auto r = call("core_query", {{"query", "savolitinib plus osimertinib in MET-amplified NSCLC"}});
+  ASSERT_FALSE(r["isError"].get<bool>()) << r.dump();
+  const auto& sc = r["structuredContent"];
+  EXPECT_FALSE(validate(tools_->find("core_query")->output_schema, sc));
+  ASSERT_FALSE(sc["citations"].empty()) << sc.dump();
+  std::set<std::string> source_ids;
+  for (const auto& s : sc["sources"]) source_ids.insert(s["id"].get<std::string>());
+  for (const auto& c : sc["citations"]) {
+    EXPECT_TRUE(source_ids.count(c["id"].get<std::string>())) << c;
+    EXPECT_EQ(sc["sources"][c["n"].get<size_t>() - 1]["id"], c["id"]);
+  }
+  EXPECT_NE(sc["answer"].get<std::string>().find("avolitinib"), std::string::npos) << sc["answer"];
+  const std::string text = r["content"][0]["text"];
+  EXPECT_EQ(text.rfind(sc["answer"].get<std::string>(), 0), 0u) << text;
+  EXPECT_NE(text.find("\nSources:\n[1] "), std::string::npos) << text;
+  // Only fields the tool declares: a session is refused by the schema.
+  EXPECT_TRUE(call("core_query", {{"query", "x"}, {"session_id", "s-1"}})["isError"].get<bool>());
+  EXPECT_TRUE(call("core_query", {{"query", "x"}, {"top_n", 21}})["isError"].get<bool>());
+  ToolContext other;
+  other.scope.kb_names = {"no-such-kb"};
+  auto none = call("core_query", {{"query", "savolitinib plus osimertinib"}}, other);
+  EXPECT_EQ(none["structuredContent"]["answer"], "No passage in the knowledge base answers this question.");
+  EXPECT_TRUE(none["structuredContent"]["sources"].empty());
 }
 
 // seed §12: core_retrieve_visual {query, scope, top_k, kb_name} -> {image_id,
@@ -525,7 +556,7 @@ TEST_F(McpEngineTest, StdioAnswersEachRequestOnOneLine) {
   EXPECT_EQ(lines[0]["result"]["protocolVersion"], "2025-11-25");
   EXPECT_EQ(lines[1]["error"]["code"], kParseError);
   EXPECT_EQ(lines[2]["error"]["code"], kInvalidRequest);
-  EXPECT_EQ(lines[3]["result"]["tools"].size(), 6u);
+  EXPECT_EQ(lines[3]["result"]["tools"].size(), 7u);
 }
 
 // A line as long as the largest image core_retrieve_visual takes (20 MiB as Base64)

@@ -28,7 +28,7 @@ const STATELESS = '2026-07-28';
 const META_VERSION = 'io.modelcontextprotocol/protocolVersion';
 const META_CAPABILITIES = 'io.modelcontextprotocol/clientCapabilities';
 const SCHEMA_2020_12 = 'https://json-schema.org/draft/2020-12/schema';
-const TOOLS = ['core_retrieve_text', 'core_search', 'core_retrieve_visual', 'core_list_documents', 'biomed_query_entities',
+const TOOLS = ['core_retrieve_text', 'core_search', 'core_query', 'core_retrieve_visual', 'core_list_documents', 'biomed_query_entities',
   'biomed_retrieve_compounds'];
 
 const usage = 'usage: node tests/mcp/sdk_client.mjs --sdk v1|v2 --transport stdio|http --eagle <binary> ' +
@@ -342,6 +342,16 @@ async function main() {
   check(text0(r)?.startsWith(`route: ${sc.route.source}\n`), what, `text does not start with the route: ${show(text0(r), 100)}`);
   namesHits(r, searched, what);
   ok(`core_search: ${searched.length} hits, first ${searched[0].id} mentions savolitinib; route ${sc.route.source}, ${sc.steps.length} steps, explain on every hit`);
+
+  what = 'core_query';
+  r = await call('core_query', { query: 'savolitinib plus osimertinib in MET-amplified NSCLC' });
+  sc = succeeded(r, what);
+  check(typeof sc.answer === 'string' && /savolitinib/i.test(sc.answer), what, `answer ${show(sc.answer, 300)}`);
+  check(Array.isArray(sc.citations) && sc.citations.length >= 1, what, `citations ${show(sc.citations, 300)}`);
+  check(sc.citations.every((c) => sc.sources[c.n - 1]?.id === c.id), what,
+    `a citation that is not its source: ${show(sc.citations, 300)}`);
+  check(text0(r)?.startsWith(sc.answer), what, `text does not start with the answer: ${show(text0(r), 100)}`);
+  ok(`core_query: ${sc.mode} answer citing ${sc.citations.map((c) => `[${c.n}] ${c.id}`).join(', ')}`);
 
   what = 'core_list_documents';
   r = await call('core_list_documents', { limit: 100 });

@@ -537,7 +537,7 @@ TEST_F(ServerTest, ConsoleFilesAndMcpRoutes) {
                 .status,
             202);
   auto list = call({"POST", "/mcp", "/mcp", R"({"jsonrpc":"2.0","id":2,"method":"tools/list"})", {mcp_headers[0], session}});
-  EXPECT_EQ(list.j()["result"]["tools"].size(), 4u) << list.body;  // core namespace: core_* only
+  EXPECT_EQ(list.j()["result"]["tools"].size(), 5u) << list.body;  // core namespace: core_* only
   EXPECT_EQ(call({"GET", "/mcp", ""}).status, 405);
   EXPECT_EQ(call({"DELETE", "/mcp", "/mcp", "", {session}}).status, 200);
   EXPECT_EQ(call({"POST", "/mcp", "", R"({"jsonrpc":"2.0","id":3,"method":"tools/list"})", {mcp_headers[0], session}}).status,

@@ -79,6 +79,10 @@ ExtractiveAnswer extract_answer(const QuestionTerms& question, const std::vector
       for (size_t s = 0; s < sentences.size(); ++s) {
         const std::string& text = sentences[s].text;
         if (is_heading(text)) continue;
+        if (passages[p].cut_at_end && s + 1 == sentences.size()) {
+          const char last = text.back();
+          if (last != '.' && last != '?' && last != '!') continue;
+        }
         const auto terms = analyze(text);
         const std::unordered_set<std::string> held(terms.begin(), terms.end());
         double covered = 0;

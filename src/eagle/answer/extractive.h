@@ -21,6 +21,9 @@ struct Passage {
   size_t number = 0;  // the [n] a sentence from it is cited with
   std::string text;
   bool quotable = true;  // false: never quoted (a reference list)
+  // The text was cut at a word (a section summary): its last sentence, when it does
+  // not end in a stop, is not quoted.
+  bool cut_at_end = false;
 };
 
 // The question's index terms with their weights (BM25 idf), and its entities' names

@@ -10,6 +10,7 @@
 #include "eagle/app/json_views.h"
 #include "eagle/core/base64.h"
 #include "eagle/core/error.h"
+#include "eagle/search/orchestrator.h"
 #include "eagle/text/analyzer.h"
 
 namespace eagle::app {
@@ -116,6 +117,34 @@ QueryResult Engine::query(const QueryRequest& req, const QueryEvents& events) {
     rerank_step["reranker"] = nullptr;  // the fused order
   }
   if (hits.size() > top_n) hits.resize(top_n);
+  // A section summary that the near-duplicate collapse kept in place of the chunk it
+  // restates is its opening, cut at a word: the answer quotes and cites that chunk,
+  // whole, instead (the summary's rank and score kept).
+  for (auto& h : hits) {
+    if (h.field("chunk_type") != "section_summary" || !h.duplicates.is_array()) continue;
+    std::unordered_set<std::string> children;
+    if (auto it = h.metadata.find("connect_to"); it != h.metadata.end() && it->is_array())
+      for (const auto& e : *it)
+        if (e.is_object() && e.value("relation", "") == "child") children.insert(e.value("target", ""));
+    for (const auto& d : h.duplicates) {
+      const std::string id = d.value("id", "");
+      if (d.value("collection", "") != h.collection || !children.count(id)) continue;
+      const store::Collection* coll = catalog_->find(h.collection);
+      if (!coll) break;
+      std::optional<store::Record> row;
+      {
+        std::shared_lock state(state_mu_);
+        store::TemplateParams params;
+        if (!sreq.allowed_kbs.empty()) params["kbs"] = sreq.allowed_kbs;
+        row = sreq.allowed_kbs.empty() ? coll->get(id) : coll->get(id, "kb_name in {kbs}", params);
+      }
+      if (!row) break;
+      auto child = search::hit_from_record(*row, coll->schema(), h.collection, h.score);
+      child.duplicates = json::array({{{"id", h.id}, {"collection", h.collection}, {"score", h.score}}});
+      h = std::move(child);
+      break;
+    }
+  }
   rerank_step["kept"] = hits.size();
   emit_step(rerank_step);
   if (events.sources) events.sources(out);
@@ -131,7 +160,19 @@ QueryResult Engine::query(const QueryRequest& req, const QueryEvents& events) {
     const std::string statistics = cfg_.pipeline.isolate_statistics && !sreq.allowed_kbs.empty() ? "kb_name in {allowed_kbs}" : "";
     store::TemplateParams params;
     if (!statistics.empty()) params["allowed_kbs"] = sreq.allowed_kbs;
-    for (const auto& term : analyzer.terms(sreq.query)) {
+    // A compound ("MET-amplified") is analysed whole, as its parts and joined; a
+    // sentence holds it through its parts, so the whole and joined forms (often in no
+    // document, hence of the highest weight) would only lower every sentence's share.
+    const auto query_terms = analyzer.terms(sreq.query);
+    for (const auto& term : query_terms) {
+      if (term.find('-') == std::string::npos) continue;
+      seen.insert(term);
+      std::string joined;
+      for (char c : term)
+        if (c != '-') joined += c;
+      seen.insert(joined);
+    }
+    for (const auto& term : query_terms) {
       if (!seen.insert(term).second) continue;
       double w = 1.0;
       if (stats) {
@@ -149,7 +190,8 @@ QueryResult Engine::query(const QueryRequest& req, const QueryEvents& events) {
     }
     std::vector<answer::Passage> passages;
     for (size_t i = 0; i < hits.size(); ++i)
-      passages.push_back({i + 1, hits[i].text, hits[i].field("chunk_type") != "references" && !hits[i].is_image});
+      passages.push_back({i + 1, hits[i].text, hits[i].field("chunk_type") != "references" && !hits[i].is_image,
+                          hits[i].field("chunk_type") == "section_summary"});
     return answer::extract_answer(qt, passages, [&](std::string_view t) { return analyzer.terms(t); },
                                   {gen.extractive_sentences, gen.sentences_per_passage, gen.extractive_min_score});
   };

@@ -205,6 +205,59 @@ ToolSet::ToolSet(app::Engine& engine, const std::string& default_namespace) {
   };
   tools_.push_back(std::move(whole));
 
+  // Eagle-RAG's core_query: the answer stage (app/query.h), as POST /query answers.
+  json query_props = retrieval_properties(top_k_default);
+  query_props["query"] = string_schema("the question", kQueryChars, 1);
+  query_props["filter"] = search_props["filter"];
+  query_props["plugin_namespace"] = search_props["plugin_namespace"];
+  query_props["top_n"] = integer_schema("passages the answer is written from (default: the server's generation.top_n)",
+                                        1, 20, static_cast<int64_t>(engine.config().generation.top_n));
+  query_props["mode"] = {{"type", "string"},
+                         {"enum", {"auto", "extractive"}},
+                         {"default", "auto"},
+                         {"description", "auto: the server's chat model when one is configured, else extractive"}};
+  json citation_item = result_schema({{"n", typed("integer")},
+                                      {"id", typed("string")},
+                                      {"document_id", {{"type", {"string", "null"}}}},
+                                      {"collection", typed("string")},
+                                      {"document_name", typed("string")},
+                                      {"path", typed("string")},
+                                      {"quote", typed("string")}},
+                                     {"n", "id", "document_id", "collection", "quote"});
+  Tool answer_tool = make_tool(
+      "core_query", "Answer a question with citations",
+      "Search, keep the best passages, and answer from them only: each claim is followed by [n], the number of its "
+      "source (sources[n-1]). Written by the server's chat model when one is configured, else the passages' own "
+      "sentences (extractive). When nothing answers, the answer says so.",
+      "core", object_schema(query_props, {"query"}),
+      result_schema({{"answer", typed("string")},
+                     {"citations", array_of(citation_item)},
+                     {"sources", array_of(hit_schema())},
+                     {"steps", array_of(typed("object"))},
+                     {"mode", typed("string")},
+                     {"model", {{"type", {"string", "null"}}}},
+                     {"warnings", array_of(typed("string"))},
+                     {"took_ms", typed("number")}},
+                    {"answer", "citations", "sources", "steps", "mode"}));
+  answer_tool.run = [e, ns_default, top_k_default](const json& args, const ToolContext& ctx) {
+    auto q = app::query_request_from_json(args, ns_default, ctx.scope, top_k_default);
+    const auto result = e->query(q.request);
+    json out = app::query_response_json(result, false);
+    std::ostringstream t;
+    t << result.answer << "\n\nSources:";
+    for (const auto& src : out["sources"]) {
+      t << "\n[" << src["n"].get<size_t>() << "] ";
+      if (src["document_id"].is_string()) t << src["document_id"].get<std::string>();
+      const std::string section = section_of(src["metadata"]);
+      if (!section.empty()) t << " \u00b7 " << section;
+      t << " [" << src["id"].get<std::string>() << "]";
+    }
+    t << "\n(" << result.mode << (result.model.empty() ? "" : ", " + result.model) << ")";
+    for (const auto& w : result.warnings) t << "\nwarning: " << w;
+    return ToolOutput{out, t.str()};
+  };
+  tools_.push_back(std::move(answer_tool));
+
   // seed retrieval.txt §12: core_retrieve_visual {query, scope, top_k, kb_name} ->
   // {image_id, document_id, page, position, score} (PixelRAGVisualRetriever); an
   // image (Base64) asks by pixels instead of, or beside, words (issue 14).
