@@ -99,3 +99,54 @@ TEST(Citations, BracketsListsRangesAndNumbersNoPassageHas) {
   EXPECT_TRUE(parse_citations("[1-1000000]", 3).numbers.empty());  // an absurd range is not a citation
   EXPECT_TRUE(parse_citations("[", 3).numbers.empty());
 }
+
+#include "eagle/answer/evidence.h"
+
+TEST(Evidence, SignalsCoverageTopTermEntitiesAndTheLevels) {
+  QuestionTerms q;
+  q.terms = {{"imatinib", 5.0}, {"leukemia", 2.0}, {"treat", 1.0}};
+  const auto all = hit_signals(q, {"imatinib", "leukemia", "treat", "other"}, "imatinib treats leukemia");
+  EXPECT_DOUBLE_EQ(all.coverage, 1.0);
+  EXPECT_DOUBLE_EQ(all.top_term, 1.0);
+  EXPECT_DOUBLE_EQ(all.entities, all.coverage);  // no entities: neutral
+  const auto none = hit_signals(q, {"weather"}, "weather");
+  EXPECT_DOUBLE_EQ(none.coverage, 0.0);
+  EXPECT_DOUBLE_EQ(none.top_term, 0.0);
+  const auto part = hit_signals(q, {"leukemia"}, "leukemia");
+  EXPECT_DOUBLE_EQ(part.coverage, 2.0 / 8.0);
+  q.entities = {"imatinib", "bcr-abl"};
+  EXPECT_DOUBLE_EQ(hit_signals(q, {"imatinib"}, "imatinib blocks kinases").entities, 0.5);
+  // Compounds count through their parts.
+  EXPECT_EQ(fold_question_terms({"met-amplifi", "met", "amplifi", "metamplifi", "nsclc", "met"}),
+            (std::vector<std::string>{"met", "amplifi", "nsclc"}));
+
+  EvidenceOptions o;
+  const AnalyzeFn words = [](std::string_view t) {
+    std::vector<std::string> out;
+    std::string w;
+    for (char c : std::string(t) + " ")
+      if (c == ' ') {
+        if (!w.empty()) out.push_back(w);
+        w.clear();
+      } else {
+        w += c;
+      }
+    return out;
+  };
+  QuestionTerms q2;
+  q2.terms = {{"imatinib", 5.0}, {"leukemia", 2.0}};
+  const auto strong = assess_evidence(q2, {"imatinib leukemia", "x"}, words, o);
+  EXPECT_EQ(strong.level, "strong");
+  EXPECT_EQ(strong.per_hit.size(), 2u);
+  EXPECT_GT(strong.per_hit[0], strong.per_hit[1]);
+  EXPECT_EQ(assess_evidence(q2, {"weather report", "x"}, words, o).level, "none");
+  EXPECT_EQ(assess_evidence(q2, {}, words, o).level, "none");
+  // Below min_coverage is none whatever the weights say.
+  EvidenceOptions lenient = o;
+  lenient.bias = 10;
+  EXPECT_EQ(assess_evidence(q2, {"x"}, words, lenient).level, "none");
+  // Deterministic, and p in (0, 1).
+  const auto again = assess_evidence(q2, {"imatinib leukemia", "x"}, words, o);
+  EXPECT_EQ(again.per_hit, strong.per_hit);
+  for (double p : strong.per_hit) EXPECT_TRUE(p > 0 && p < 1);
+}

@@ -199,6 +199,29 @@ TEST(Cli, BiomedDemoRegulatoryAndChemicalQuestions) {
   EXPECT_NE(bad_ns.out.find("pipeline.namespace: expected core, biomed or auto, got 'chem'"), std::string::npos)
       << bad_ns.out;
 
+  // Evidence: the labels hold the Humira question, not an office memo's.
+  auto humira = last_json(run(g + "search --json -k 3 What are the warnings on the Humira label?").out);
+  EXPECT_EQ(humira["metadata"]["evidence"]["level"], "strong") << humira["metadata"]["evidence"];
+  auto budget = last_json(run(g + "search --json -k 3 quarterly budget meeting in Paris").out);
+  EXPECT_EQ(budget["metadata"]["evidence"]["level"], "none") << budget["metadata"]["evidence"];
+  // The answer: cited from a Lipitor chunk that speaks of renal impairment; none for the memo.
+  auto answer = run(g + "query --json atorvastatin dosing in renal impairment");
+  ASSERT_EQ(answer.rc, 0) << answer.out;
+  const auto a = nlohmann::json::parse(answer.out.substr(answer.out.rfind("\n{\"answer\"") + 1));
+  ASSERT_FALSE(a["citations"].empty()) << a.dump();
+  const auto& cited = a["sources"][a["citations"][0]["n"].get<size_t>() - 1];
+  EXPECT_TRUE(cited["metadata"].value("file_name", "").starts_with("lipitor")) << cited.dump();
+  EXPECT_NE(a["citations"][0]["quote"].get<std::string>().find("enal"), std::string::npos) << a["citations"][0];
+  auto no_answer = run(g + "query quarterly budget meeting in Paris");
+  EXPECT_NE(no_answer.out.find("No passage in the knowledge base answers this question."), std::string::npos)
+      << no_answer.out;
+  // The evidence report keeps away from test splits.
+  auto test_split = run(g + "eval --queries " + (shared / "scifact/queries.jsonl").string() + " --qrels " +
+                        (shared / "scifact/qrels/test.tsv").string() + " --evidence-report " + (dir / "rows").string());
+  EXPECT_NE(test_split.rc, 0);
+  EXPECT_NE(test_split.out.find("is a test split"), std::string::npos) << test_split.out;
+  EXPECT_FALSE(fs::exists(dir / "rows"));
+
   auto sim = run(g + "search --json --namespace biomed -k 10 compounds similar to imatinib");
   ASSERT_EQ(sim.rc, 0) << sim.out;
   auto c = last_json(sim.out);

@@ -47,14 +47,18 @@ double jaccard(const std::set<std::string>& a, const std::set<std::string>& b) {
   return static_cast<double>(common) / static_cast<double>(a.size() + b.size() - common);
 }
 
-// A heading line: few words and no sentence punctuation ("12.3 Pharmacokinetics").
-bool is_heading(std::string_view s) {
+// A heading: no sentence punctuation at its end, and few words, or a section number
+// in front ("2.5 Dosage in Patients With Renal Impairment"), or a passage's first
+// line of at most 12 words (its title).
+bool is_heading(std::string_view s, bool first_line) {
   if (s.empty()) return true;
   const char last = s.back();
   if (last == '.' || last == '?' || last == '!' || last == ':' || last == ';' || last == ')') return false;
   size_t words = 1;
   for (char c : s) words += c == ' ';
-  return words < 6;
+  const bool numbered = std::isdigit(static_cast<unsigned char>(s[0])) && s.find(' ') != std::string_view::npos &&
+                        s.find_first_not_of("0123456789.") == s.find(' ');
+  return words < 6 || numbered || (first_line && words <= 12);
 }
 
 struct Candidate {
@@ -78,7 +82,7 @@ ExtractiveAnswer extract_answer(const QuestionTerms& question, const std::vector
       const auto sentences = split_sentences(passages[p].text);
       for (size_t s = 0; s < sentences.size(); ++s) {
         const std::string& text = sentences[s].text;
-        if (is_heading(text)) continue;
+        if (is_heading(text, sentences[s].line == sentences[0].line)) continue;
         if (passages[p].cut_at_end && s + 1 == sentences.size()) {
           const char last = text.back();
           if (last != '.' && last != '?' && last != '!') continue;

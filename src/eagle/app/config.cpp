@@ -545,6 +545,41 @@ std::vector<ConfigOption> make_options() {
                  for (const auto& [ns, p] : c.pipeline.rerank_policy) l.push_back(ns + "=" + p);
                  return join_list(l);
                }});
+  // Evidence strength (answer/evidence.h): the logistic model's weights and the levels.
+  {
+    using E = answer::EvidenceOptions;
+    auto ev_number = [&o](const std::string& key, const std::string& help, double E::*field, double lo, double hi) {
+      o.push_back({key, help,
+                   [key, field, lo, hi](Config& c, const std::string& v) {
+                     const double d = to_double(key, v);
+                     if (d < lo || d > hi)
+                       fail(ErrorCode::invalid_argument, key + " must be in [" + fmt(lo) + ", " + fmt(hi) + "]");
+                     c.evidence.*field = d;
+                   },
+                   [field](const Config& c) { return fmt(c.evidence.*field); }});
+    };
+    ev_number("evidence.bias", "evidence model: intercept of the per-hit logistic score", &E::bias, -50, 50);
+    ev_number("evidence.w_coverage", "evidence model: weight of the idf-weighted share of the question a hit holds",
+              &E::w_coverage, -50, 50);
+    ev_number("evidence.w_top_term", "evidence model: weight of holding the question's most specific term",
+              &E::w_top_term, -50, 50);
+    ev_number("evidence.w_entities", "evidence model: weight of the share of the question's entities a hit names",
+              &E::w_entities, -50, 50);
+    ev_number("evidence.w_bm25", "evidence model: weight of a hit's BM25 over the most any text could score for the question",
+              &E::w_bm25, -50, 50);
+    ev_number("evidence.strong", "a response is strong when its best hit's score reaches this", &E::strong, 0, 1);
+    ev_number("evidence.none", "a response is none when its best hit's score is below this", &E::none, 0, 1);
+    ev_number("evidence.min_coverage", "a response is none when no hit holds this share of the question", &E::min_coverage,
+              0, 1);
+    o.push_back({"evidence.max_hits", "hits given a per-hit evidence score (0: evidence is not computed; level none)",
+                 [](Config& c, const std::string& v) {
+                   c.evidence.max_hits = v == "0" ? 0 : to_count("evidence.max_hits", v, 1000);
+                 },
+                 [](const Config& c) { return std::to_string(c.evidence.max_hits); }});
+    o.push_back({"evidence.top_n", "hits whose best score makes a search's level (an answer uses its own passages)",
+                 [](Config& c, const std::string& v) { c.evidence.top_n = to_count("evidence.top_n", v, 100); },
+                 [](const Config& c) { return std::to_string(c.evidence.top_n); }});
+  }
   // The answer stage (POST /query, eagle query, MCP core_query).
   {
     using G = answer::GenerationOptions;

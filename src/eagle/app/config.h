@@ -18,6 +18,7 @@
 #include "eagle/index/lexical/bm25_index.h"
 #include "eagle/text/analyzer.h"
 #include "eagle/answer/options.h"
+#include "eagle/answer/evidence.h"
 
 namespace eagle::app {
 
@@ -114,6 +115,8 @@ struct Config {
   // The answer stage (POST /query, eagle query, MCP core_query): generation.* and the
   // seed's rerank.text.
   answer::GenerationOptions generation;
+  // Evidence strength on every search and answer (answer/evidence.h): evidence.*.
+  answer::EvidenceOptions evidence;
   // HNSW settings of the collections an ingest creates (seed: M=16, efConstruction=256,
   // ef=64); a collection keeps the settings it was created with.
   HnswParams hnsw;

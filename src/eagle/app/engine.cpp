@@ -1,5 +1,9 @@
 #include "eagle/app/engine.h"
 
+#include <cmath>
+
+#include "eagle/answer/evidence.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -289,6 +293,51 @@ std::string Engine::resolve_namespace(const std::string& configured, const std::
   return namespace_counts(kb_names).count("biomed") ? "biomed" : "core";
 }
 
+answer::Evidence Engine::evidence_of(const search::RetrievalRequest& req, const search::HitList& hits, size_t top_n,
+                                     bool collect_all_signals) {
+  const text::Analyzer analyzer(cfg_.analyzer);
+  auto options = cfg_.evidence;
+  options.top_n = top_n;
+  std::vector<std::string> texts;
+  // A passage is read with its place: the section path and the document's name (a
+  // label's "WARNINGS AND PRECAUTIONS" heading answers "warnings on the label").
+  for (size_t i = 0; i < hits.size() && i < options.max_hits; ++i) {
+    const auto& h = hits[i];
+    texts.push_back(h.is_image ? std::string() : h.field("document_name") + "\n" + h.field("path") + "\n" + h.text);
+  }
+  const auto question = question_terms(req, hits, req.plugin_namespace == "biomed");
+  // Each hit's BM25 over the question's own maximum, in its collection (the caller's
+  // statistics): a filtered search of the one row.
+  std::vector<double> bm25;
+  const std::string statistics =
+      cfg_.pipeline.isolate_statistics && !req.allowed_kbs.empty() ? "kb_name in {allowed_kbs}" : "";
+  // Only when the model weighs it: a filtered search per hit costs as much as the
+  // rest of the evidence (about 7 ms per query at 10 hits, bench: docs/benchmarks.md).
+  if (options.w_bm25 != 0 || collect_all_signals) {
+    std::shared_lock state(state_mu_);
+    for (size_t i = 0; i < texts.size(); ++i) {
+      double ratio = 0;
+      const store::Collection* coll = hits[i].is_image ? nullptr : catalog_->find(hits[i].collection);
+      if (coll && !req.query.empty()) {
+        store::TemplateParams params = {{"hit", hits[i].id}};
+        if (!statistics.empty()) params["allowed_kbs"] = req.allowed_kbs;
+        const double max = (cfg_.bm25.k1 + 1) * coll->query_weight(req.query, statistics, params);
+        const auto found = coll->search_text(req.query, 1, "id == {hit}", params, statistics);
+        if (max > 0 && !found.empty()) ratio = std::min(1.0, found[0].score / max);
+      }
+      bm25.push_back(ratio);
+    }
+  }
+  return answer::assess_evidence(question, texts, [&](std::string_view t) { return analyzer.terms(t); }, options, bm25);
+}
+
+void Engine::attach_evidence(const search::RetrievalRequest& req, search::RetrievalResponse& resp, size_t top_n) {
+  const auto ev = evidence_of(req, resp.hits, top_n);
+  nlohmann::json per_hit = nlohmann::json::array();
+  for (double p : ev.per_hit) per_hit.push_back(std::round(p * 1e4) / 1e4);
+  resp.metadata["evidence"] = {{"level", ev.level}, {"score", std::round(ev.score * 1e4) / 1e4}, {"hits", per_hit}};
+}
+
 search::RetrievalResponse Engine::search(const search::RetrievalRequest& request) {
   const std::string ns = resolve_namespace(request.plugin_namespace, request.allowed_kbs);
   const search::RetrievalRequest* req_ptr = &request;
@@ -309,9 +358,13 @@ search::RetrievalResponse Engine::search(const search::RetrievalRequest& request
   if (ns == "core" && namespace_counts(request.allowed_kbs).count("biomed"))
     ns_step["note"] = "documents of this scope were ingested in the biomed namespace; the core pipeline does not "
                       "search them: use plugin_namespace biomed (or auto)";
-  std::shared_lock state(state_mu_);
-  auto resp = orchestrator_->retrieve(req);
+  search::RetrievalResponse resp;
+  {
+    std::shared_lock state(state_mu_);
+    resp = orchestrator_->retrieve(req);
+  }
   resp.metadata["namespace_step"] = std::move(ns_step);
+  attach_evidence(req, resp, cfg_.evidence.top_n);
   // A core search of a store whose text was all ingested in the biomed namespace
   // (TDR sends biomedical inputs to the biomedical collection) finds nothing: say
   // where the text is instead of a bare "no document matches" (issue 15, defect 2).

@@ -15,6 +15,7 @@
 
 #include "eagle/app/config.h"
 #include "eagle/app/query.h"
+#include "eagle/answer/extractive.h"
 #include "eagle/ingest/tiles/image_store.h"
 #include "eagle/biomed/brand_knowledge.h"
 #include "eagle/biomed/knowledge.h"
@@ -260,6 +261,19 @@ class Engine {
 
  private:
   void ensure_plugin(const std::string& ns);
+  // The question's index terms (compounds folded) with their idf in the first text
+  // hit's collection (the caller's statistics), and its entities when `entities`.
+  answer::QuestionTerms question_terms(const search::RetrievalRequest& req, const search::HitList& hits, bool entities);
+  // The evidence of `hits` for `req` (answer/evidence.h), the level over the first top_n.
+ public:
+  // `collect_all_signals`: also the signals the model gives no weight (for calibration).
+  answer::Evidence evidence_of(const search::RetrievalRequest& req, const search::HitList& hits, size_t top_n,
+                               bool collect_all_signals = false);
+
+ private:
+  // metadata["evidence"] = {level, score, hits: [p...]} for the response's first hits
+  // (answer/evidence.h), the level taken over the first top_n.
+  void attach_evidence(const search::RetrievalRequest& req, search::RetrievalResponse& resp, size_t top_n);
   void ensure_plugin_locked(const std::string& ns);
   std::string default_encoder(const std::string& collection) const;
   void require_writer(const char* what) const;

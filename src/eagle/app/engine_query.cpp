@@ -5,6 +5,7 @@
 #include <unordered_set>
 
 #include "eagle/answer/citations.h"
+#include "eagle/answer/evidence.h"
 #include "eagle/answer/extractive.h"
 #include "eagle/app/engine.h"
 #include "eagle/app/json_views.h"
@@ -71,6 +72,36 @@ std::vector<answer::ChatMessage> answer_prompt(const std::string& question, cons
   user += "Question: " + question;
   messages.push_back({"user", user});
   return messages;
+}
+
+answer::QuestionTerms Engine::question_terms(const search::RetrievalRequest& req, const search::HitList& hits,
+                                             bool entities) {
+  const text::Analyzer analyzer(cfg_.analyzer);
+  answer::QuestionTerms qt;
+  const store::Collection* stats = nullptr;
+  for (const auto& h : hits)
+    if (!stats && !h.is_image) stats = catalog_->find(h.collection);
+  // A scoped caller's weights are its knowledge bases' own (tenancy.isolate_statistics).
+  const std::string statistics =
+      cfg_.pipeline.isolate_statistics && !req.allowed_kbs.empty() ? "kb_name in {allowed_kbs}" : "";
+  store::TemplateParams params;
+  if (!statistics.empty()) params["allowed_kbs"] = req.allowed_kbs;
+  for (const auto& term : answer::fold_question_terms(analyzer.terms(req.query))) {
+    double w = 1.0;
+    if (stats) {
+      std::shared_lock state(state_mu_);
+      w = stats->query_weight(term, statistics, params);
+    }
+    qt.terms.emplace_back(term, w > 0 ? w : 0.0);
+  }
+  if (entities)
+    for (const auto& m : knowledge().match_entities(req.query)) {
+      std::string low = m.text;
+      for (auto& c : low) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      if (!low.empty() && std::find(qt.entities.begin(), qt.entities.end(), low) == qt.entities.end())
+        qt.entities.push_back(low);
+    }
+  return qt;
 }
 
 QueryResult Engine::query(const QueryRequest& req, const QueryEvents& events) {
@@ -146,52 +177,27 @@ QueryResult Engine::query(const QueryRequest& req, const QueryEvents& events) {
     }
   }
   rerank_step["kept"] = hits.size();
+  // The evidence of what the answer is written from (after the rerank and the cut).
+  attach_evidence(sreq, out.search, hits.size());
   emit_step(rerank_step);
   if (events.sources) events.sources(out);
 
-  // The extractive answer: always computed (cheap), used unless a model answers.
+  // The extractive answer: used unless a model answers.
   auto extractive = [&] {
     const text::Analyzer analyzer(cfg_.analyzer);
-    answer::QuestionTerms qt;
-    std::unordered_set<std::string> seen;
-    const store::Collection* stats = nullptr;
-    for (const auto& h : hits)
-      if (!stats && !h.is_image) stats = catalog_->find(h.collection);
-    const std::string statistics = cfg_.pipeline.isolate_statistics && !sreq.allowed_kbs.empty() ? "kb_name in {allowed_kbs}" : "";
-    store::TemplateParams params;
-    if (!statistics.empty()) params["allowed_kbs"] = sreq.allowed_kbs;
-    // A compound ("MET-amplified") is analysed whole, as its parts and joined; a
-    // sentence holds it through its parts, so the whole and joined forms (often in no
-    // document, hence of the highest weight) would only lower every sentence's share.
-    const auto query_terms = analyzer.terms(sreq.query);
-    for (const auto& term : query_terms) {
-      if (term.find('-') == std::string::npos) continue;
-      seen.insert(term);
-      std::string joined;
-      for (char c : term)
-        if (c != '-') joined += c;
-      seen.insert(joined);
-    }
-    for (const auto& term : query_terms) {
-      if (!seen.insert(term).second) continue;
-      double w = 1.0;
-      if (stats) {
-        std::shared_lock state(state_mu_);
-        w = stats->query_weight(term, statistics, params);
-      }
-      qt.terms.emplace_back(term, w > 0 ? w : 0.0);
-    }
-    if (out.search.route.plans.size() && (sreq.plugin_namespace == "biomed" || out.steps[0].value("used", "") == "biomed")) {
-      for (const auto& m : knowledge().match_entities(sreq.query)) {
-        std::string low = m.text;
-        for (auto& c : low) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-        if (!low.empty()) qt.entities.push_back(low);
-      }
-    }
+    const auto qt = question_terms(sreq, hits, out.steps.size() && out.steps[0].value("used", "") == "biomed");
     std::vector<answer::Passage> passages;
     for (size_t i = 0; i < hits.size(); ++i)
-      passages.push_back({i + 1, hits[i].text, hits[i].field("chunk_type") != "references" && !hits[i].is_image,
+      // Never quoted: reference lists, image tiles, compound cards (a name and a structure).
+      passages.push_back({i + 1, hits[i].text,
+                          hits[i].field("chunk_type") != "references" && !hits[i].is_image &&
+                              hits[i].field("source_type") != "compound",
                           hits[i].field("chunk_type") == "section_summary"});
+    if (out.search.metadata.value("/evidence/level"_json_pointer, std::string()) == "none") {
+      answer::ExtractiveAnswer none;
+      none.text = std::string(answer::kNoAnswerText);
+      return none;
+    }
     return answer::extract_answer(qt, passages, [&](std::string_view t) { return analyzer.terms(t); },
                                   {gen.extractive_sentences, gen.sentences_per_passage, gen.extractive_min_score});
   };

@@ -58,9 +58,17 @@ json recall_step_json(const search::RetrievalResponse& resp) {
           {"visual_count", resp.metadata.value("visual_count", size_t{0})}};
 }
 
+json evidence_json(const search::RetrievalResponse& resp) {
+  auto it = resp.metadata.find("evidence");
+  if (it == resp.metadata.end()) return {{"level", "none"}, {"score", 0.0}};
+  return {{"level", it->value("level", "none")}, {"score", it->value("score", 0.0)}};
+}
+
 json sources_json(const search::RetrievalResponse& resp, bool explain) {
   json arr = json::array();
   int rank = 0;
+  const json* per_hit = nullptr;
+  if (auto it = resp.metadata.find("evidence"); it != resp.metadata.end() && it->contains("hits")) per_hit = &(*it)["hits"];
   for (const auto& h : resp.hits) {
     const std::string doc = h.document_id();
     json s = {{"rank", ++rank},
@@ -71,6 +79,7 @@ json sources_json(const search::RetrievalResponse& resp, bool explain) {
               {"document_id", doc.empty() ? json(nullptr) : json(doc)},
               {"metadata", h.metadata.is_object() ? h.metadata : json::object()}};
     if (explain) s["explain"] = h.explain.legs.is_object() ? h.explain.legs : json::object();
+    if (per_hit && static_cast<size_t>(rank - 1) < per_hit->size()) s["evidence"] = (*per_hit)[rank - 1];
     if (h.duplicates.is_array()) s["duplicates"] = h.duplicates;
     if (h.is_image) {
       // Where the tile lies, and the name of its kept image.
@@ -135,6 +144,7 @@ json search_response_json(const search::RetrievalResponse& resp, bool explain) {
               {"took_ms", resp.metadata.value("took_ms", 0.0)},
               {"scope_capped", resp.metadata.value("scope_capped", false)}};
   if (auto ns = resp.metadata.find("namespace_step"); ns != resp.metadata.end()) out["steps"].insert(out["steps"].begin(), *ns);
+  out["evidence"] = evidence_json(resp);
   if (explain) out["audits"] = resp.metadata.value("audits", json::array());
   return out;
 }
@@ -150,6 +160,7 @@ json citation_json(const Citation& c) {
 }
 
 json query_response_json(const QueryResult& r, bool explain) {
+  // (evidence: of the passages the answer is written from)
   json sources = sources_json(r.search, explain);
   for (size_t i = 0; i < sources.size(); ++i) sources[i]["n"] = i + 1;
   json citations = json::array();
@@ -161,6 +172,7 @@ json query_response_json(const QueryResult& r, bool explain) {
               {"mode", r.mode},
               {"model", r.model.empty() ? json(nullptr) : json(r.model)},
               {"warnings", r.warnings},
+              {"evidence", evidence_json(r.search)},
               {"took_ms", r.search.metadata.value("took_ms", 0.0)}};
   if (explain) out["audits"] = r.search.metadata.value("audits", json::array());
   return out;

@@ -21,6 +21,8 @@ nlohmann::json search_response_json(const search::RetrievalResponse& resp, bool 
 nlohmann::json route_step_json(const search::RetrievalResponse& resp);
 nlohmann::json recall_step_json(const search::RetrievalResponse& resp);
 nlohmann::json sources_json(const search::RetrievalResponse& resp, bool explain);
+// {level: strong | weak | none, score}: how strong the response's evidence is.
+nlohmann::json evidence_json(const search::RetrievalResponse& resp);
 // The body of POST /query (and MCP core_query): {answer, citations, sources (each with
 // its number n), steps, mode, model, warnings, took_ms}.
 nlohmann::json query_response_json(const QueryResult& r, bool explain);

@@ -12,6 +12,7 @@
 #include "eagle/app/cli.h"
 #include "eagle/app/config.h"
 #include "eagle/app/engine.h"
+#include "eagle/app/eval_evidence.h"
 #include "eagle/app/json_views.h"
 #include "eagle/eval/failure_class.h"
 #include "eagle/biomed/plugin.h"
@@ -467,8 +468,13 @@ int cmd_eval_pipeline(const eagle::app::Config& cfg, const std::string& beir, co
 // Recall reaches the run depth, as in the BEIR path, so the figures compare.
 int cmd_eval_store(const GlobalFlags& g, const std::string& queries_file, const std::string& qrels_file,
                    const std::string& run_file, const std::string& per_query, const std::string& tag, size_t depth,
-                   const std::string& ns) {
+                   const std::string& ns, const std::string& evidence_rows) {
   auto cfg = resolve_config(g);
+  // The test splits are kept apart: the evidence model is fitted and reported on the
+  // train and dev splits only.
+  if (!evidence_rows.empty() && fs::path(qrels_file).stem() == "test")
+    eagle::fail(ErrorCode::invalid_argument, "--evidence-report: " + qrels_file +
+                                                 " is a test split; calibrate on train or dev qrels");
   if (depth == 0) depth = cfg.run_depth;
   if (depth > eagle::search::kMaxFinalTopK)
     eagle::fail(ErrorCode::invalid_argument, "--depth must be at most " + std::to_string(eagle::search::kMaxFinalTopK));
@@ -486,6 +492,10 @@ int cmd_eval_store(const GlobalFlags& g, const std::string& queries_file, const 
     eagle::fail(ErrorCode::not_found, "the store at " + cfg.data_dir +
                                           " has no collections yet: add documents with `eagle ingest` first");
   const std::string plugin_namespace = engine.resolve_namespace(ns.empty() ? cfg.pipeline.plugin_namespace : ns);
+  if (!evidence_rows.empty())
+    return eagle::app::evidence_report(engine, queries, qrels, plugin_namespace, evidence_rows,
+                                       fs::path(queries_file).parent_path().filename().string() + "/" +
+                                           fs::path(qrels_file).stem().string() + "/" + plugin_namespace);
   auto t0 = std::chrono::steady_clock::now();
   std::map<std::string, std::set<std::string>> routed;  // query text -> collections searched
   auto run = run_queries(queries, depth, plugin_namespace, [&](const eagle::search::RetrievalRequest& req) {
@@ -787,6 +797,14 @@ int main(int argc, char** argv) {
   eval->add_option("--tag", tag, "run tag (last column of the run file)")->capture_default_str();
   eval->add_option("--depth", depth, "documents per query in the run (default: eval.run_depth = 1000)");
   eval->add_option("--algorithm", algorithm, "maxscore or exhaustive (default: search.algorithm)");
+  std::string evidence_rows;
+  std::vector<std::string> evidence_fit_files;
+  eval->add_option("--evidence-report", evidence_rows,
+                   "with --queries/--qrels (train or dev): measure and fit the evidence model (every 5th query made "
+                   "unanswerable); writes one JSON row per query here and prints the report");
+  eval->add_option("--evidence-fit", evidence_fit_files,
+                   "fit the evidence model on the fit halves of these --evidence-report row files together and report "
+                   "each (the evidence.* defaults)");
   eval->add_option("--score-run", score_run,
                    "evaluate this existing TREC run file instead of retrieving (any system's run)");
 
@@ -852,9 +870,11 @@ int main(int argc, char** argv) {
     if (*entities) return cmd_entities(g, entity_words, entities_json, entities_drugs);
     if (*eval && eval_pipeline) retriever = "pipeline";
     if (*eval) {
+      if (!evidence_fit_files.empty()) return eagle::app::evidence_fit(resolve_config(g), evidence_fit_files);
       if (!eval_queries.empty())
         return cmd_eval_store(g, eval_queries, eval_qrels, run_file, per_query, tag, depth,
-                              eval->count("--namespace") ? eval_ns : std::string());
+                              eval->count("--namespace") ? eval_ns : std::string(), evidence_rows);
+      if (!evidence_rows.empty()) eagle::fail(ErrorCode::invalid_argument, "--evidence-report needs --queries and --qrels");
       if (beir.empty()) eagle::fail(ErrorCode::invalid_argument, "eval needs --beir FOLDER, or --queries and --qrels");
       return cmd_eval(g, beir, split, retriever, run_file, per_query, tag, depth, algorithm, score_run, eval_ns);
     }

@@ -127,8 +127,11 @@ std::string hits_text(const json& sources, double took_ms) {
 
 ToolOutput search_output(const search::RetrievalResponse& resp, bool explain, bool whole_pipeline) {
   json out = app::search_response_json(resp, explain);
-  if (!whole_pipeline) out = {{"sources", out["sources"]}, {"took_ms", out["took_ms"]}};
-  std::string text = hits_text(out["sources"], out["took_ms"].get<double>());
+  const json evidence = app::evidence_json(resp);
+  if (!whole_pipeline) out = {{"sources", out["sources"]}, {"took_ms", out["took_ms"]}, {"evidence", evidence}};
+  std::ostringstream ev;
+  ev << "evidence: " << evidence["level"].get<std::string>() << " (" << evidence["score"].get<double>() << ")\n";
+  std::string text = ev.str() + hits_text(out["sources"], out["took_ms"].get<double>());
   if (whole_pipeline) text = "route: " + resp.route.source + "\n" + text;
   return {std::move(out), std::move(text)};
 }
@@ -142,6 +145,13 @@ json result_schema(json properties, std::vector<std::string> required) {
 json array_of(json items) { return {{"type", "array"}, {"items", std::move(items)}}; }
 
 json typed(const char* type) { return {{"type", type}}; }
+
+// How strong the evidence is (answer/evidence.h): none when no passage holds the question.
+json evidence_schema() {
+  return {{"type", "object"},
+          {"required", {"level", "score"}},
+          {"properties", {{"level", {{"type", "string"}, {"enum", {"strong", "weak", "none"}}}}, {"score", typed("number")}}}};
+}
 
 Tool make_tool(std::string name, std::string title, std::string description, std::string ns, json input, json output) {
   Tool t;
@@ -167,7 +177,8 @@ ToolSet::ToolSet(app::Engine& engine, const std::string& default_namespace) {
       "Dense and lexical retrieval over the text collections, fused (RRF) and reranked; returns the passages with "
       "their scores. Filter by knowledge base, scope and facets.",
       "core", object_schema(retrieval_properties(top_k_default), {"query"}),
-      result_schema({{"sources", array_of(hit_schema())}, {"took_ms", typed("number")}}, {"sources", "took_ms"}));
+      result_schema({{"sources", array_of(hit_schema())}, {"took_ms", typed("number")}, {"evidence", evidence_schema()}},
+                    {"sources", "took_ms", "evidence"}));
   retrieve.run = [e, top_k_default](const json& args, const ToolContext& ctx) {
     json body = args;
     body["plugin_namespace"] = "core";
@@ -197,8 +208,9 @@ ToolSet::ToolSet(app::Engine& engine, const std::string& default_namespace) {
                      {"steps", array_of(typed("object"))},
                      {"took_ms", typed("number")},
                      {"scope_capped", typed("boolean")},
-                     {"audits", typed("array")}},
-                    {"sources", "route", "steps", "took_ms"}));
+                     {"audits", typed("array")},
+                     {"evidence", evidence_schema()}},
+                    {"sources", "route", "steps", "took_ms", "evidence"}));
   whole.run = [e, ns_default, top_k_default](const json& args, const ToolContext& ctx) {
     auto req = app::search_request_from_json(args, ns_default, ctx.scope, top_k_default);
     return search_output(e->search(req), req.explain, true);
@@ -237,8 +249,9 @@ ToolSet::ToolSet(app::Engine& engine, const std::string& default_namespace) {
                      {"mode", typed("string")},
                      {"model", {{"type", {"string", "null"}}}},
                      {"warnings", array_of(typed("string"))},
-                     {"took_ms", typed("number")}},
-                    {"answer", "citations", "sources", "steps", "mode"}));
+                     {"took_ms", typed("number")},
+                     {"evidence", evidence_schema()}},
+                    {"answer", "citations", "sources", "steps", "mode", "evidence"}));
   answer_tool.run = [e, ns_default, top_k_default](const json& args, const ToolContext& ctx) {
     auto q = app::query_request_from_json(args, ns_default, ctx.scope, top_k_default);
     const auto result = e->query(q.request);
@@ -252,7 +265,8 @@ ToolSet::ToolSet(app::Engine& engine, const std::string& default_namespace) {
       if (!section.empty()) t << " \u00b7 " << section;
       t << " [" << src["id"].get<std::string>() << "]";
     }
-    t << "\n(" << result.mode << (result.model.empty() ? "" : ", " + result.model) << ")";
+    t << "\n(" << result.mode << (result.model.empty() ? "" : ", " + result.model) << "; evidence "
+      << out["evidence"]["level"].get<std::string>() << ")";
     for (const auto& w : result.warnings) t << "\nwarning: " << w;
     return ToolOutput{out, t.str()};
   };

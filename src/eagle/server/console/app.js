@@ -315,6 +315,7 @@ function renderResults(data, request) {
   const collections = (data.steps || []).find((s) => s.name === 'route')?.collections || [];
   $('search-status').textContent =
     `${sources.length} hit${sources.length === 1 ? '' : 's'} in ${fmt(data.took_ms, 1)} ms` +
+    (data.evidence ? ` · evidence ${data.evidence.level} (${fmt(data.evidence.score, 2)})` : '') +
     ` · route ${data.route?.source || '?'}${collections.length ? ` → ${collections.join(', ')}` : ''}` +
     (data.scope_capped ? ' · scope capped at 500 documents' : '') +
     activeFilters(request).map((f) => ` · ${f}`).join('');
