@@ -88,8 +88,9 @@ std::vector<json> rows_of_type(const std::vector<json>& rows, const std::string&
 std::set<std::string> top_level_headings(const std::vector<json>& rows) {
   std::set<std::string> out;
   for (const auto& r : rows)
-    if (r["type"] == "section_summary" && r["level"] == 1) {
-      // A top-level summary's text starts with its heading line.
+    if ((r["type"] == "section_summary" || r["type"] == "references") && r["level"] == 1) {
+      // A top-level summary's text starts with its heading line; a reference list (no
+      // summary: its entries are not prose) with its heading path.
       std::istringstream lines(r["text"].get<std::string>());
       std::string first;
       std::getline(lines, first);

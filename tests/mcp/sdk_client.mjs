@@ -259,7 +259,14 @@ async function main() {
   // 2. tools/list.
   const { tools } = await client.listTools();
   const names = tools.map((t) => t.name).sort();
-  check(show(names) === show([...TOOLS].sort()), 'tools/list', `tools ${show(names)}, want ${show(TOOLS)}`);
+  // core_ingest changes the store: only the server that owns it lists it (not stdio, a reader).
+  const want = http ? [...TOOLS, 'core_ingest'] : TOOLS;
+  check(show(names) === show([...want].sort()), 'tools/list', `tools ${show(names)}, want ${show(want)}`);
+  if (http) {
+    const ingestTool = tools.find((t) => t.name === 'core_ingest');
+    check(ingestTool?.annotations?.readOnlyHint === false && ingestTool?.annotations?.destructiveHint === true, 'tools/list',
+      `core_ingest annotations ${show(ingestTool?.annotations)}`);
+  }
   for (const t of tools) {
     check(typeof t.description === 'string' && t.description.length > 20, 'tools/list', `${t.name}: description ${show(t.description)}`);
     check(t.inputSchema?.type === 'object' && t.inputSchema.$schema === SCHEMA_2020_12, 'tools/list',

@@ -430,3 +430,70 @@ TEST(HttpListener, FramingTheParserWouldNotReadIsRefusedNotSmuggled) {
   EXPECT_NE(answer_to(get("/stream", "Connection: close\r\n")).find("Transfer-Encoding: chunked\r\n"), std::string::npos);
   EXPECT_EQ(echo.handled, 3);
 }
+
+// A producer's pieces reach the client as they are written: the first event is read
+// while the producer still waits for the test to let it go on; the connection then
+// serves the next request. A client that leaves mid-stream makes `write` say so.
+TEST(HttpListener, AStreamedAnswerIsSentPieceByPieceAndStopsWhenTheClientLeaves) {
+  std::promise<void> go;
+  auto go_future = go.get_future().share();
+  std::promise<bool> write_after_close;
+  std::atomic<bool> closing_case{false};
+  HttpHandlers h;
+  h.screen = [](const HttpRequest&, HttpResponse&) { return true; };
+  h.handle = [&](HttpRequest& req, HttpResponse& res) {
+    res.content_type = "text/event-stream";
+    if (req.path == "/plain") {
+      res.set_content("plain", "text/plain");
+      return;
+    }
+    const bool leave = req.path == "/leave";
+    res.producer = [&, leave](const HttpResponse::Writer& write) {
+      write("event: one\n\n");
+      if (!leave) {
+        go_future.wait();
+        write("event: two\n\n");
+        return;
+      }
+      // The client closes after the first piece: a later write fails (within the deadline).
+      bool ok = true;
+      for (int i = 0; i < 200 && ok; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        ok = write(std::string(64 * 1024, 'x'));
+      }
+      write_after_close.set_value(ok);
+    };
+  };
+  h.refused = [](const HttpRequest&, const HttpResponse&) {};
+  ListenerLimits limits;
+  limits.workers = 2;
+  limits.body_timeout_s = 2;
+  Running server(limits, h);
+  const int fd = connect_to(server.port);
+  send_all(fd, get("/events"));
+  const std::string first = read_until(fd, [](const std::string& s) { return s.find("event: one") != std::string::npos; });
+  EXPECT_NE(first.find("Transfer-Encoding: chunked"), std::string::npos) << first;
+  EXPECT_NE(first.find("event: one"), std::string::npos) << first;
+  EXPECT_EQ(first.find("event: two"), std::string::npos) << first;
+  go.set_value();
+  std::string rest = first + read_until(fd, [&](const std::string& s) { return whole_response(first + s); });
+  EXPECT_NE(rest.find("event: two"), std::string::npos) << rest;
+  // Keep-alive: the same connection answers the next request.
+  send_all(fd, get("/plain"));
+  const std::string next = read_until(fd, [](const std::string& s) { return s.find("plain") != std::string::npos; });
+  EXPECT_NE(next.find("HTTP/1.1 200"), std::string::npos) << next;
+  ::close(fd);
+
+  // HTTP/1.0: the stream is collected and sent with a length.
+  const std::string old = request_once(server.port, "GET /events HTTP/1.0\r\nHost: localhost\r\n\r\n", true);
+  EXPECT_NE(old.find("Content-Length: 24"), std::string::npos) << old;
+  EXPECT_EQ(old.find("chunked"), std::string::npos) << old;
+
+  const int leaver = connect_to(server.port);
+  send_all(leaver, get("/leave"));
+  read_until(leaver, [](const std::string& s) { return s.find("event: one") != std::string::npos; });
+  ::close(leaver);
+  auto ended = write_after_close.get_future();
+  ASSERT_EQ(ended.wait_for(std::chrono::seconds(20)), std::future_status::ready);
+  EXPECT_FALSE(ended.get());
+}

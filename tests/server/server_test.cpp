@@ -23,6 +23,7 @@
 #include <sstream>
 #include <thread>
 
+#include "eagle/core/base64.h"
 #include "eagle/ingest/image/image.h"
 #include "shared_data.h"
 #include "support/images.h"
@@ -537,7 +538,31 @@ TEST_F(ServerTest, ConsoleFilesAndMcpRoutes) {
                 .status,
             202);
   auto list = call({"POST", "/mcp", "/mcp", R"({"jsonrpc":"2.0","id":2,"method":"tools/list"})", {mcp_headers[0], session}});
-  EXPECT_EQ(list.j()["result"]["tools"].size(), 5u) << list.body;  // core namespace: core_* only
+  EXPECT_EQ(list.j()["result"]["tools"].size(), 6u) << list.body;  // core namespace: core_* only (with core_ingest)
+  // core_ingest: a Markdown file as Base64 becomes a task, then searchable; a path
+  // leaving the ingest root and content without a name are tool errors.
+  auto tool_call = [&](int id, const std::string& name, const json& args) {
+    return call({"POST", "/mcp", "/mcp",
+                 json{{"jsonrpc", "2.0"}, {"id", id}, {"method", "tools/call"}, {"params", {{"name", name}, {"arguments", args}}}}
+                     .dump(),
+                 {mcp_headers[0], session}})
+        .j();
+  };
+  const std::string note = "# Zzmcpnote\n\nThe zzquokka trial enrolled forty patients.\n";
+  auto ingested = tool_call(10, "core_ingest", {{"content", eagle::base64_encode(note)}, {"file_name", "note.md"}, {"kb_name", "mcp"}});
+  ASSERT_FALSE(ingested["result"]["isError"].get<bool>()) << ingested.dump();
+  const std::string task = ingested["result"]["structuredContent"]["task_id"];
+  EXPECT_EQ(wait_task(task).j()["state"], "succeeded");
+  auto found = tool_call(11, "core_search", {{"query", "zzquokka trial"}});
+  ASSERT_FALSE(found["result"]["structuredContent"]["sources"].empty()) << found.dump();
+  EXPECT_NE(found["result"]["structuredContent"]["sources"][0]["text"].get<std::string>().find("zzquokka"), std::string::npos);
+  auto outside = tool_call(12, "core_ingest", {{"path", "../../etc/passwd"}});
+  EXPECT_TRUE(outside["result"]["isError"].get<bool>()) << outside.dump();
+  EXPECT_NE(outside.dump().find("leaves server.ingest_root"), std::string::npos) << outside.dump();
+  auto nameless = tool_call(13, "core_ingest", {{"content", "eA=="}});
+  EXPECT_TRUE(nameless["result"]["isError"].get<bool>()) << nameless.dump();
+  auto both = tool_call(14, "core_ingest", {{"content", "eA=="}, {"file_name", "x.md"}, {"path", "x"}});
+  EXPECT_TRUE(both["result"]["isError"].get<bool>()) << both.dump();
   EXPECT_EQ(call({"GET", "/mcp", ""}).status, 405);
   EXPECT_EQ(call({"DELETE", "/mcp", "/mcp", "", {session}}).status, 200);
   EXPECT_EQ(call({"POST", "/mcp", "", R"({"jsonrpc":"2.0","id":3,"method":"tools/list"})", {mcp_headers[0], session}}).status,

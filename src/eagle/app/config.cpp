@@ -652,6 +652,11 @@ std::vector<ConfigOption> make_options() {
                  [](Config& c, const std::string& v) { c.generation.reranker = v; },
                  [](const Config& c) { return c.generation.reranker; }});
   }
+  o.push_back({"pipeline.exclude_chunk_types",
+               "chunk types left out of searches that name no chunk type (a type or chunk_type facet, or the filter), "
+               "comma-separated; empty: none",
+               [](Config& c, const std::string& v) { c.pipeline.exclude_chunk_types = split_list(v); },
+               [](const Config& c) { return join_list(c.pipeline.exclude_chunk_types); }});
   o.push_back({"pipeline.general_reranker",
                "reranker label of the general merged rerank (empty: none; then an unlisted namespace without a "
                "plugin rerank passes through)",

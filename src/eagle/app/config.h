@@ -104,6 +104,7 @@ struct Config {
     bool graph_expansion = true;
     std::vector<std::string> expansion_relations = {"cites", "child"};  // connect_to relations followed
     bool collapse_duplicates = true;     // near-duplicate collapse (issue 15, defect 6)
+    std::vector<std::string> exclude_chunk_types = {"references"};  // left out unless a facet or filter names chunk types
     double duplicate_similarity = 0.9;   // Jaccard of word 3-shingles
     std::string telemetry_file;              // JSONL sink; empty = none
     // Namespace of searches that name none: core, biomed, or auto (biomed when the

@@ -67,6 +67,7 @@ search::PipelineConfig pipeline_config_of(const Config& cfg) {
   p.graph_expansion = cfg.pipeline.graph_expansion;
   p.expansion_relations = cfg.pipeline.expansion_relations;
   p.collapse_duplicates = cfg.pipeline.collapse_duplicates;
+  p.exclude_chunk_types = cfg.pipeline.exclude_chunk_types;
   p.duplicate_similarity = cfg.pipeline.duplicate_similarity;
   for (const auto& c : cfg.biomed.options.hybrid_text_collections) p.hybrid_text_collections.insert(c);
   for (const auto& [ns, policy] : cfg.pipeline.rerank_policy)

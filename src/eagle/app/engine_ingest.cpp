@@ -1116,6 +1116,7 @@ IngestReport Engine::ingest(const std::vector<std::string>& inputs, const Ingest
         bool text = false;       // a text input for the corpus reader
         std::string document_id; // structured files: the path below the input folder
         uint64_t bytes;
+        bool in_folder = false;  // found in a folder (not named by the caller)
       };
       std::vector<Work> work;
       for (const auto& in : inputs) {
@@ -1130,7 +1131,7 @@ IngestReport Engine::ingest(const std::vector<std::string>& inputs, const Ingest
           for (const auto& link : scan.links_out)
             rep.skipped.push_back(link.string() + ": a link that leads out of the folder; not followed");
           for (const auto& [f, kind] : scan.structured)
-            work.push_back({f, kind, false, fs::relative(f, p).generic_string(), file_bytes(f)});
+            work.push_back({f, kind, false, fs::relative(f, p).generic_string(), file_bytes(f), true});
           // The folder's text and JSONL files (all of it when it holds nothing else).
           if (forced == ingest::FileKind::unknown && (scan.structured.empty() || scan.has_text_files))
             work.push_back({p, ingest::FileKind::unknown, true, "", ingest::input_bytes(p)});
@@ -1231,7 +1232,9 @@ IngestReport Engine::ingest(const std::vector<std::string>& inputs, const Ingest
           const std::string root = ingest::xml_root_of(w.file);
           const std::string what = w.file.string() + ": not an SPL label, JATS article or PubMed XML (" +
                                    (root.empty() ? std::string("no root element") : "root <" + root + ">") + ")";
-          if (!opts.skip_bad) fail(ErrorCode::invalid_argument, what);
+          // A folder holds what it holds (barcode lists beside labels): its other XML
+          // files are skipped and reported; a file named on its own is an error.
+          if (!opts.skip_bad && !w.in_folder) fail(ErrorCode::invalid_argument, what);
           rep.skipped.push_back(what);
         } else if (w.kind == ingest::FileKind::spl) {
           ingest_label(w.file);

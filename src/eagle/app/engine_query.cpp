@@ -78,21 +78,21 @@ answer::QuestionTerms Engine::question_terms(const search::RetrievalRequest& req
                                              bool entities) {
   const text::Analyzer analyzer(cfg_.analyzer);
   answer::QuestionTerms qt;
-  const store::Collection* stats = nullptr;
-  for (const auto& h : hits)
-    if (!stats && !h.is_image) stats = catalog_->find(h.collection);
   // A scoped caller's weights are its knowledge bases' own (tenancy.isolate_statistics).
   const std::string statistics =
       cfg_.pipeline.isolate_statistics && !req.allowed_kbs.empty() ? "kb_name in {allowed_kbs}" : "";
   store::TemplateParams params;
   if (!statistics.empty()) params["allowed_kbs"] = req.allowed_kbs;
-  for (const auto& term : answer::fold_question_terms(analyzer.terms(req.query))) {
-    double w = 1.0;
-    if (stats) {
-      std::shared_lock state(state_mu_);
-      w = stats->query_weight(term, statistics, params);
+  {
+    // The collection is found and used under the state lock: a re-embed swaps it.
+    std::shared_lock state(state_mu_);
+    const store::Collection* stats = nullptr;
+    for (const auto& h : hits)
+      if (!stats && !h.is_image) stats = catalog_->find(h.collection);
+    for (const auto& term : answer::fold_question_terms(analyzer.terms(req.query))) {
+      const double w = stats ? stats->query_weight(term, statistics, params) : 1.0;
+      qt.terms.emplace_back(term, w > 0 ? w : 0.0);
     }
-    qt.terms.emplace_back(term, w > 0 ? w : 0.0);
   }
   if (entities)
     for (const auto& m : knowledge().match_entities(req.query)) {
@@ -160,17 +160,19 @@ QueryResult Engine::query(const QueryRequest& req, const QueryEvents& events) {
     for (const auto& d : h.duplicates) {
       const std::string id = d.value("id", "");
       if (d.value("collection", "") != h.collection || !children.count(id)) continue;
-      const store::Collection* coll = catalog_->find(h.collection);
-      if (!coll) break;
       std::optional<store::Record> row;
+      std::optional<CollectionSchema> schema;
       {
-        std::shared_lock state(state_mu_);
+        std::shared_lock state(state_mu_);  // a re-embed swaps collections under it
+        const store::Collection* coll = catalog_->find(h.collection);
+        if (!coll) break;
+        schema = coll->schema();
         store::TemplateParams params;
         if (!sreq.allowed_kbs.empty()) params["kbs"] = sreq.allowed_kbs;
         row = sreq.allowed_kbs.empty() ? coll->get(id) : coll->get(id, "kb_name in {kbs}", params);
       }
       if (!row) break;
-      auto child = search::hit_from_record(*row, coll->schema(), h.collection, h.score);
+      auto child = search::hit_from_record(*row, *schema, h.collection, h.score);
       child.duplicates = json::array({{{"id", h.id}, {"collection", h.collection}, {"score", h.score}}});
       h = std::move(child);
       break;

@@ -176,4 +176,16 @@ std::string slug(std::string_view s) {
   return out;
 }
 
+bool is_references_title(std::string_view heading) {
+  auto keep = [](unsigned char c) { return std::isalnum(c) || c >= 0x80; };
+  size_t b = 0, e = heading.size();
+  while (b < e && !keep(static_cast<unsigned char>(heading[b]))) ++b;
+  while (e > b && !keep(static_cast<unsigned char>(heading[e - 1]))) --e;
+  const std::string t = ascii_lower(collapse_whitespace(heading.substr(b, e - b)));
+  for (const char* w : {"references", "bibliography", "literature cited", "references and notes", "reference list",
+                        "works cited"})
+    if (t == w) return true;
+  return false;
+}
+
 }  // namespace eagle::ingest

@@ -39,4 +39,8 @@ std::string truncate_at_word(std::string_view s, size_t max_bytes);
 // pieces; empty input gives no pieces. Throws eagle::Error when max_chars is 0.
 std::vector<std::string> split_text(std::string_view text, size_t max_chars);
 
+// A reference list's heading: References, Bibliography, Literature Cited, References and
+// Notes, Reference List, Works Cited (any case, surrounding punctuation ignored).
+bool is_references_title(std::string_view heading);
+
 }  // namespace eagle::ingest

@@ -166,7 +166,7 @@ Tool make_tool(std::string name, std::string title, std::string description, std
 
 }  // namespace
 
-ToolSet::ToolSet(app::Engine& engine, const std::string& default_namespace) {
+ToolSet::ToolSet(app::Engine& engine, const std::string& default_namespace, bool with_ingest) {
   app::Engine* e = &engine;
   const std::string ns_default = engine.resolve_namespace(default_namespace);
   default_namespace_ = ns_default;
@@ -271,6 +271,42 @@ ToolSet::ToolSet(app::Engine& engine, const std::string& default_namespace) {
     return ToolOutput{out, t.str()};
   };
   tools_.push_back(std::move(answer_tool));
+
+  // Eagle-RAG's core_ingest: a file by its path under server.ingest_root, or its bytes
+  // (Base64) with its name; the same scope, limits and task queue as POST /ingest.
+  if (with_ingest) {
+    json ingest_props = {
+        {"path", string_schema("a file or folder under the server's ingest root (server.ingest_root)", 4096, 1)},
+        {"content", {{"type", "string"},
+                     {"description", "the file's bytes, Base64 (at most 32 MiB decoded); give file_name with it"},
+                     {"maxLength", (size_t{32} << 20) / 3 * 4 + 8}}},
+        {"file_name", string_schema("the file's name: its extension tells the format (with format auto)", 255, 1)},
+        {"kb_name", string_schema("the knowledge base the documents go to", kKeyChars)},
+        {"plugin_namespace", {{"type", "string"}, {"enum", {"core", "biomed"}}, {"default", "core"}}},
+        {"format", {{"type", "string"},
+                    {"enum", {"auto", "beir", "jsonl", "folder", "spl", "jats", "pubmed", "pdf", "html", "markdown", "compounds"}},
+                    {"default", "auto"}}},
+        {"skip_bad", {{"type", "boolean"}, {"default", false}}},
+        {"reindex", {{"type", "boolean"}, {"default", false}}}};
+    Tool ingest_tool = make_tool(
+        "core_ingest", "Ingest a document",
+        "Adds documents to the store as an ingest task: a path under the server's ingest root, or a file's content "
+        "(Base64) with its name. Returns the task; its progress is GET /tasks/{task_id}.",
+        "core", object_schema(ingest_props),
+        result_schema({{"task_id", typed("string")}, {"state", typed("string")}}, {"task_id", "state"}));
+    ingest_tool.read_only = false;
+    ingest_tool.run = [](const json& args, const ToolContext& ctx) {
+      if (!ctx.ingest) app::bad_request("", "core_ingest needs the HTTP server (eagle serve) that owns the store");
+      if (args.contains("path") == args.contains("content")) app::bad_request("path", "give either 'path' or 'content'");
+      if (args.contains("content") && !args.contains("file_name"))
+        app::bad_request("file_name", "'content' needs 'file_name'");
+      json out = ctx.ingest(args);
+      std::ostringstream t;
+      t << "task " << out["task_id"].get<std::string>() << " " << out["state"].get<std::string>();
+      return ToolOutput{out, t.str()};
+    };
+    tools_.push_back(std::move(ingest_tool));
+  }
 
   // seed retrieval.txt §12: core_retrieve_visual {query, scope, top_k, kb_name} ->
   // {image_id, document_id, page, position, score} (PixelRAGVisualRetriever); an
@@ -462,8 +498,8 @@ json ToolSet::list_json() const {
                    {"description", t.description},
                    {"inputSchema", input},
                    {"outputSchema", t.output_schema},
-                   {"annotations", {{"title", t.title}, {"readOnlyHint", true}, {"destructiveHint", false},
-                                    {"idempotentHint", true}, {"openWorldHint", false}}}});
+                   {"annotations", {{"title", t.title}, {"readOnlyHint", t.read_only}, {"destructiveHint", !t.read_only},
+                                    {"idempotentHint", t.read_only}, {"openWorldHint", false}}}});
   }
   return arr;
 }

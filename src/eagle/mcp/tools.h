@@ -18,6 +18,10 @@ namespace eagle::mcp {
 // What a call may see: the caller's knowledge bases (a bearer token's scope).
 struct ToolContext {
   app::AccessScope scope;
+  // Queues an ingest task for core_ingest as POST /ingest would, for this caller
+  // (its scope and token): returns {task_id, state}. Set by `eagle serve`; empty on
+  // stdio (a reader).
+  std::function<nlohmann::json(const nlohmann::json& args)> ingest;
 };
 
 struct ToolOutput {
@@ -30,6 +34,7 @@ struct Tool {
   std::string title;
   std::string description;
   std::string plugin_namespace;  // core | biomed: exposure G3
+  bool read_only = true;         // false: it changes the store (annotations readOnlyHint, destructiveHint)
   nlohmann::json input_schema;
   nlohmann::json output_schema;
   std::function<ToolOutput(const nlohmann::json& args, const ToolContext& ctx)> run;
@@ -40,7 +45,8 @@ class ToolSet {
   // The tools exposed for `default_namespace` (G3), each schema checked to use only
   // keywords the validator enforces.
   // `default_namespace` may be auto: resolved once here, from the store's documents.
-  ToolSet(app::Engine& engine, const std::string& default_namespace);
+  // `with_ingest`: list core_ingest (a server that owns the store).
+  ToolSet(app::Engine& engine, const std::string& default_namespace, bool with_ingest = false);
   // The namespace the tools were exposed for (core or biomed).
   const std::string& default_namespace() const { return default_namespace_; }
 

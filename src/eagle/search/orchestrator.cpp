@@ -632,6 +632,19 @@ RetrievalResponse Orchestrator::retrieve(const RetrievalRequest& req) const {
   }
   materialize(merged);
   merged = expand(std::move(merged), route, req, scope, tel, trimmed);
+  // pipeline.exclude_chunk_types, unless the request asks for chunk types itself. After
+  // recall rather than in the scope: a store without such chunks pays nothing, and its
+  // plans keep their unfiltered index path.
+  if (!config_.exclude_chunk_types.empty() && !req.facets.count("type") && !req.facets.count("chunk_type") &&
+      req.filter.find("chunk_type") == std::string::npos) {
+    const size_t before = merged.size();
+    std::erase_if(merged, [&](const ScoredHit& h) {
+      const std::string t = h.field("chunk_type");
+      return !t.empty() && std::find(config_.exclude_chunk_types.begin(), config_.exclude_chunk_types.end(), t) !=
+                               config_.exclude_chunk_types.end();
+    });
+    if (merged.size() < before) tel.audit("chunk_types_excluded", {{"dropped", before - merged.size()}});
+  }
   if (tel.enabled())
     tel.event("fusion", {{"lists", n_lists}, {"succeeded", succeeded}, {"merged", merged.size()},
                          {"supplement", supplement.size()}, {"ms", ms_since(t_fuse)}});

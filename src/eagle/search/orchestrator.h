@@ -71,6 +71,9 @@ struct PipelineConfig {
   std::vector<std::string> expansion_relations = {"cites", "child"};
   size_t max_expansion = 50;  // expanded nodes per query (graph + drill-down)
   bool collapse_duplicates = true;    // collapse_near_duplicates before the final trim
+  // Chunk types left out of a search that names none in a type or chunk_type facet or in
+  // its filter (reference lists: dense with a paper's terms, never its answer).
+  std::vector<std::string> exclude_chunk_types = {"references"};
   double duplicate_similarity = 0.9;  // its Jaccard threshold
   std::map<std::string, RerankPolicy> rerank_policy;  // per namespace; unset -> resolved
   std::string general_reranker;                       // registry label; empty = none

@@ -1,5 +1,7 @@
 #include "eagle/server/http_listener.h"
 
+#include <future>
+
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
@@ -224,12 +226,73 @@ class Session : public std::enable_shared_from_this<Session> {
         spdlog::error("{} {}: {}", self->request_.method, self->request_.path, e.what());
         res = error_response(500, "internal", "internal error");
       }
+      if (res.producer && (self->http10_ || self->head_only_)) run_producer_inline(res);
+      if (res.producer) {
+        self->stream_response(std::move(res));
+        --self->owner_.pending;
+        return;
+      }
       --self->owner_.pending;
       net::post(self->stream_.get_executor(), [self, res = std::move(res)]() mutable {
         const bool close = !self->keep_alive_ || iequals(res.get_header_value("Connection"), "close");
         self->send(std::move(res), close);
       });
     });
+  }
+
+  // On a worker: the headers, then each piece the producer writes as one chunk, each
+  // written (on the strand) before the next is taken, then the last chunk; then the
+  // connection goes on as after any answer. A piece not written within the write
+  // deadline, or a client that is gone, ends the stream and the connection.
+  void stream_response(HttpResponse res) {
+    auto producer = std::move(res.producer);
+    res.producer = nullptr;
+    res.chunked = true;
+    res.body.clear();
+    const bool close = !keep_alive_ || iequals(res.get_header_value("Connection"), "close");
+    std::string head = serialize_response(res, true, close);
+    bool alive = write_blocking(std::move(head));
+    if (alive) {
+      try {
+        producer([&](std::string_view piece) {
+          if (!alive || piece.empty()) return alive;
+          char size[24];
+          std::snprintf(size, sizeof size, "%zx\r\n", piece.size());
+          std::string chunk = size;
+          chunk.append(piece);
+          chunk += "\r\n";
+          alive = write_blocking(std::move(chunk));
+          return alive;
+        });
+      } catch (const std::exception& e) {
+        // The status is sent: the stream can only end (the client sees no last chunk).
+        spdlog::error("{} {} (streaming): {}", request_.method, request_.path, e.what());
+        alive = false;
+      }
+    }
+    if (alive) alive = write_blocking("0\r\n\r\n");
+    net::post(stream_.get_executor(), [self = shared_from_this(), alive, close] {
+      self->stream_.expires_never();
+      if (!alive) return self->close();
+      if (close) return self->linger();
+      self->read_header();
+    });
+  }
+
+  // From a worker: `bytes` written on the strand; false when the write failed or did
+  // not finish within the write deadline (plus a second for the strand to answer).
+  bool write_blocking(std::string bytes) {
+    auto done = std::make_shared<std::promise<bool>>();
+    auto result = done->get_future();
+    auto data = std::make_shared<std::string>(std::move(bytes));
+    net::post(stream_.get_executor(), [self = shared_from_this(), data, done] {
+      self->stream_.expires_after(seconds(self->limits().body_timeout_s));
+      net::async_write(self->stream_, net::buffer(*data),
+                       [data, done](beast::error_code ec, size_t) { done->set_value(!ec); });
+    });
+    const auto limit = std::chrono::duration<double>(limits().body_timeout_s + 1.0);
+    if (result.wait_for(limit) != std::future_status::ready) return false;
+    return result.get();
   }
 
   void refuse_or_close(const beast::error_code& ec) {
@@ -435,6 +498,10 @@ std::string HttpListener::answer_bytes(std::string_view bytes, const ListenerLim
     HttpResponse res;
     try {
       handlers.handle(req, res);
+      if (res.producer) {
+        run_producer_inline(res);
+        res.chunked = true;
+      }
     } catch (const std::exception&) {
       res = error_response(500, "internal", "internal error");
     }

@@ -295,4 +295,14 @@ std::string serialize_response(const HttpResponse& res, bool head_only, bool clo
   return out;
 }
 
+void run_producer_inline(HttpResponse& res) {
+  if (!res.producer) return;
+  auto producer = std::move(res.producer);
+  res.producer = nullptr;
+  producer([&res](std::string_view piece) {
+    res.body.append(piece);
+    return true;
+  });
+}
+
 }  // namespace eagle::server

@@ -7,6 +7,7 @@
 // are form-decoded ('+' is a space).
 #include <cstddef>
 #include <map>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -48,6 +49,13 @@ struct HttpResponse {
   std::string body;
   std::string content_type;
   bool chunked = false;  // sent with Transfer-Encoding: chunked (event streams)
+  // A streamed body (event streams): run on the worker after the status and headers
+  // went out (chunked), each piece sent as it is written. `write` returns false once the
+  // client is gone or a piece could not be sent within the write deadline: stop then.
+  // body and chunked are ignored when it is set. For HTTP/1.0, HEAD and the in-memory
+  // path it runs first and its pieces become the body.
+  using Writer = std::function<bool(std::string_view piece)>;
+  std::function<void(const Writer& write)> producer;
 
   void set_header(const std::string& name, const std::string& value);
   std::string get_header_value(std::string_view name) const;
@@ -73,6 +81,9 @@ void parse_multipart(HttpRequest& req, size_t max_parts);
 // or chunked framing, Connection: close when `close`), then the body unless `head_only`
 // (HEAD: the same headers, no body).
 std::string serialize_response(const HttpResponse& res, bool head_only, bool close);
+
+// Runs res.producer (if any) into res.body: the whole stream at once.
+void run_producer_inline(HttpResponse& res);
 
 // "OK", "Not Found", ... for a status (the reason phrase; "" for an unknown one).
 std::string_view reason_phrase(int status);

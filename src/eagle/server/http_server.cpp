@@ -246,7 +246,7 @@ struct Server::Impl {
         opts(std::move(o)),
         owner(s),
         tasks(e, 100, opts.ingest_nice),
-        mcp_tools(e, opts.default_namespace),
+        mcp_tools(e, opts.default_namespace, /*with_ingest=*/true),
         mcp_server(mcp_tools, mcp::eagle_server_info(mcp_tools.default_namespace()), opts.mcp_discover_ttl_ms),
         mcp_http(mcp_server, opts.mcp_max_sessions, opts.mcp_session_idle_s, opts.mcp_max_sessions_per_token) {
     if (opts.allowed_hosts.empty()) {
@@ -284,6 +284,35 @@ struct Server::Impl {
   app::QueryRequestFields query_request(const Call& c, const json& body) {
     if (!owner.ready()) throw HttpError{503, "unavailable", "the server is still loading", ""};
     return app::query_request_from_json(body, opts.default_namespace, c.scope, engine.config().pipeline.final_top_k);
+  }
+
+  // Server-Sent Events streamed as they are written (HttpResponse::producer). An error
+  // after the stream started is an `error` event (the Error object), then `done` ({}).
+  using EventFn = std::function<bool(const char* name, const json& data)>;
+  void stream_events(Call& c, std::function<void(const EventFn&)> body) {
+    c.res.status = 200;
+    c.res.set_header("Cache-Control", "no-cache");
+    c.res.content_type = "text/event-stream";
+    c.res.producer = [body = std::move(body)](const HttpResponse::Writer& write) {
+      const EventFn event = [&](const char* name, const json& data) {
+        return write(std::string("event: ") + name + "\ndata: " + dump_json(data) + "\n\n");
+      };
+      try {
+        body(event);
+      } catch (const Error& e) {
+        event("error", {{"error", {{"code", std::string(error_code_name(e.code()))}, {"message", e.what()}}}});
+        event("done", json::object());
+      } catch (const app::RequestError& e) {
+        json err = {{"code", e.code}, {"message", e.message}};
+        if (!e.field.empty()) err["field"] = e.field;
+        event("error", {{"error", err}});
+        event("done", json::object());
+      } catch (const std::exception& e) {
+        spdlog::error("event stream: {}", e.what());
+        event("error", {{"error", {{"code", "internal"}, {"message", "internal error"}}}});
+        event("done", json::object());
+      }
+    };
   }
 
   search::RetrievalResponse run_search(const search::RetrievalRequest& r) {
@@ -420,6 +449,52 @@ struct Server::Impl {
         only_fields(body,
                     {"path", "kb_name", "plugin_namespace", "collection", "format", "skip_bad", "repair_utf8", "reindex"});
         job.options = ingest_options(c, body, false);
+        job.inputs.push_back(path_under_root(body));
+      }
+    }
+    reply(c.res, 202, submit_ingest(c, job, guard));
+  }
+
+  // MCP core_ingest: `path` as POST /ingest {"path"}, or `content` (Base64) stored as an
+  // upload named `file_name`; the same checks, queue and owner.
+  json mcp_ingest(const Call& c, json args) {
+    if (tasks.pending() >= kMaxQueuedTasks)
+      throw HttpError{503, "unavailable", "too many ingest tasks waiting (" + std::to_string(kMaxQueuedTasks) + ")", ""};
+    IngestJob job;
+    UploadGuard guard{job};
+    if (args.contains("content")) {
+      const std::string name = fs::path(str_field(args, "file_name", 255, true)).filename().string();
+      if (name.empty() || name == "." || name == "..") bad("file_name", "'file_name' must name a file");
+      auto bytes = base64_decode(str_field(args, "content", SIZE_MAX, true));
+      if (!bytes) bad("content", "'content' is not valid Base64 (RFC 4648, padded)");
+      if (bytes->size() > (size_t{32} << 20))
+        throw HttpError{413, "too_large", "'content' is larger than 32 MiB", "content"};
+      args.erase("content");
+      args.erase("file_name");
+      job.options = ingest_options(c, args, false);
+      job.cleanup = upload_dir();
+      const auto target = job.cleanup / name;
+      std::ofstream out(target, std::ios::binary);
+      out.write(bytes->data(), static_cast<std::streamsize>(bytes->size()));
+      if (!out) fail(ErrorCode::unavailable, "cannot store the upload");
+      job.inputs.push_back(target.string());
+    } else {
+      job.options = ingest_options(c, args, false);
+      job.inputs.push_back(path_under_root(args));
+    }
+    return submit_ingest(c, job, guard);
+  }
+
+  json submit_ingest(const Call& c, IngestJob& job, UploadGuard& guard) {
+    check_target_collection(job.options);
+    job.owner = c.token ? c.token->name : "";
+    std::string id = tasks.submit(std::move(job));
+    guard.queued = true;
+    return {{"task_id", id}, {"state", "queued"}};
+  }
+
+  // A server-side path: under server.ingest_root once symlinks and .. are resolved.
+  std::string path_under_root(const json& body) {
         const std::string rel = str_field(body, "path", 4096, true);
         if (opts.ingest_root.empty())
           throw HttpError{403, "permission_denied", "server-side paths are off (set server.ingest_root)", "path"};
@@ -430,14 +505,7 @@ struct Server::Impl {
         if (r_end != root.end())
           throw HttpError{403, "permission_denied", "'path' leaves server.ingest_root", "path"};
         if (!fs::exists(target)) throw HttpError{404, "not_found", "no such file or folder under the ingest root", "path"};
-        job.inputs.push_back(target.string());
-      }
-    }
-    check_target_collection(job.options);
-    job.owner = c.token ? c.token->name : "";
-    std::string id = tasks.submit(std::move(job));
-    guard.queued = true;
-    reply(c.res, 202, {{"task_id", id}, {"state", "queued"}});
+        return target.string();
   }
 
   // A named collection that holds another kind of vector (molecules vs text) can
@@ -479,7 +547,9 @@ struct Server::Impl {
     req.header = [&c](const std::string& name) { return c.req.get_header_value(name); };
     req.body = c.req.body;
     req.principal = c.token ? c.token->name : "";
-    auto out = mcp_http.handle(req, mcp::ToolContext{c.scope});
+    mcp::ToolContext ctx{c.scope};
+    ctx.ingest = [this, &c](const json& args) { return mcp_ingest(c, args); };
+    auto out = mcp_http.handle(req, ctx);
     c.res.status = out.status;
     std::string type = "application/json";
     for (const auto& [k, v] : out.headers) {
@@ -598,26 +668,22 @@ struct Server::Impl {
       s.reply(c.res, 200, app::search_response_json(resp, r.explain));
     });
     add("POST", "/search/stream", "/search/stream", [](Impl& s, Call& c) {
+      // The search runs first, so its errors are plain JSON errors; then its steps and
+      // sources go out as events.
       auto r = s.search_request(c, parse_body(c.req));
-      // Errors before the stream starts are plain JSON errors; the pipeline runs
-      // first, then its steps and sources go out as events.
-      auto resp = s.run_search(r);
-      std::string events;
-      auto event = [&](const char* name, const json& data) {
-        events += std::string("event: ") + name + "\ndata: " + dump_json(data) + "\n\n";
-      };
-      const json steps = app::search_response_json(resp, false)["steps"];  // named: a temporary's member would dangle
-      for (const auto& step : steps) event("step", step);
-      event("sources", {{"sources", app::sources_json(resp, r.explain)}, {"took_ms", resp.metadata.value("took_ms", 0.0)}});
-      event("done", json::object());
-      c.res.status = 200;
-      c.res.set_header("Cache-Control", "no-cache");
-      c.res.set_content(std::move(events), "text/event-stream");
-      c.res.chunked = true;
+      auto resp = std::make_shared<search::RetrievalResponse>(s.run_search(r));
+      s.stream_events(c, [r, resp](const EventFn& event) {
+        const json steps = app::search_response_json(*resp, false)["steps"];  // named: a temporary's member would dangle
+        for (const auto& step : steps)
+          if (!event("step", step)) return;
+        if (!event("sources", {{"sources", app::sources_json(*resp, r.explain)}, {"took_ms", resp->metadata.value("took_ms", 0.0)}}))
+          return;
+        event("done", json::object());
+      });
     });
     // The answer stage (app/query.h): POST /query answers at once; /query/stream sends
-    // step events as the pipeline goes, the numbered sources, the answer's tokens, then
-    // done (the body of /query without its sources).
+    // step events as the pipeline goes, the numbered sources, the answer's tokens as
+    // the model writes them, then done (the body of /query without its sources).
     add("POST", "/query", "/query", [](Impl& s, Call& c) {
       auto q = s.query_request(c, parse_body(c.req));
       const auto result = s.engine.query(q.request);
@@ -625,35 +691,23 @@ struct Server::Impl {
     });
     add("POST", "/query/stream", "/query/stream", [](Impl& s, Call& c) {
       auto q = s.query_request(c, parse_body(c.req));
-      std::string events;
-      auto event = [&](const char* name, const json& data) {
-        events += std::string("event: ") + name + "\ndata: " + dump_json(data) + "\n\n";
-      };
-      app::QueryEvents ev;
-      ev.step = [&](const json& step) { event("step", step); };
-      ev.sources = [&](const app::QueryResult& r) {
-        json sources = app::sources_json(r.search, q.request.retrieval.explain);
-        for (size_t i = 0; i < sources.size(); ++i) sources[i]["n"] = i + 1;
-        event("sources", {{"sources", sources}});
-      };
-      ev.token = [&](std::string_view piece) {
-        event("token", {{"text", std::string(piece)}});
-        return true;
-      };
-      try {
+      s.stream_events(c, [&s, q](const EventFn& event) {
+        bool open = true;
+        app::QueryEvents ev;
+        ev.step = [&](const json& step) { open = open && event("step", step); };
+        ev.sources = [&](const app::QueryResult& r) {
+          json sources = app::sources_json(r.search, q.request.retrieval.explain);
+          for (size_t i = 0; i < sources.size(); ++i) sources[i]["n"] = i + 1;
+          open = open && event("sources", {{"sources", sources}});
+        };
+        // A client that is gone stops the model's reply (the token callback says so).
+        ev.token = [&](std::string_view piece) { return open = open && event("token", {{"text", std::string(piece)}}); };
         const auto result = s.engine.query(q.request, ev);
+        if (!open) return;
         json done = app::query_response_json(result, q.request.retrieval.explain);
         done.erase("sources");
         event("done", done);
-      } catch (const Error& e) {
-        if (events.empty()) throw;  // nothing sent yet: a plain JSON error
-        event("error", {{"error", {{"code", std::string(error_code_name(e.code()))}, {"message", e.what()}}}});
-        event("done", json::object());
-      }
-      c.res.status = 200;
-      c.res.set_header("Cache-Control", "no-cache");
-      c.res.set_content(std::move(events), "text/event-stream");
-      c.res.chunked = true;
+      });
     });
     add("POST", "/ingest", "/ingest", [](Impl& s, Call& c) { s.handle_ingest(c); });
     // MCP over Streamable HTTP: the Host, Origin and token checks above hold, and a

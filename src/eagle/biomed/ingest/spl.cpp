@@ -1,5 +1,7 @@
 #include "eagle/biomed/ingest/spl.h"
 
+#include <cctype>
+
 #include <libxml/parser.h>
 #include <libxml/tree.h>
 #include <libxml/xmlerror.h>
@@ -95,6 +97,22 @@ std::string_view LoincSectionMap::find(std::string_view code) const {
 }
 
 std::string SplLabel::display_title() const {
+  // Prescription labels open with the Highlights boilerplate ("These highlights do not
+  // include all the information needed to use LIPITOR safely ..."): the same words
+  // on every label, so the product and its generic name say which label it is.
+  std::string lower_title;
+  for (char c : title.substr(0, 40)) lower_title += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const bool boilerplate = lower_title.rfind("these highlights do not include", 0) == 0;
+  if (boilerplate && !product_names.empty()) {
+    std::string name = product_names.front();
+    if (!generic_names.empty()) {
+      std::string a, b;
+      for (char c : name) a += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      for (char c : generic_names.front()) b += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      if (a != b) name += " (" + generic_names.front() + ")";
+    }
+    return name;
+  }
   if (!title.empty()) return title;
   if (!product_names.empty()) return product_names.front();
   if (!generic_names.empty()) return generic_names.front();

@@ -224,14 +224,16 @@ std::vector<json> chunk_article(const Article& a, const ArticleChunkOptions& opt
     Section& s = sections[pending_section];
     const std::string heading_line = joined(s.headings, " / ");
     Chunk c;
-    c.type = "text";
+    // A reference list is its own type: left out of default searches
+    // (pipeline.exclude_chunk_types), found with a type or chunk_type facet.
+    c.type = pending.references ? "references" : "text";
     c.chunk_type = pending.references ? "references" : "paragraph";
     c.text = heading_line.empty() ? pending.text : heading_line + "\n" + pending.text;
     c.section = pending_section;
     c.page = pending.page;
     c.anchors = std::move(pending.anchors);
     c.id = unique_id(a.id + "#" + section_slug(s) + ":" + (pending.references ? "r" : "p") + content_hash(c.text));
-    if (s.first_text.empty()) s.first_text = pending.text;
+    if (s.first_text.empty() && !pending.references) s.first_text = pending.text;  // a summary is not made of entries
     if (!s.page) s.page = c.page;
     c.position = s.chunks.size();
     s.chunks.push_back(chunks.size());
@@ -239,7 +241,10 @@ std::vector<json> chunk_article(const Article& a, const ArticleChunkOptions& opt
     pending = Pending{};
   };
   auto add_text = [&](size_t section, const Block& b) {
-    const bool refs = b.kind == BlockKind::reference;
+    // An entry, or any paragraph under a References / Bibliography heading (Markdown,
+    // HTML, and PDF lists read as paragraphs).
+    const bool refs = b.kind == BlockKind::reference ||
+                      std::any_of(b.headings.begin(), b.headings.end(), [](const std::string& h) { return is_references_title(h); });
     if (section != pending_section || refs != pending.references) flush();
     pending_section = section;
     const size_t heading = joined(sections[section].headings, " / ").size() + 1;
@@ -371,8 +376,9 @@ std::vector<json> chunk_article(const Article& a, const ArticleChunkOptions& opt
   // One summary per section with text in it or below it (the parent-document
   // drill-down's entry point). Children come after their parents: walk backwards.
   std::vector<bool> has_text(sections.size(), false);
+  // Reference lists do not count: a section of entries alone gets no summary.
   for (size_t k = sections.size(); k-- > 0;) {
-    has_text[k] = has_text[k] || !sections[k].chunks.empty();
+    for (size_t c : sections[k].chunks) has_text[k] = has_text[k] || chunks[c].chunk_type != "references";
     if (has_text[k] && sections[k].parent >= 0) has_text[static_cast<size_t>(sections[k].parent)] = true;
   }
   for (size_t si = 0; si < sections.size(); ++si) {

@@ -517,7 +517,6 @@ std::vector<Line> page_lines(const PageFragments& page, int page_no, int& region
 
 // ---------------------------------------------------------------- document stats
 
-bool is_references_title(const std::string& text);
 
 struct Stats {
   std::string body_font;  // the font of most body characters
@@ -590,11 +589,6 @@ bool is_section_word(const std::string& text) {
   return kWords.count(ascii_lower(strip_punct(text))) > 0;
 }
 
-bool is_references_title(const std::string& text) {
-  static const std::unordered_set<std::string> kWords = {"references", "bibliography", "literature cited",
-                                                         "references and notes", "reference list", "works cited"};
-  return kWords.count(ascii_lower(strip_punct(text))) > 0;
-}
 
 struct HeadingInfo {
   int level = 0;  // 0: not a heading
