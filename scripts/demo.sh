@@ -37,14 +37,14 @@ if [ -d "$shared/spl" ]; then
   # An answer with citations (the extractive answer of the embedded default; with
   # generation.base_url set, a chat model writes it from the same passages).
   echo
-  eagle query "atorvastatin dosing in renal impairment"
+  eagle query "Can sildenafil be taken with nitrates?"
   # The same question over MCP (stdio, the tool an agent calls).
   echo
   echo "== MCP core_query (stdio)"
   printf '%s\n' \
     '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"demo","version":"1"}}}' \
     '{"jsonrpc":"2.0","method":"notifications/initialized"}' \
-    '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"core_query","arguments":{"query":"atorvastatin dosing in renal impairment"}}}' |
+    '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"core_query","arguments":{"query":"Can sildenafil be taken with nitrates?"}}}' |
     build/bin/eagle --data-dir "$store" mcp 2>/dev/null | tail -1 | head -c 900
   echo
 else
@@ -74,7 +74,7 @@ curl -s -X POST "$url/search" -H 'Content-Type: application/json' \
 curl -s -X POST "$url/search" -H 'Content-Type: application/json' \
   -d '{"query": "What are the warnings on the Humira label?", "plugin_namespace": "biomed", "top_k": 2}' | head -c 600; echo
 curl -s -X POST "$url/query" -H 'Content-Type: application/json' \
-  -d '{"query": "atorvastatin dosing in renal impairment"}' | head -c 900; echo
+  -d '{"query": "Can sildenafil be taken with nitrates?"}' | head -c 900; echo
 curl -s "$url/collections"; echo
 set +x
 kill "$server"

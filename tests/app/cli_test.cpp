@@ -165,6 +165,18 @@ TEST(Cli, BiomedDemoRegulatoryAndChemicalQuestions) {
     auto pos = out.rfind("\n{\"hits\"");
     return nlohmann::json::parse(out.substr(pos == std::string::npos ? 0 : pos + 1));
   };
+  // The compound cards are listed apart: the default listing is the labels, named by
+  // product rather than the Highlights boilerplate.
+  auto docs_out = run(g + "documents list --limit 100");
+  ASSERT_EQ(docs_out.rc, 0) << docs_out.out;
+  EXPECT_NE(docs_out.out.find("(6 of 6 documents"), std::string::npos) << docs_out.out;
+  EXPECT_NE(docs_out.out.find("Lipitor (atorvastatin calcium)"), std::string::npos) << docs_out.out;
+  EXPECT_EQ(docs_out.out.find("These highlights do not include"), std::string::npos) << docs_out.out;
+  auto compounds_out = run(g + "documents list --kind compound --limit 1");
+  EXPECT_NE(compounds_out.out.find("(1 of "), std::string::npos) << compounds_out.out;
+  EXPECT_EQ(compounds_out.out.find("(1 of 6 documents"), std::string::npos) << compounds_out.out;
+  auto all_out = run(g + "documents list --kind all --limit 1");
+  EXPECT_NE(all_out.out.find("(1 of "), std::string::npos) << all_out.out;
   auto reg = run(g + "search --json --explain --namespace biomed -k 3 What are the warnings on the Humira label?");
   ASSERT_EQ(reg.rc, 0) << reg.out;
   auto r = last_json(reg.out);

@@ -1047,3 +1047,32 @@ TEST(PostgresRegistry, ReconnectsAfterTheServerDroppedTheConnection) {
   }
   pg_query(conninfo, "DROP SCHEMA IF EXISTS \"" + schema + "\" CASCADE");
 }
+
+// A listing by kind (source_type), or of every kind but one: what `documents list
+// --kind` and GET /documents?kind= ask (compound cards are listed apart).
+TYPED_TEST(RegistryTest, ListingsFilterByKindOrLeaveOneKindOut) {
+  auto label = this->doc("doc-l", "l", "l.xml", "L", "kb");
+  label.source_type = "label";
+  auto c1 = this->doc("DB001", "imatinib", "", "imatinib", "kb");
+  c1.source_type = "compound";
+  auto c2 = this->doc("DB002", "nilotinib", "", "nilotinib", "kb");
+  c2.source_type = "compound";
+  auto plain = this->doc("doc-p", "p", "p.md", "P", "kb");  // no source_type
+  for (const auto& r : {label, c1, c2, plain}) this->reg_->upsert(r);
+  auto ids = [&](const DocumentQuery& q) {
+    Ids out;
+    for (const auto& r : this->reg_->list(q)) out.push_back(r.document_id);
+    EXPECT_EQ(this->reg_->count(q), out.size());
+    return out;
+  };
+  DocumentQuery only;
+  only.source_type = "compound";
+  EXPECT_EQ(ids(only), (Ids{"DB001", "DB002"}));
+  DocumentQuery apart;
+  apart.exclude_source_type = "compound";
+  EXPECT_EQ(ids(apart), (Ids{"doc-l", "doc-p"}));  // a record without a kind is listed
+  EXPECT_EQ(ids({}).size(), 4u);
+  DocumentQuery empty;
+  empty.source_type = "";
+  EXPECT_EQ(error_code_of([&] { this->reg_->list(empty); }), ErrorCode::invalid_argument);
+}

@@ -20,7 +20,7 @@ namespace {
 using nlohmann::json;
 
 struct DocumentFlags {
-  std::string kb_name, plugin_namespace;
+  std::string kb_name, plugin_namespace, kind;
   size_t limit = 50, offset = 0;
   bool as_json = false;
   std::string id;
@@ -42,6 +42,9 @@ void add_store_commands(CLI::App& app, const GlobalFlags& g, std::vector<Command
   auto* list = docs->add_subcommand("list", "documents in the registry, sorted by id (paged)");
   list->add_option("--kb", flags->kb_name, "only this knowledge base");
   list->add_option("--namespace", flags->plugin_namespace, "only this plugin namespace");
+  list->add_option("--kind", flags->kind,
+                   "only this kind (source_type: label, paper, abstract, compound, ...); 'all' for every kind (default: "
+                   "all but compound cards, listed apart)");
   list->add_option("--limit", flags->limit, "documents per page (1..10000)")->capture_default_str();
   list->add_option("--offset", flags->offset, "documents to skip")->capture_default_str();
   list->add_flag("--json", flags->as_json, "print JSON");
@@ -50,6 +53,7 @@ void add_store_commands(CLI::App& app, const GlobalFlags& g, std::vector<Command
                    registry::DocumentQuery q;
                    if (!flags->kb_name.empty()) q.kb_names = {flags->kb_name};
                    if (!flags->plugin_namespace.empty()) q.plugin_namespace = flags->plugin_namespace;
+                   apply_document_kind(q, flags->kind);
                    q.limit = flags->limit;
                    q.offset = flags->offset;
                    size_t total = 0;

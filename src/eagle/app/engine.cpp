@@ -261,6 +261,11 @@ void Engine::preload(const std::string& ns) {
   ensure_plugin(resolve_namespace(ns));
 }
 
+void apply_document_kind(registry::DocumentQuery& q, const std::string& kind) {
+  if (kind.empty()) q.exclude_source_type = "compound";
+  else if (kind != "all") q.source_type = kind;
+}
+
 std::map<std::string, size_t> Engine::namespace_counts(const std::vector<std::string>& kb_names) {
   std::string key;
   for (const auto& kb : kb_names) key += kb + '\n';

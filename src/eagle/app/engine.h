@@ -58,6 +58,11 @@ struct AccessScope {
   bool allows(const std::string& kb) const;
 };
 
+// A listing's kind: empty = every kind but compound cards (thousands of them would
+// bury the documents; they are listed apart), "all" = every kind, else that
+// source_type only.
+void apply_document_kind(registry::DocumentQuery& q, const std::string& kind);
+
 struct IngestOptions {
   AccessScope scope;           // a scoped caller may not replace documents of other KBs
   std::string collection;      // empty: eagle_text, or the biomed slot for spl/compounds

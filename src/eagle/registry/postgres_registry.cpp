@@ -108,11 +108,13 @@ SELECT document_id, name, file_name, document_name, kb_name, plugin_namespace, s
        to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
 FROM documents
 WHERE ($1::text[] IS NULL OR kb_name = ANY ($1::text[])) AND ($2::text IS NULL OR plugin_namespace = $2::text)
+  AND ($5::text IS NULL OR source_type = $5::text) AND ($6::text IS NULL OR COALESCE(source_type, '') <> $6::text)
 ORDER BY document_id COLLATE "C" LIMIT $3::bigint OFFSET $4::bigint)sql";
 
 constexpr const char* kCountDocuments = R"sql(
 SELECT count(*) FROM documents
-WHERE ($1::text[] IS NULL OR kb_name = ANY ($1::text[])) AND ($2::text IS NULL OR plugin_namespace = $2::text))sql";
+WHERE ($1::text[] IS NULL OR kb_name = ANY ($1::text[])) AND ($2::text IS NULL OR plugin_namespace = $2::text)
+  AND ($3::text IS NULL OR source_type = $3::text) AND ($4::text IS NULL OR COALESCE(source_type, '') <> $4::text))sql";
 
 constexpr const char* kKnowledgeBases = R"sql(
 SELECT kb_name, count(*) FROM documents
@@ -594,7 +596,9 @@ std::vector<DocumentRecord> PostgresRegistry::do_list(const DocumentQuery& q) co
   std::lock_guard lock(mutex_);
   impl_->ensure_ready();
   auto res = impl_->run(
-      kList, {kb_param(q.kb_names), q.plugin_namespace, std::to_string(q.limit), std::to_string(q.offset)},
+      kList,
+      {kb_param(q.kb_names), q.plugin_namespace, std::to_string(q.limit), std::to_string(q.offset), q.source_type,
+       q.exclude_source_type},
       "list");
   std::vector<DocumentRecord> out;
   int n = PQntuples(res.get());
@@ -606,7 +610,8 @@ std::vector<DocumentRecord> PostgresRegistry::do_list(const DocumentQuery& q) co
 size_t PostgresRegistry::do_count(const DocumentQuery& q) const {
   std::lock_guard lock(mutex_);
   impl_->ensure_ready();
-  auto res = impl_->run(kCountDocuments, {kb_param(q.kb_names), q.plugin_namespace}, "count");
+  auto res = impl_->run(kCountDocuments, {kb_param(q.kb_names), q.plugin_namespace, q.source_type, q.exclude_source_type},
+                        "count");
   return PQntuples(res.get()) ? static_cast<size_t>(impl_->integer(res.get(), 0, 0, "count")) : 0;
 }
 

@@ -78,6 +78,14 @@ DocumentQuery checked_filters(const DocumentQuery& q) {
     check_non_empty(*q.plugin_namespace, "plugin_namespace");
     out.plugin_namespace = q.plugin_namespace;
   }
+  if (q.source_type) {
+    check_non_empty(*q.source_type, "source_type");
+    out.source_type = q.source_type;
+  }
+  if (q.exclude_source_type) {
+    check_non_empty(*q.exclude_source_type, "exclude_source_type");
+    out.exclude_source_type = q.exclude_source_type;
+  }
   return out;
 }
 

@@ -74,6 +74,10 @@ struct DocumentNames {
 struct DocumentQuery {
   std::vector<std::string> kb_names;            // empty = any KB; else kb_name IN (...): a token's scope
   std::optional<std::string> plugin_namespace;  // unset = any namespace; set = non-empty
+  // source_type: set = only this kind (non-empty); exclude_source_type: all but this one
+  // (a listing leaves the compound cards apart unless asked for them).
+  std::optional<std::string> source_type;
+  std::optional<std::string> exclude_source_type;
   size_t limit = 50;                            // 1..kMaxLimit
   size_t offset = 0;                            // <= kMaxOffset
 };

@@ -141,10 +141,12 @@ constexpr std::array<const char*, q_count> kSql = {
           FROM documents
           WHERE (?1 IS NULL OR kb_name IN (SELECT value FROM json_each(?1)))
             AND (?2 IS NULL OR plugin_namespace = ?2)
+            AND (?5 IS NULL OR source_type = ?5) AND (?6 IS NULL OR COALESCE(source_type, '') <> ?6)
           ORDER BY document_id LIMIT ?3 OFFSET ?4)sql",
     R"sql(SELECT COUNT(*) FROM documents
           WHERE (?1 IS NULL OR kb_name IN (SELECT value FROM json_each(?1)))
-            AND (?2 IS NULL OR plugin_namespace = ?2))sql",
+            AND (?2 IS NULL OR plugin_namespace = ?2)
+            AND (?5 IS NULL OR source_type = ?5) AND (?6 IS NULL OR COALESCE(source_type, '') <> ?6))sql",
     R"sql(SELECT kb_name, COUNT(*) FROM documents
           WHERE ?1 IS NULL OR kb_name IN (SELECT value FROM json_each(?1))
           GROUP BY kb_name ORDER BY kb_name)sql",
@@ -613,6 +615,12 @@ void bind_query_filter(Cursor& c, const DocumentQuery& q) {
   if (q.plugin_namespace) ns = *q.plugin_namespace;
   bind_kb_names(c, 1, q.kb_names);
   bind_optional(c, 2, ns);
+  // ?3 and ?4 are the listing's page; the kind filters come after them in both statements.
+  std::optional<std::string_view> kind, not_kind;
+  if (q.source_type) kind = *q.source_type;
+  if (q.exclude_source_type) not_kind = *q.exclude_source_type;
+  bind_optional(c, 5, kind);
+  bind_optional(c, 6, not_kind);
 }
 }  // namespace
 

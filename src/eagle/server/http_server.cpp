@@ -587,6 +587,9 @@ struct Server::Impl {
     const std::string ns = param("plugin_namespace");
     if (ns.size() > kMaxKeyBytes) bad("plugin_namespace", "'plugin_namespace' is too long");
     if (!ns.empty()) q.plugin_namespace = ns;
+    const std::string kind = param("kind");
+    if (kind.size() > kMaxKeyBytes) bad("kind", "'kind' is too long");
+    app::apply_document_kind(q, kind);
     return q;
   }
 
