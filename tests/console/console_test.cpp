@@ -32,6 +32,9 @@ TEST(Console, SearchExplainFacetUploadDeleteInChromium) {
   ASSERT_EQ(r.rc, 0) << r.out;
   r = run_shell(eagle + " ingest --namespace biomed --kb labels --skip-bad " + std::string(EAGLE_SHARED_DATA) + "/spl");
   ASSERT_EQ(r.rc, 0) << r.out;
+  // A PDF: its pages are image tiles (the visual route's hits show their picture).
+  r = run_shell(eagle + " ingest --kb papers " + std::string(EAGLE_SHARED_DATA) + "/docs/pdf/iron-deficiency-anaemia.pdf");
+  ASSERT_EQ(r.rc, 0) << r.out;
   ServerProcess server(store, {"--set", "biomed.vocab_dir=" + std::string(EAGLE_SHARED_DATA) + "/vocab"});
   ASSERT_TRUE(server.running()) << server.log();
 

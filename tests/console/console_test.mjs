@@ -164,6 +164,11 @@ async function main() {
     await step('upload', async () => {
       await page.click('[data-testid="tab-documents"]');
       await page.locator('#view-documents').waitFor({ state: 'visible' });
+      // The form offers every format the server reads (POST /ingest 'format').
+      const formats = await page.$$eval('#upload-format option', (os) => os.map((o) => o.value));
+      const served = ['auto', 'beir', 'jsonl', 'folder', 'spl', 'jats', 'pubmed', 'pdf', 'html', 'markdown', 'compounds'];
+      check(served.every((f) => formats.includes(f)) && formats.length === served.length,
+        `upload formats ${JSON.stringify(formats)}, want ${JSON.stringify(served)}`);
       await page.setInputFiles('#upload-files', uploadFile);
       await page.fill('#upload-kb', KB);
       const [resp] = await Promise.all([
@@ -219,6 +224,25 @@ async function main() {
       // Leave the store as it was: an upload of several documents leaves the rest.
       const rest = await cleanUp(ids.slice(1));
       return `deleted ${id}${rest ? `, cleaned up ${rest} more` : ''}`;
+    });
+
+    await step('image hits', async () => {
+      // The visual route: page tiles, each shown with its picture (fetched with the token).
+      await page.click('[data-testid="tab-search"]');
+      await page.fill('#facet-source-type', '');
+      await page.selectOption('#route-mode', 'visual');
+      await page.fill('#q', 'iron deficiency anaemia');
+      await Promise.all([waitForSearch(page), page.click('#search-button')]);
+      await expectSearchSettled(page);
+      const img = page.locator('#hits [data-testid="hit-image"]').first();
+      await img.waitFor({ state: 'attached' });
+      await page.waitForFunction(() => {
+        const i = document.querySelector('#hits [data-testid="hit-image"]');
+        return i && i.src.startsWith('data:image/') && i.naturalWidth > 0;
+      }, null, { timeout: 10000 });
+      const width = await img.evaluate((i) => i.naturalWidth);
+      await page.selectOption('#route-mode', 'auto');
+      return `a page tile shown, ${width} px wide`;
     });
 
     await step('document', async () => {
