@@ -241,6 +241,9 @@ async function main() {
         return i && i.src.startsWith('data:image/') && i.naturalWidth > 0;
       }, null, { timeout: 10000 });
       const width = await img.evaluate((i) => i.naturalWidth);
+      // A tile is read by its page's words: the question is on its pages, so not none.
+      const status = await page.locator('#search-status').textContent();
+      check(!status.includes('evidence none'), `page tiles holding the question marked none: "${status}"`);
       await page.selectOption('#route-mode', 'auto');
       return `a page tile shown, ${width} px wide`;
     });

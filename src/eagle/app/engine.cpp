@@ -309,7 +309,8 @@ answer::Evidence Engine::evidence_of(const search::RetrievalRequest& req, const 
   // label's "WARNINGS AND PRECAUTIONS" heading answers "warnings on the label").
   for (size_t i = 0; i < hits.size() && i < options.max_hits; ++i) {
     const auto& h = hits[i];
-    texts.push_back(h.is_image ? std::string() : h.field("document_name") + "\n" + h.field("path") + "\n" + h.text);
+    // An image tile is read by its indexed text (its page's words, its caption).
+    texts.push_back(h.field("document_name") + "\n" + h.field("path") + "\n" + h.text);
   }
   const auto question = question_terms(req, hits, req.plugin_namespace == "biomed");
   // Each hit's BM25 over the question's own maximum, in its collection (the caller's
