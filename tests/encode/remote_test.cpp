@@ -16,32 +16,14 @@
 
 #include "eagle/core/base64.h"
 #include "eagle/core/error.h"
+#include "support/local_http_server.h"
 
 using namespace eagle::encode;
 using nlohmann::json;
 
 namespace {
 
-class FakeServer {
- public:
-  FakeServer() {
-    port_ = server_.bind_to_any_port("127.0.0.1");
-    thread_ = std::thread([this] { server_.listen_after_bind(); });
-    // httplib 0.11 has no wait_until_ready(): poll is_running().
-    while (!server_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  ~FakeServer() {
-    server_.stop();
-    thread_.join();
-  }
-  httplib::Server& server() { return server_; }
-  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
-
- private:
-  httplib::Server server_;
-  int port_;
-  std::thread thread_;
-};
+using FakeServer = eagle::test_support::LocalHttpServer;
 
 EncoderInfo info(uint32_t dim) {
   EncoderInfo i;

@@ -346,23 +346,25 @@ void Engine::attach_evidence(const search::RetrievalRequest& req, search::Retrie
 }
 
 search::RetrievalResponse Engine::search(const search::RetrievalRequest& request) {
-  const std::string ns = resolve_namespace(request.plugin_namespace, request.allowed_kbs);
-  const search::RetrievalRequest* req_ptr = &request;
-  search::RetrievalRequest resolved;
-  if (ns != request.plugin_namespace) {
-    resolved = request;
-    resolved.plugin_namespace = ns;
-    req_ptr = &resolved;
-  }
-  const search::RetrievalRequest& req = *req_ptr;
+  search::RetrievalRequest req = request;
+  auto resp = retrieve(req);
+  attach_evidence(req, resp, cfg_.evidence.top_n);
+  return resp;
+}
+
+search::RetrievalResponse Engine::retrieve(search::RetrievalRequest& req) {
+  const std::string requested = req.plugin_namespace;
+  const std::string ns = resolve_namespace(requested, req.allowed_kbs);
+  req.plugin_namespace = ns;
   ensure_plugin(ns);
   // The namespace step: which namespace ran, how it was chosen, and which namespaces
   // the caller's documents are in, so a core search over biomed data says so.
-  nlohmann::json ns_step = {{"name", "namespace"}, {"used", ns}, {"requested", request.plugin_namespace}};
+  nlohmann::json ns_step = {{"name", "namespace"}, {"used", ns}, {"requested", requested}};
   nlohmann::json store_has = nlohmann::json::array();
-  for (const auto& [name, n] : namespace_counts(request.allowed_kbs)) store_has.push_back(name);
+  const auto counts = namespace_counts(req.allowed_kbs);
+  for (const auto& [name, n] : counts) store_has.push_back(name);
   ns_step["store_has"] = store_has;
-  if (ns == "core" && namespace_counts(request.allowed_kbs).count("biomed"))
+  if (ns == "core" && counts.count("biomed"))
     ns_step["note"] = "documents of this scope were ingested in the biomed namespace; the core pipeline does not "
                       "search them: use plugin_namespace biomed (or auto)";
   search::RetrievalResponse resp;
@@ -371,7 +373,6 @@ search::RetrievalResponse Engine::search(const search::RetrievalRequest& request
     resp = orchestrator_->retrieve(req);
   }
   resp.metadata["namespace_step"] = std::move(ns_step);
-  attach_evidence(req, resp, cfg_.evidence.top_n);
   // A core search of a store whose text was all ingested in the biomed namespace
   // (TDR sends biomedical inputs to the biomedical collection) finds nothing: say
   // where the text is instead of a bare "no document matches" (issue 15, defect 2).

@@ -266,6 +266,15 @@ class Engine {
 
  private:
   void ensure_plugin(const std::string& ns);
+  // The pipeline without the evidence: `req.plugin_namespace` resolved in place (auto),
+  // the response's namespace step in its metadata.
+  search::RetrievalResponse retrieve(search::RetrievalRequest& req);
+  // The answer stage's steps (engine_query.cpp): rerank.text before the top_n cut (its
+  // step; the fused order kept on failure), then section summaries swapped for the
+  // whole chunk they restate.
+  nlohmann::json rerank_passages(const std::string& query, search::HitList& hits, size_t top_n,
+                                 std::vector<std::string>& warnings);
+  void quote_whole_chunks(search::HitList& hits, const std::vector<std::string>& allowed_kbs);
   // The question's index terms (compounds folded) with their idf in the first text
   // hit's collection (the caller's statistics), and its entities when `entities`.
   answer::QuestionTerms question_terms(const search::RetrievalRequest& req, const search::HitList& hits, bool entities);

@@ -104,6 +104,69 @@ answer::QuestionTerms Engine::question_terms(const search::RetrievalRequest& req
   return qt;
 }
 
+json Engine::rerank_passages(const std::string& query, search::HitList& hits, size_t top_n,
+                             std::vector<std::string>& warnings) {
+  const auto& gen = cfg_.generation;
+  // rerank.text: the reranker orders the passages before the cut (seed §10.4).
+  json step = {{"name", "rerank"}, {"candidates", hits.size()}, {"top_n", top_n}};
+  if (!gen.reranker.empty() && hits.size() > 1) {
+    step["reranker"] = gen.reranker;
+    try {
+      if (!encoders_.has_reranker(gen.reranker))
+        fail(ErrorCode::invalid_argument, "rerank.text names '" + gen.reranker + "', which encoders: does not define as a reranker");
+      std::vector<std::string> texts;
+      for (const auto& h : hits) texts.push_back(h.text);
+      const auto scores = encoders_.reranker(gen.reranker).score(query, texts);
+      if (scores.size() != hits.size()) fail(ErrorCode::unavailable, "the reranker returned a score count unlike the passages'");
+      std::vector<size_t> order(hits.size());
+      for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+      std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return scores[a] > scores[b]; });
+      search::HitList sorted;
+      for (size_t i : order) sorted.push_back(std::move(hits[i]));
+      hits = std::move(sorted);
+    } catch (const std::exception& e) {
+      step["warning"] = std::string("kept the fused order: ") + e.what();
+      warnings.push_back(step["warning"]);
+    }
+  } else {
+    step["reranker"] = nullptr;  // the fused order
+  }
+  if (hits.size() > top_n) hits.resize(top_n);
+  step["kept"] = hits.size();
+  return step;
+}
+
+// A section summary that the near-duplicate collapse kept in place of the chunk it
+// restates is its opening, cut at a word: the answer quotes and cites that chunk,
+// whole, instead (the summary's rank and score kept).
+void Engine::quote_whole_chunks(search::HitList& hits, const std::vector<std::string>& allowed_kbs) {
+  for (auto& h : hits) {
+    if (h.field("chunk_type") != "section_summary" || !h.duplicates.is_array()) continue;
+    std::unordered_set<std::string> children;
+    if (auto it = h.metadata.find("connect_to"); it != h.metadata.end() && it->is_array())
+      for (const auto& e : *it)
+        if (e.is_object() && e.value("relation", "") == "child") children.insert(e.value("target", ""));
+    for (const auto& d : h.duplicates) {
+      const std::string id = d.value("id", "");
+      if (d.value("collection", "") != h.collection || !children.count(id)) continue;
+      std::optional<search::ScoredHit> child;
+      {
+        std::shared_lock state(state_mu_);  // a re-embed swaps collections under it
+        const store::Collection* coll = catalog_->find(h.collection);
+        if (!coll) break;
+        store::TemplateParams params;
+        if (!allowed_kbs.empty()) params["kbs"] = allowed_kbs;
+        const auto row = allowed_kbs.empty() ? coll->get(id) : coll->get(id, "kb_name in {kbs}", params);
+        if (row) child = search::hit_from_record(*row, coll->schema(), h.collection, h.score);
+      }
+      if (!child) break;
+      child->duplicates = json::array({{{"id", h.id}, {"collection", h.collection}, {"score", h.score}}});
+      h = std::move(*child);
+      break;
+    }
+  }
+}
+
 QueryResult Engine::query(const QueryRequest& req, const QueryEvents& events) {
   const auto& gen = cfg_.generation;
   const size_t top_n = req.top_n ? req.top_n : gen.top_n;
@@ -118,67 +181,12 @@ QueryResult Engine::query(const QueryRequest& req, const QueryEvents& events) {
 
   search::RetrievalRequest sreq = req.retrieval;
   sreq.top_k = std::max(sreq.top_k, top_n);
-  out.search = search(sreq);
+  out.search = retrieve(sreq);  // the evidence comes after the cut, below
   const json search_steps = search_response_json(out.search, false)["steps"];  // named: a temporary's member would dangle
   for (const auto& step : search_steps) emit_step(step);
   auto& hits = out.search.hits;
-
-  // rerank.text: the reranker orders the passages before the cut (seed §10.4).
-  json rerank_step = {{"name", "rerank"}, {"candidates", hits.size()}, {"top_n", top_n}};
-  if (!gen.reranker.empty() && hits.size() > 1) {
-    rerank_step["reranker"] = gen.reranker;
-    try {
-      if (!encoders_.has_reranker(gen.reranker))
-        fail(ErrorCode::invalid_argument, "rerank.text names '" + gen.reranker + "', which encoders: does not define as a reranker");
-      std::vector<std::string> texts;
-      for (const auto& h : hits) texts.push_back(h.text);
-      const auto scores = encoders_.reranker(gen.reranker).score(sreq.query, texts);
-      if (scores.size() != hits.size()) fail(ErrorCode::unavailable, "the reranker returned a score count unlike the passages'");
-      std::vector<size_t> order(hits.size());
-      for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-      std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return scores[a] > scores[b]; });
-      search::HitList sorted;
-      for (size_t i : order) sorted.push_back(std::move(hits[i]));
-      hits = std::move(sorted);
-    } catch (const std::exception& e) {
-      rerank_step["warning"] = std::string("kept the fused order: ") + e.what();
-      out.warnings.push_back(rerank_step["warning"]);
-    }
-  } else {
-    rerank_step["reranker"] = nullptr;  // the fused order
-  }
-  if (hits.size() > top_n) hits.resize(top_n);
-  // A section summary that the near-duplicate collapse kept in place of the chunk it
-  // restates is its opening, cut at a word: the answer quotes and cites that chunk,
-  // whole, instead (the summary's rank and score kept).
-  for (auto& h : hits) {
-    if (h.field("chunk_type") != "section_summary" || !h.duplicates.is_array()) continue;
-    std::unordered_set<std::string> children;
-    if (auto it = h.metadata.find("connect_to"); it != h.metadata.end() && it->is_array())
-      for (const auto& e : *it)
-        if (e.is_object() && e.value("relation", "") == "child") children.insert(e.value("target", ""));
-    for (const auto& d : h.duplicates) {
-      const std::string id = d.value("id", "");
-      if (d.value("collection", "") != h.collection || !children.count(id)) continue;
-      std::optional<store::Record> row;
-      std::optional<CollectionSchema> schema;
-      {
-        std::shared_lock state(state_mu_);  // a re-embed swaps collections under it
-        const store::Collection* coll = catalog_->find(h.collection);
-        if (!coll) break;
-        schema = coll->schema();
-        store::TemplateParams params;
-        if (!sreq.allowed_kbs.empty()) params["kbs"] = sreq.allowed_kbs;
-        row = sreq.allowed_kbs.empty() ? coll->get(id) : coll->get(id, "kb_name in {kbs}", params);
-      }
-      if (!row) break;
-      auto child = search::hit_from_record(*row, *schema, h.collection, h.score);
-      child.duplicates = json::array({{{"id", h.id}, {"collection", h.collection}, {"score", h.score}}});
-      h = std::move(child);
-      break;
-    }
-  }
-  rerank_step["kept"] = hits.size();
+  json rerank_step = rerank_passages(sreq.query, hits, top_n, out.warnings);
+  quote_whole_chunks(hits, sreq.allowed_kbs);
   // The evidence of what the answer is written from (after the rerank and the cut).
   attach_evidence(sreq, out.search, hits.size());
   emit_step(rerank_step);
@@ -187,7 +195,7 @@ QueryResult Engine::query(const QueryRequest& req, const QueryEvents& events) {
   // The extractive answer: used unless a model answers.
   auto extractive = [&] {
     const text::Analyzer analyzer(cfg_.analyzer);
-    const auto qt = question_terms(sreq, hits, out.steps.size() && out.steps[0].value("used", "") == "biomed");
+    const auto qt = question_terms(sreq, hits, sreq.plugin_namespace == "biomed");
     std::vector<answer::Passage> passages;
     for (size_t i = 0; i < hits.size(); ++i)
       // Never quoted: reference lists, image tiles, compound cards (a name and a structure).

@@ -160,7 +160,6 @@ json citation_json(const Citation& c) {
 }
 
 json query_response_json(const QueryResult& r, bool explain) {
-  // (evidence: of the passages the answer is written from)
   json sources = sources_json(r.search, explain);
   for (size_t i = 0; i < sources.size(); ++i) sources[i]["n"] = i + 1;
   json citations = json::array();
@@ -172,7 +171,7 @@ json query_response_json(const QueryResult& r, bool explain) {
               {"mode", r.mode},
               {"model", r.model.empty() ? json(nullptr) : json(r.model)},
               {"warnings", r.warnings},
-              {"evidence", evidence_json(r.search)},
+              {"evidence", evidence_json(r.search)},  // of the passages the answer is written from
               {"took_ms", r.search.metadata.value("took_ms", 0.0)}};
   if (explain) out["audits"] = r.search.metadata.value("audits", json::array());
   return out;

@@ -164,6 +164,101 @@ Tool make_tool(std::string name, std::string title, std::string description, std
   return t;
 }
 
+// Eagle-RAG's core_query: the answer stage (app/query.h), as POST /query answers.
+Tool make_query_tool(app::Engine* e, const std::string& ns_default, size_t top_k_default, const json& search_props) {
+  json query_props = retrieval_properties(top_k_default);
+  query_props["query"] = string_schema("the question", kQueryChars, 1);
+  query_props["filter"] = search_props["filter"];
+  query_props["plugin_namespace"] = search_props["plugin_namespace"];
+  query_props["top_n"] = integer_schema("passages the answer is written from (default: the server's generation.top_n)",
+                                        1, 20, static_cast<int64_t>(e->config().generation.top_n));
+  query_props["mode"] = {{"type", "string"},
+                         {"enum", {"auto", "extractive"}},
+                         {"default", "auto"},
+                         {"description", "auto: the server's chat model when one is configured, else extractive"}};
+  json citation_item = result_schema({{"n", typed("integer")},
+                                      {"id", typed("string")},
+                                      {"document_id", {{"type", {"string", "null"}}}},
+                                      {"collection", typed("string")},
+                                      {"document_name", typed("string")},
+                                      {"path", typed("string")},
+                                      {"quote", typed("string")}},
+                                     {"n", "id", "document_id", "collection", "quote"});
+  Tool answer_tool = make_tool(
+      "core_query", "Answer a question with citations",
+      "Search, keep the best passages, and answer from them only: each claim is followed by [n], the number of its "
+      "source (sources[n-1]). Written by the server's chat model when one is configured, else the passages' own "
+      "sentences (extractive). When nothing answers, the answer says so.",
+      "core", object_schema(query_props, {"query"}),
+      result_schema({{"answer", typed("string")},
+                     {"citations", array_of(citation_item)},
+                     {"sources", array_of(hit_schema())},
+                     {"steps", array_of(typed("object"))},
+                     {"mode", typed("string")},
+                     {"model", {{"type", {"string", "null"}}}},
+                     {"warnings", array_of(typed("string"))},
+                     {"took_ms", typed("number")},
+                     {"evidence", evidence_schema()}},
+                    {"answer", "citations", "sources", "steps", "mode", "evidence"}));
+  answer_tool.run = [e, ns_default, top_k_default](const json& args, const ToolContext& ctx) {
+    auto q = app::query_request_from_json(args, ns_default, ctx.scope, top_k_default);
+    const auto result = e->query(q.request);
+    json out = app::query_response_json(result, false);
+    std::ostringstream t;
+    t << result.answer << "\n\nSources:";
+    for (const auto& src : out["sources"]) {
+      t << "\n[" << src["n"].get<size_t>() << "] ";
+      if (src["document_id"].is_string()) t << src["document_id"].get<std::string>();
+      const std::string section = section_of(src["metadata"]);
+      if (!section.empty()) t << " \u00b7 " << section;
+      t << " [" << src["id"].get<std::string>() << "]";
+    }
+    t << "\n(" << result.mode << (result.model.empty() ? "" : ", " + result.model) << "; evidence "
+      << out["evidence"]["level"].get<std::string>() << ")";
+    for (const auto& w : result.warnings) t << "\nwarning: " << w;
+    return ToolOutput{out, t.str()};
+  };
+  return answer_tool;
+
+}
+
+// Eagle-RAG's core_ingest: a file by its path under server.ingest_root, or its bytes
+// (Base64) with its name; the same scope, limits and task queue as POST /ingest.
+Tool make_ingest_tool() {
+  json ingest_props = {
+      {"path", string_schema("a file or folder under the server's ingest root (server.ingest_root)", 4096, 1)},
+      {"content", {{"type", "string"},
+                   {"description", "the file's bytes, Base64 (at most 32 MiB decoded); give file_name with it"},
+                   {"maxLength", (size_t{32} << 20) / 3 * 4 + 8}}},
+      {"file_name", string_schema("the file's name: its extension tells the format (with format auto)", 255, 1)},
+      {"kb_name", string_schema("the knowledge base the documents go to", kKeyChars)},
+      {"plugin_namespace", {{"type", "string"}, {"enum", {"core", "biomed"}}, {"default", "core"}}},
+      {"format", {{"type", "string"},
+                  {"enum", {"auto", "beir", "jsonl", "folder", "spl", "jats", "pubmed", "pdf", "html", "markdown", "compounds"}},
+                  {"default", "auto"}}},
+      {"skip_bad", {{"type", "boolean"}, {"default", false}}},
+      {"reindex", {{"type", "boolean"}, {"default", false}}}};
+  Tool ingest_tool = make_tool(
+      "core_ingest", "Ingest a document",
+      "Adds documents to the store as an ingest task: a path under the server's ingest root, or a file's content "
+      "(Base64) with its name. Returns the task; its progress is GET /tasks/{task_id}.",
+      "core", object_schema(ingest_props),
+      result_schema({{"task_id", typed("string")}, {"state", typed("string")}}, {"task_id", "state"}));
+  ingest_tool.read_only = false;
+  ingest_tool.run = [](const json& args, const ToolContext& ctx) {
+    if (!ctx.ingest) app::bad_request("", "core_ingest needs the HTTP server (eagle serve) that owns the store");
+    if (args.contains("path") == args.contains("content")) app::bad_request("path", "give either 'path' or 'content'");
+    if (args.contains("content") && !args.contains("file_name"))
+      app::bad_request("file_name", "'content' needs 'file_name'");
+    json out = ctx.ingest(args);
+    std::ostringstream t;
+    t << "task " << out["task_id"].get<std::string>() << " " << out["state"].get<std::string>();
+    return ToolOutput{out, t.str()};
+  };
+  return ingest_tool;
+
+}
+
 }  // namespace
 
 ToolSet::ToolSet(app::Engine& engine, const std::string& default_namespace, bool with_ingest) {
@@ -217,96 +312,8 @@ ToolSet::ToolSet(app::Engine& engine, const std::string& default_namespace, bool
   };
   tools_.push_back(std::move(whole));
 
-  // Eagle-RAG's core_query: the answer stage (app/query.h), as POST /query answers.
-  json query_props = retrieval_properties(top_k_default);
-  query_props["query"] = string_schema("the question", kQueryChars, 1);
-  query_props["filter"] = search_props["filter"];
-  query_props["plugin_namespace"] = search_props["plugin_namespace"];
-  query_props["top_n"] = integer_schema("passages the answer is written from (default: the server's generation.top_n)",
-                                        1, 20, static_cast<int64_t>(engine.config().generation.top_n));
-  query_props["mode"] = {{"type", "string"},
-                         {"enum", {"auto", "extractive"}},
-                         {"default", "auto"},
-                         {"description", "auto: the server's chat model when one is configured, else extractive"}};
-  json citation_item = result_schema({{"n", typed("integer")},
-                                      {"id", typed("string")},
-                                      {"document_id", {{"type", {"string", "null"}}}},
-                                      {"collection", typed("string")},
-                                      {"document_name", typed("string")},
-                                      {"path", typed("string")},
-                                      {"quote", typed("string")}},
-                                     {"n", "id", "document_id", "collection", "quote"});
-  Tool answer_tool = make_tool(
-      "core_query", "Answer a question with citations",
-      "Search, keep the best passages, and answer from them only: each claim is followed by [n], the number of its "
-      "source (sources[n-1]). Written by the server's chat model when one is configured, else the passages' own "
-      "sentences (extractive). When nothing answers, the answer says so.",
-      "core", object_schema(query_props, {"query"}),
-      result_schema({{"answer", typed("string")},
-                     {"citations", array_of(citation_item)},
-                     {"sources", array_of(hit_schema())},
-                     {"steps", array_of(typed("object"))},
-                     {"mode", typed("string")},
-                     {"model", {{"type", {"string", "null"}}}},
-                     {"warnings", array_of(typed("string"))},
-                     {"took_ms", typed("number")},
-                     {"evidence", evidence_schema()}},
-                    {"answer", "citations", "sources", "steps", "mode", "evidence"}));
-  answer_tool.run = [e, ns_default, top_k_default](const json& args, const ToolContext& ctx) {
-    auto q = app::query_request_from_json(args, ns_default, ctx.scope, top_k_default);
-    const auto result = e->query(q.request);
-    json out = app::query_response_json(result, false);
-    std::ostringstream t;
-    t << result.answer << "\n\nSources:";
-    for (const auto& src : out["sources"]) {
-      t << "\n[" << src["n"].get<size_t>() << "] ";
-      if (src["document_id"].is_string()) t << src["document_id"].get<std::string>();
-      const std::string section = section_of(src["metadata"]);
-      if (!section.empty()) t << " \u00b7 " << section;
-      t << " [" << src["id"].get<std::string>() << "]";
-    }
-    t << "\n(" << result.mode << (result.model.empty() ? "" : ", " + result.model) << "; evidence "
-      << out["evidence"]["level"].get<std::string>() << ")";
-    for (const auto& w : result.warnings) t << "\nwarning: " << w;
-    return ToolOutput{out, t.str()};
-  };
-  tools_.push_back(std::move(answer_tool));
-
-  // Eagle-RAG's core_ingest: a file by its path under server.ingest_root, or its bytes
-  // (Base64) with its name; the same scope, limits and task queue as POST /ingest.
-  if (with_ingest) {
-    json ingest_props = {
-        {"path", string_schema("a file or folder under the server's ingest root (server.ingest_root)", 4096, 1)},
-        {"content", {{"type", "string"},
-                     {"description", "the file's bytes, Base64 (at most 32 MiB decoded); give file_name with it"},
-                     {"maxLength", (size_t{32} << 20) / 3 * 4 + 8}}},
-        {"file_name", string_schema("the file's name: its extension tells the format (with format auto)", 255, 1)},
-        {"kb_name", string_schema("the knowledge base the documents go to", kKeyChars)},
-        {"plugin_namespace", {{"type", "string"}, {"enum", {"core", "biomed"}}, {"default", "core"}}},
-        {"format", {{"type", "string"},
-                    {"enum", {"auto", "beir", "jsonl", "folder", "spl", "jats", "pubmed", "pdf", "html", "markdown", "compounds"}},
-                    {"default", "auto"}}},
-        {"skip_bad", {{"type", "boolean"}, {"default", false}}},
-        {"reindex", {{"type", "boolean"}, {"default", false}}}};
-    Tool ingest_tool = make_tool(
-        "core_ingest", "Ingest a document",
-        "Adds documents to the store as an ingest task: a path under the server's ingest root, or a file's content "
-        "(Base64) with its name. Returns the task; its progress is GET /tasks/{task_id}.",
-        "core", object_schema(ingest_props),
-        result_schema({{"task_id", typed("string")}, {"state", typed("string")}}, {"task_id", "state"}));
-    ingest_tool.read_only = false;
-    ingest_tool.run = [](const json& args, const ToolContext& ctx) {
-      if (!ctx.ingest) app::bad_request("", "core_ingest needs the HTTP server (eagle serve) that owns the store");
-      if (args.contains("path") == args.contains("content")) app::bad_request("path", "give either 'path' or 'content'");
-      if (args.contains("content") && !args.contains("file_name"))
-        app::bad_request("file_name", "'content' needs 'file_name'");
-      json out = ctx.ingest(args);
-      std::ostringstream t;
-      t << "task " << out["task_id"].get<std::string>() << " " << out["state"].get<std::string>();
-      return ToolOutput{out, t.str()};
-    };
-    tools_.push_back(std::move(ingest_tool));
-  }
+  tools_.push_back(make_query_tool(e, ns_default, top_k_default, search_props));
+  if (with_ingest) tools_.push_back(make_ingest_tool());
 
   // seed retrieval.txt §12: core_retrieve_visual {query, scope, top_k, kb_name} ->
   // {image_id, document_id, page, position, score} (PixelRAGVisualRetriever); an
