@@ -359,6 +359,20 @@ async function main() {
     `a citation that is not its source: ${show(sc.citations, 300)}`);
   check(text0(r)?.startsWith(sc.answer), what, `text does not start with the answer: ${show(text0(r), 100)}`);
   ok(`core_query: ${sc.mode} answer citing ${sc.citations.map((c) => `[${c.n}] ${c.id}`).join(', ')}`);
+  // Over HTTP the server keeps the turn in a session the next call continues; over
+  // stdio (a reader) there is none, and naming one is refused.
+  if (opt.transport === 'http') {
+    check(typeof sc.session_id === 'string' && sc.turn === 1, what, `session ${show(sc.session_id)} turn ${show(sc.turn)}`);
+    r = await call('core_query', { query: 'and in EGFR-mutant NSCLC?', session_id: sc.session_id });
+    const next = succeeded(r, what);
+    check(next.session_id === sc.session_id && next.turn === 2, what,
+      `continued session ${show(next.session_id)} turn ${show(next.turn)}`);
+    ok(`core_query: session ${sc.session_id} continued to turn ${next.turn}`);
+  } else {
+    check(sc.session_id === null, what, `a reader kept session ${show(sc.session_id)}`);
+    r = await call('core_query', { query: 'x', session_id: 's-0' });
+    failed(r, what);
+  }
 
   what = 'core_list_documents';
   r = await call('core_list_documents', { limit: 100 });

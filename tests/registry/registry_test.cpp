@@ -6,12 +6,14 @@
 
 #include <gtest/gtest.h>
 #include <libpq-fe.h>
+#include <sqlite3.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <regex>
 #include <thread>
 
@@ -1009,7 +1011,8 @@ TEST(PostgresRegistry, CreatesTheSeedTablesWithATextArrayCatalog) {
                     "' AND column_name IN ('collections_used', 'keyword', 'created_at') ORDER BY 1, 2");
   std::vector<std::string> got;
   for (const auto& r : rows) got.push_back(r[0] + ":" + r[1]);
-  EXPECT_EQ(got, (Ids{"document_keywords:text", "documents:ARRAY", "documents:timestamp with time zone"}));
+  EXPECT_EQ(got, (Ids{"document_keywords:text", "documents:ARRAY", "documents:timestamp with time zone",
+                      "session_turns:timestamp with time zone", "sessions:timestamp with time zone"}));
   pg_query(conninfo, "DROP SCHEMA IF EXISTS \"" + schema + "\" CASCADE");
 }
 
@@ -1075,4 +1078,165 @@ TYPED_TEST(RegistryTest, ListingsFilterByKindOrLeaveOneKindOut) {
   DocumentQuery empty;
   empty.source_type = "";
   EXPECT_EQ(error_code_of([&] { this->reg_->list(empty); }), ErrorCode::invalid_argument);
+}
+
+// ---- sessions ------------------------------------------------------------------
+
+namespace {
+SessionRecord session(std::string id, std::string owner, std::string title = "t") {
+  SessionRecord s;
+  s.session_id = std::move(id);
+  s.owner = std::move(owner);
+  s.plugin_namespace = "biomed";
+  s.kb_scope = {"kb-a", "kb b"};
+  s.title = std::move(title);
+  return s;
+}
+SessionTurn turn(std::string q, std::string a) {
+  SessionTurn t;
+  t.question = std::move(q);
+  t.answer = std::move(a);
+  t.mode = "extractive";
+  t.evidence = "strong";
+  t.citations = R"([{"n":1,"id":"c1","quote":"\"x\" – ü"}])";
+  return t;
+}
+}  // namespace
+
+TYPED_TEST(RegistryTest, ASessionRoundTripsWithItsTurnsInOrder) {
+  this->reg_->create_session(session("s-1", "alice", "What is X?"), 10);
+  EXPECT_EQ(this->reg_->append_turn("s-1", "alice", turn("What is X?", "X is [1]."), 10), 1);
+  EXPECT_EQ(this->reg_->append_turn("s-1", "alice", turn("And Y?", "Y [1]."), 10), 2);
+  auto got = this->reg_->get_session("s-1", "alice");
+  ASSERT_TRUE(got);
+  EXPECT_EQ(got->title, "What is X?");
+  EXPECT_EQ(got->kb_scope, (Ids{"kb-a", "kb b"}));
+  EXPECT_EQ(got->plugin_namespace, "biomed");
+  EXPECT_EQ(got->turns, 2u);
+  EXPECT_TRUE(std::regex_match(got->created_at, kIsoUtc)) << got->created_at;
+  EXPECT_GE(got->updated_at, got->created_at);
+  auto turns = this->reg_->session_turns("s-1", "alice");
+  ASSERT_EQ(turns.size(), 2u);
+  EXPECT_EQ(turns[0].turn, 1);
+  EXPECT_EQ(turns[0].question, "What is X?");
+  EXPECT_EQ(turns[1].answer, "Y [1].");
+  EXPECT_EQ(turns[1].citations, turn("", "").citations);  // the JSON text byte for byte
+  EXPECT_EQ(turns[1].evidence, "strong");
+  auto last = this->reg_->session_turns("s-1", "alice", 1);
+  ASSERT_EQ(last.size(), 1u);
+  EXPECT_EQ(last[0].turn, 2);  // the last turns, oldest first
+  // A taken id is a conflict.
+  EXPECT_EQ(error_code_of([&] { this->reg_->create_session(session("s-1", "bob"), 10); }), ErrorCode::conflict);
+}
+
+TYPED_TEST(RegistryTest, ASessionIsOnlyItsOwners) {
+  this->reg_->create_session(session("s-a", "alice"), 10);
+  this->reg_->append_turn("s-a", "alice", turn("q", "a"), 10);
+  EXPECT_FALSE(this->reg_->get_session("s-a", "bob"));
+  EXPECT_FALSE(this->reg_->get_session("s-a", ""));  // no token is an owner too, not a master key
+  EXPECT_TRUE(this->reg_->session_turns("s-a", "bob").empty());
+  EXPECT_EQ(error_code_of([&] { this->reg_->append_turn("s-a", "bob", turn("q", "a"), 10); }),
+            ErrorCode::not_found);
+  EXPECT_FALSE(this->reg_->delete_session("s-a", "bob"));
+  EXPECT_TRUE(this->reg_->list_sessions("bob", 10, 0).empty());
+  EXPECT_EQ(this->reg_->count_sessions("bob"), 0u);
+  EXPECT_EQ(this->reg_->count_sessions("alice"), 1u);
+  ASSERT_TRUE(this->reg_->get_session("s-a", "alice"));
+  EXPECT_EQ(this->reg_->get_session("s-a", "alice")->turns, 1u);  // bob's attempts wrote nothing
+}
+
+TYPED_TEST(RegistryTest, DeletingASessionTakesItsTurns) {
+  this->reg_->create_session(session("s-d", "alice"), 10);
+  for (int i = 0; i < 3; ++i) this->reg_->append_turn("s-d", "alice", turn("q", "a"), 10);
+  EXPECT_EQ(this->reg_->delete_session("s-d", "alice"), std::optional<size_t>(3));
+  EXPECT_FALSE(this->reg_->get_session("s-d", "alice"));
+  EXPECT_FALSE(this->reg_->delete_session("s-d", "alice"));
+  // The id is free again, with no turns left behind.
+  this->reg_->create_session(session("s-d", "alice"), 10);
+  EXPECT_TRUE(this->reg_->session_turns("s-d", "alice").empty());
+  EXPECT_EQ(this->reg_->append_turn("s-d", "alice", turn("q", "a"), 10), 1);
+}
+
+TYPED_TEST(RegistryTest, SessionsAreListedByLastUseAndTheLeastRecentGoBeyondTheCap) {
+  for (const char* id : {"s-1", "s-2", "s-3"}) this->reg_->create_session(session(id, "alice"), 3);
+  this->reg_->create_session(session("s-x", "bob"), 3);
+  this->reg_->append_turn("s-1", "alice", turn("q", "a"), 10);  // s-1 becomes the most recent
+  auto ids = [&](size_t limit, size_t offset) {
+    Ids out;
+    for (const auto& s : this->reg_->list_sessions("alice", limit, offset)) out.push_back(s.session_id);
+    return out;
+  };
+  EXPECT_EQ(ids(10, 0), (Ids{"s-1", "s-3", "s-2"}));
+  EXPECT_EQ(ids(1, 1), (Ids{"s-3"}));
+  this->reg_->create_session(session("s-4", "alice"), 3);  // s-2, least recently used, goes
+  EXPECT_EQ(ids(10, 0), (Ids{"s-4", "s-1", "s-3"}));
+  EXPECT_TRUE(this->reg_->get_session("s-x", "bob"));  // another owner's count is its own
+  EXPECT_EQ(this->reg_->count_sessions("alice"), 3u);
+}
+
+TYPED_TEST(RegistryTest, ASessionKeepsAtMostMaxTurns) {
+  this->reg_->create_session(session("s-m", "alice"), 10);
+  this->reg_->append_turn("s-m", "alice", turn("q1", "a1"), 2);
+  this->reg_->append_turn("s-m", "alice", turn("q2", "a2"), 2);
+  EXPECT_EQ(error_code_of([&] { this->reg_->append_turn("s-m", "alice", turn("q3", "a3"), 2); }),
+            ErrorCode::conflict);
+  EXPECT_EQ(this->reg_->get_session("s-m", "alice")->turns, 2u);
+}
+
+TYPED_TEST(RegistryTest, SessionInputIsValidatedTheSameOnBothBackends) {
+  EXPECT_EQ(error_code_of([&] { this->reg_->create_session(session("", "alice"), 10); }),
+            ErrorCode::invalid_argument);
+  EXPECT_EQ(error_code_of([&] { this->reg_->create_session(session("s-z", "alice"), 0); }),
+            ErrorCode::invalid_argument);
+  this->reg_->create_session(session("s-z", "alice"), 10);
+  EXPECT_EQ(error_code_of([&] { this->reg_->append_turn("s-z", "alice", turn("bad \xff utf-8", "a"), 10); }),
+            ErrorCode::invalid_argument);
+  EXPECT_EQ(error_code_of([&] {
+              this->reg_->append_turn("s-z", "alice", turn(std::string(kMaxSessionText + 1, 'q'), "a"), 10);
+            }),
+            ErrorCode::invalid_argument);
+  EXPECT_EQ(error_code_of([&] { this->reg_->list_sessions("alice", 0, 0); }), ErrorCode::invalid_argument);
+  EXPECT_EQ(this->reg_->get_session("s-z", "alice")->turns, 0u);
+}
+
+// A file written by a build before sessions (schema version 3) and opened read-only
+// beside its writer lists no sessions, refuses to write one, and is left as it was.
+TEST(SqliteRegistrySessions, AVersion3FileOpenedReadOnlyHasNoSessionsAndStaysUnchanged) {
+  const fs::path file = fs::temp_directory_path() / ("eagle_registry_v3_" + unique_suffix() + ".db");
+  {
+    SqliteRegistry writer(file.string());
+    DocumentRecord r;
+    r.document_id = "doc-1";
+    writer.upsert(r);
+  }
+  {
+    // Make it what a version-3 build left: no session tables, user_version 3.
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(file.c_str(), &db), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(db, "DROP TABLE session_turns; DROP TABLE sessions; PRAGMA user_version = 3; "
+                               "PRAGMA journal_mode = DELETE;",
+                           nullptr, nullptr, nullptr),
+              SQLITE_OK);
+    sqlite3_close(db);
+  }
+  auto read_bytes = [&] {
+    std::ifstream in(file, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  const std::string before = read_bytes();
+  {
+    SqliteRegistry reader(file.string(), /*read_only=*/true);
+    EXPECT_TRUE(reader.get("doc-1"));
+    EXPECT_TRUE(reader.list_sessions("", 10, 0).empty());
+    EXPECT_EQ(reader.count_sessions(""), 0u);
+    EXPECT_FALSE(reader.get_session("s-1", ""));
+    EXPECT_EQ(error_code_of([&] { reader.create_session(session("s-1", ""), 10); }), ErrorCode::unavailable);
+  }
+  EXPECT_EQ(read_bytes(), before);
+  {
+    SqliteRegistry writer(file.string());  // a writer upgrades the file
+    writer.create_session(session("s-1", ""), 10);
+    EXPECT_EQ(writer.count_sessions(""), 1u);
+  }
+  for (const char* ext : {"", "-wal", "-shm"}) fs::remove(file.string() + ext);
 }

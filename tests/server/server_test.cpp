@@ -1367,6 +1367,88 @@ TEST_F(ServerTest, QueryWithAChatModelCitesItsPassagesAndDegradesWhenItFails) {
   }
 }
 
+// Sessions (Eagle-RAG's): a /query without session_id starts one, the next turn gives
+// the model the earlier question and answer, and only the token that made a session
+// sees, continues or deletes it (another token gets 404, as for an absent one).
+TEST_F(ServerTest, SessionsKeepTurnsForTheirOwnerAndFeedTheModel) {
+  FakeChatServer fake("pembrolizumab");
+  const auto store = kWork / "store-sessions";
+  fs::remove_all(store);
+  const auto ingested = run_eagle("--data-dir " + store.string() + " ingest " + std::string(EAGLE_SOURCE_DIR) + "/examples/sample");
+  ASSERT_EQ(ingested.rc, 0) << ingested.out;
+  const std::string tokens =
+      R"([{"name": "alice", "token_env": "EAGLE_TEST_ALICE"}, {"name": "bob", "token_env": "EAGLE_TEST_BOB"}])";
+  ServerProcess s(store,
+                  {"--set", "auth.tokens=" + tokens, "--set", "generation.base_url=" + fake.url(), "--set",
+                   "generation.model=m", "--set", "sessions.max_turns=3"},
+                  {"EAGLE_TEST_ALICE=alice-secret", "EAGLE_TEST_BOB=bob-secret"});
+  ASSERT_TRUE(s.running()) << s.log();
+  auto as = [&](const std::string& token, Call c) {
+    c.headers.push_back("Authorization: Bearer " + token);
+    return http(s.port(), c);
+  };
+  const std::string q1 = "PD-1 blockade with pembrolizumab in NSCLC";
+  auto first = as("alice-secret", {"POST", "/query", "/query", json{{"query", q1}}.dump()});
+  ASSERT_EQ(first.status, 200) << first.body;
+  const std::string sid = first.j()["session_id"];
+  EXPECT_EQ(sid.rfind("s-", 0), 0u);
+  EXPECT_EQ(sid.size(), 34u);
+  EXPECT_EQ(first.j()["turn"], 1);
+  const std::string answer1 = first.j()["answer"];
+
+  // Turn 2 (streamed): the model sees turn 1 as history, before the passages.
+  const std::string q2 = "and its adverse events?";
+  auto second = as("alice-secret", {"POST", "/query/stream", "/query/stream", json{{"query", q2}, {"session_id", sid}}.dump()});
+  ASSERT_EQ(second.status, 200) << second.body;
+  EXPECT_NE(second.body.find("\"session_id\":\"" + sid + "\""), std::string::npos) << second.body;
+  EXPECT_NE(second.body.find("\"turn\":2"), std::string::npos) << second.body;
+  const json sent = fake.last();
+  ASSERT_GE(sent["messages"].size(), 4u) << sent.dump();
+  EXPECT_EQ(sent["messages"][1], (json{{"role", "user"}, {"content", q1}}));
+  EXPECT_EQ(sent["messages"][2], (json{{"role", "assistant"}, {"content", answer1}}));
+  EXPECT_NE(sent["messages"].back()["content"].get<std::string>().find("Question: " + q2), std::string::npos);
+
+  // Listed and read by its owner, with each turn's citations.
+  auto mine = as("alice-secret", {"GET", "/sessions", "/sessions"});
+  ASSERT_EQ(mine.status, 200) << mine.body;
+  EXPECT_EQ(mine.j()["total"], 1);
+  EXPECT_EQ(mine.j()["sessions"][0]["session_id"], sid);
+  EXPECT_EQ(mine.j()["sessions"][0]["title"], q1);
+  EXPECT_EQ(mine.j()["sessions"][0]["turns"], 2);
+  auto got = as("alice-secret", {"GET", "/sessions/" + sid, "/sessions/{session_id}"});
+  ASSERT_EQ(got.status, 200) << got.body;
+  ASSERT_EQ(got.j()["turns"].size(), 2u);
+  EXPECT_EQ(got.j()["turns"][0]["question"], q1);
+  EXPECT_EQ(got.j()["turns"][0]["answer"], answer1);
+  EXPECT_EQ(got.j()["turns"][0]["model"], "fake-1");
+  EXPECT_EQ(got.j()["turns"][0]["citations"], first.j()["citations"]);
+  EXPECT_EQ(got.j()["turns"][1]["question"], q2);
+
+  // Another token: nothing listed, and the session is absent on every path.
+  auto theirs = as("bob-secret", {"GET", "/sessions", "/sessions"});
+  EXPECT_EQ(theirs.j()["total"], 0) << theirs.body;
+  EXPECT_TRUE(theirs.j()["sessions"].empty());
+  EXPECT_EQ(as("bob-secret", {"GET", "/sessions/" + sid, "/sessions/{session_id}"}).status, 404);
+  EXPECT_EQ(as("bob-secret", {"DELETE", "/sessions/" + sid, "/sessions/{session_id}"}).status, 404);
+  const std::string cont = json{{"query", "x"}, {"session_id", sid}}.dump();
+  EXPECT_EQ(as("bob-secret", {"POST", "/query", "/query", cont}).status, 404);
+  EXPECT_EQ(as("bob-secret", {"POST", "/query/stream", "/query/stream", cont}).status, 404);
+  EXPECT_EQ(as("alice-secret", {"POST", "/query", "/query", json{{"query", "x"}, {"session_id", "s-nope"}}.dump()}).status, 404);
+  EXPECT_EQ(as("alice-secret", {"GET", "/sessions?limit=0", "/sessions"}).status, 400);
+  EXPECT_EQ(as("alice-secret", {"GET", "/sessions/" + sid, "/sessions/{session_id}"}).j()["turns"].size(), 2u);
+
+  // sessions.max_turns (3): the fourth turn is refused before anything is answered.
+  EXPECT_EQ(as("alice-secret", {"POST", "/query", "/query", cont}).j()["turn"], 3);
+  auto full = as("alice-secret", {"POST", "/query", "/query", cont});
+  EXPECT_EQ(full.status, 409) << full.body;
+  EXPECT_EQ(full.j()["error"]["code"], "conflict");
+
+  auto deleted = as("alice-secret", {"DELETE", "/sessions/" + sid, "/sessions/{session_id}"});
+  ASSERT_EQ(deleted.status, 200) << deleted.body;
+  EXPECT_EQ(deleted.j()["deleted_turns"], 3);
+  EXPECT_EQ(as("alice-secret", {"GET", "/sessions/" + sid, "/sessions/{session_id}"}).status, 404);
+}
+
 // Last: every response recorded above against the OpenAPI document (ajv 2020-12).
 TEST(ServerOpenApi, EveryRecordedResponseMatchesTheDocument) {
   const std::string checker = std::string(EAGLE_SOURCE_DIR) + "/tests/server/openapi_check.mjs";

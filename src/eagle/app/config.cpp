@@ -1,4 +1,5 @@
 #include "eagle/app/config.h"
+#include "eagle/registry/registry.h"    // kMaxSessionsPerOwner, kMaxTurnsPerSession
 #include "eagle/search/orchestrator.h"  // kMaxFinalTopK, the bound of search.top_k
 
 #include <yaml-cpp/yaml.h>
@@ -652,6 +653,19 @@ std::vector<ConfigOption> make_options() {
                  [](Config& c, const std::string& v) { c.generation.reranker = v; },
                  [](const Config& c) { return c.generation.reranker; }});
   }
+  o.push_back({"sessions.enabled", "keep /query turns in sessions (in the registry; a writer engine only)",
+               [](Config& c, const std::string& v) { c.sessions.enabled = to_bool("sessions.enabled", v); },
+               [](const Config& c) { return std::string(c.sessions.enabled ? "true" : "false"); }});
+  o.push_back({"sessions.max_per_owner", "sessions one token keeps; its least recently used go beyond",
+               [](Config& c, const std::string& v) {
+                 c.sessions.max_per_owner = to_count("sessions.max_per_owner", v, registry::kMaxSessionsPerOwner);
+               },
+               [](const Config& c) { return std::to_string(c.sessions.max_per_owner); }});
+  o.push_back({"sessions.max_turns", "turns one session keeps; the next is refused (409: start a new session)",
+               [](Config& c, const std::string& v) {
+                 c.sessions.max_turns = to_count("sessions.max_turns", v, registry::kMaxTurnsPerSession);
+               },
+               [](const Config& c) { return std::to_string(c.sessions.max_turns); }});
   o.push_back({"pipeline.exclude_chunk_types",
                "chunk types left out of searches that name no chunk type (a type or chunk_type facet, or the filter), "
                "comma-separated; empty: none",

@@ -118,6 +118,12 @@ struct Config {
   answer::GenerationOptions generation;
   // Evidence strength on every search and answer (answer/evidence.h): evidence.*.
   answer::EvidenceOptions evidence;
+  // Sessions of /query (Eagle-RAG's), kept in the registry by a writer engine.
+  struct Sessions {
+    bool enabled = true;
+    size_t max_per_owner = 1000;  // one owner's least recently used go beyond
+    size_t max_turns = 200;       // a session beyond refuses the next turn (409)
+  } sessions;
   // HNSW settings of the collections an ingest creates (seed: M=16, efConstruction=256,
   // ef=64); a collection keeps the settings it was created with.
   HnswParams hnsw;

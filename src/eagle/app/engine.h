@@ -197,6 +197,21 @@ class Engine {
   // configured chat model, else extractive; a model that fails or is busy degrades to
   // the extractive answer with a warning in the generate step. Thread-safe.
   QueryResult query(const QueryRequest& req, const QueryEvents& events = {});
+  // A query kept in a session (Eagle-RAG's sessions, in the registry): the session's
+  // last generation.history_turns turns go to the model, and the turn is appended;
+  // an empty session_id starts a session (titled by the question). not_found when
+  // the owner has no such session (another owner's is absent too), conflict when it
+  // holds sessions.max_turns. A read-only engine keeps none (invalid_argument when
+  // one is named); so does sessions.enabled false.
+  QueryResult converse(QueryRequest req, const SessionCall& session, const QueryEvents& events = {});
+  // The owner's sessions, most recently used first; total = how many it has.
+  std::vector<registry::SessionRecord> list_sessions(const std::string& owner, size_t limit, size_t offset,
+                                                     size_t* total = nullptr);
+  // The owner's session and its turns, oldest first; nullopt when it has none such.
+  std::optional<std::pair<registry::SessionRecord, std::vector<registry::SessionTurn>>> session(
+      const std::string& session_id, const std::string& owner);
+  // Deletes the owner's session; the number of turns it held, nullopt when none such.
+  std::optional<size_t> delete_session(const std::string& session_id, const std::string& owner);
   // The vocabulary, plus the brand names the store's drug labels teach.
   const biomed::EntityKnowledge& knowledge();
   // Re-reads the labels' brand names from the registry (after an ingest wrote some).

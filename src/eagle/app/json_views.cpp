@@ -172,9 +172,25 @@ json query_response_json(const QueryResult& r, bool explain) {
               {"model", r.model.empty() ? json(nullptr) : json(r.model)},
               {"warnings", r.warnings},
               {"evidence", evidence_json(r.search)},  // of the passages the answer is written from
-              {"took_ms", r.search.metadata.value("took_ms", 0.0)}};
+              {"took_ms", r.search.metadata.value("took_ms", 0.0)},
+              {"session_id", r.session_id.empty() ? json(nullptr) : json(r.session_id)},
+              {"turn", r.session_id.empty() ? json(nullptr) : json(r.turn)}};
   if (explain) out["audits"] = r.search.metadata.value("audits", json::array());
   return out;
+}
+
+json session_json(const registry::SessionRecord& s) {
+  return {{"session_id", s.session_id}, {"title", s.title},         {"turns", s.turns},
+          {"plugin_namespace", s.plugin_namespace}, {"kb_scope", s.kb_scope}, {"created_at", s.created_at},
+          {"updated_at", s.updated_at}};
+}
+
+json session_turn_json(const registry::SessionTurn& t) {
+  json citations = json::parse(t.citations, nullptr, /*allow_exceptions=*/false);
+  if (!citations.is_array()) citations = json::array();
+  return {{"turn", t.turn},   {"question", t.question}, {"answer", t.answer},       {"mode", t.mode},
+          {"model", t.model.empty() ? json(nullptr) : json(t.model)}, {"evidence", t.evidence},
+          {"citations", citations}, {"created_at", t.created_at}};
 }
 
 }  // namespace eagle::app

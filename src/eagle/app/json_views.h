@@ -27,6 +27,11 @@ nlohmann::json evidence_json(const search::RetrievalResponse& resp);
 // its number n), steps, mode, model, warnings, took_ms}.
 nlohmann::json query_response_json(const QueryResult& r, bool explain);
 nlohmann::json citation_json(const Citation& c);
+// GET /sessions rows and GET /sessions/{id}: {session_id, title, turns, plugin_namespace,
+// kb_scope, created_at, updated_at}; a turn: {turn, question, answer, mode, model,
+// evidence, citations, created_at}.
+nlohmann::json session_json(const registry::SessionRecord& s);
+nlohmann::json session_turn_json(const registry::SessionTurn& t);
 // A visual hit as the seed's ImageNode: {image_id, page (null without pages), position,
 // chunk_type} (the source's "image" object; MCP core_retrieve_visual's items).
 nlohmann::json image_node_json(const search::ScoredHit& hit);

@@ -35,6 +35,16 @@ struct QueryResult {
   std::vector<Citation> citations;
   nlohmann::json steps = nlohmann::json::array();  // namespace, route, recall, rerank, generate
   std::vector<std::string> warnings;
+  std::string session_id;  // the session the turn was kept in ("" when none)
+  int64_t turn = 0;        // its number there (0 when none)
+};
+
+// Who asks within a session (Engine::converse): the session, "" to start one, and
+// its owner (the token's name, "" without auth), whose KBs it records.
+struct SessionCall {
+  std::string session_id;
+  std::string owner;
+  std::vector<std::string> kb_scope;
 };
 
 // Streaming callbacks (all optional): each step as it completes, the passages once

@@ -1,7 +1,5 @@
 #include "eagle/mcp/http_transport.h"
 
-#include <sys/random.h>
-
 #include <algorithm>
 #include <cstdio>
 
@@ -10,6 +8,7 @@
 #include "eagle/core/json_input.h"
 #include "eagle/core/base64.h"
 #include "eagle/core/error.h"
+#include "eagle/core/random_id.h"
 
 namespace eagle::mcp {
 using nlohmann::json;
@@ -106,18 +105,7 @@ std::optional<HttpResponse> HttpTransport::check_stateless_headers(const HttpReq
   return std::nullopt;
 }
 
-std::string new_session_id() {
-  unsigned char bytes[16];
-  size_t got = 0;
-  while (got < sizeof bytes) {
-    ssize_t n = getrandom(bytes + got, sizeof bytes - got, 0);
-    if (n < 0) fail(ErrorCode::internal, "getrandom failed");
-    got += static_cast<size_t>(n);
-  }
-  char hex[33];
-  for (size_t i = 0; i < sizeof bytes; ++i) std::snprintf(hex + 2 * i, 3, "%02x", bytes[i]);
-  return std::string(hex, 32);
-}
+std::string new_session_id() { return random_hex(16); }
 
 HttpTransport::HttpTransport(const McpServer& server, size_t max_sessions, double session_idle_s,
                              size_t max_sessions_per_token)

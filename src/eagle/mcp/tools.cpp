@@ -165,7 +165,8 @@ Tool make_tool(std::string name, std::string title, std::string description, std
 }
 
 // Eagle-RAG's core_query: the answer stage (app/query.h), as POST /query answers.
-Tool make_query_tool(app::Engine* e, const std::string& ns_default, size_t top_k_default, const json& search_props) {
+Tool make_query_tool(app::Engine* e, const std::string& ns_default, size_t top_k_default, const json& search_props,
+                     bool with_sessions) {
   json query_props = retrieval_properties(top_k_default);
   query_props["query"] = string_schema("the question", kQueryChars, 1);
   query_props["filter"] = search_props["filter"];
@@ -176,6 +177,9 @@ Tool make_query_tool(app::Engine* e, const std::string& ns_default, size_t top_k
                          {"enum", {"auto", "extractive"}},
                          {"default", "auto"},
                          {"description", "auto: the server's chat model when one is configured, else extractive"}};
+  if (with_sessions)
+    query_props["session_id"] = string_schema(
+        "continue this session (its last turns go to the model with the question); omitted: a new session", 64, 1);
   json citation_item = result_schema({{"n", typed("integer")},
                                       {"id", typed("string")},
                                       {"document_id", {{"type", {"string", "null"}}}},
@@ -198,11 +202,15 @@ Tool make_query_tool(app::Engine* e, const std::string& ns_default, size_t top_k
                      {"model", {{"type", {"string", "null"}}}},
                      {"warnings", array_of(typed("string"))},
                      {"took_ms", typed("number")},
-                     {"evidence", evidence_schema()}},
+                     {"evidence", evidence_schema()},
+                     {"session_id", {{"type", {"string", "null"}}}},
+                     {"turn", {{"type", {"integer", "null"}}}}},
                     {"answer", "citations", "sources", "steps", "mode", "evidence"}));
   answer_tool.run = [e, ns_default, top_k_default](const json& args, const ToolContext& ctx) {
     auto q = app::query_request_from_json(args, ns_default, ctx.scope, top_k_default);
-    const auto result = e->query(q.request);
+    if (!q.session_id.empty() && !ctx.converse)
+      fail(ErrorCode::invalid_argument, "session_id: sessions are kept by `eagle serve` (MCP over HTTP), not over stdio");
+    const auto result = ctx.converse ? ctx.converse(q.request, q.session_id) : e->query(q.request);
     json out = app::query_response_json(result, false);
     std::ostringstream t;
     t << result.answer << "\n\nSources:";
@@ -215,6 +223,7 @@ Tool make_query_tool(app::Engine* e, const std::string& ns_default, size_t top_k
     }
     t << "\n(" << result.mode << (result.model.empty() ? "" : ", " + result.model) << "; evidence "
       << out["evidence"]["level"].get<std::string>() << ")";
+    if (!result.session_id.empty()) t << "\nsession " << result.session_id << ", turn " << result.turn;
     for (const auto& w : result.warnings) t << "\nwarning: " << w;
     return ToolOutput{out, t.str()};
   };
@@ -312,7 +321,7 @@ ToolSet::ToolSet(app::Engine& engine, const std::string& default_namespace, bool
   };
   tools_.push_back(std::move(whole));
 
-  tools_.push_back(make_query_tool(e, ns_default, top_k_default, search_props));
+  tools_.push_back(make_query_tool(e, ns_default, top_k_default, search_props, /*with_sessions=*/with_ingest));
   if (with_ingest) tools_.push_back(make_ingest_tool());
 
   // seed retrieval.txt §12: core_retrieve_visual {query, scope, top_k, kb_name} ->

@@ -22,6 +22,10 @@ struct ToolContext {
   // (its scope and token): returns {task_id, state}. Set by `eagle serve`; empty on
   // stdio (a reader).
   std::function<nlohmann::json(const nlohmann::json& args)> ingest;
+  // Answers core_query within a session (Engine::converse, owned by this caller's
+  // token): session_id "" starts one. Set by `eagle serve`; empty on stdio, where
+  // core_query keeps no session.
+  std::function<app::QueryResult(const app::QueryRequest&, const std::string& session_id)> converse;
 };
 
 struct ToolOutput {

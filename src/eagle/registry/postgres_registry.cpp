@@ -52,6 +52,30 @@ CREATE TABLE IF NOT EXISTS document_sources (
   content_sha256 text NOT NULL
 );
 CREATE INDEX IF NOT EXISTS document_sources_hash ON document_sources (content_sha256);
+CREATE SEQUENCE IF NOT EXISTS session_use;
+CREATE TABLE IF NOT EXISTS sessions (
+  session_id       text PRIMARY KEY,
+  owner            text NOT NULL DEFAULT '',
+  kb_scope         text[] NOT NULL DEFAULT '{}',
+  plugin_namespace text NOT NULL,
+  title            text NOT NULL DEFAULT '',
+  created_at       timestamptz NOT NULL DEFAULT now(),
+  updated_at       timestamptz NOT NULL DEFAULT now(),
+  used             bigint NOT NULL DEFAULT nextval('session_use')
+);
+CREATE INDEX IF NOT EXISTS sessions_owner ON sessions (owner, used);
+CREATE TABLE IF NOT EXISTS session_turns (
+  session_id text NOT NULL REFERENCES sessions (session_id) ON DELETE CASCADE,
+  turn       integer NOT NULL,
+  question   text NOT NULL,
+  answer     text NOT NULL,
+  mode       text NOT NULL,
+  model      text NOT NULL DEFAULT '',
+  evidence   text NOT NULL DEFAULT '',
+  citations  text NOT NULL DEFAULT '[]',  -- the JSON text as given, byte for byte as SQLite keeps it
+  created_at timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (session_id, turn)
+);
 COMMIT;
 )sql";
 
@@ -161,6 +185,41 @@ constexpr const char* kFindSource = R"sql(
 SELECT s.document_id FROM document_sources s JOIN documents d ON d.document_id = s.document_id
 WHERE s.content_sha256 = $1 AND d.kb_name = $2 AND d.plugin_namespace = $3)sql";  // sorted by the caller
 
+// Sessions. `used` comes from a sequence, bumped on create and on every turn: "least
+// recently used" is exact even when two writes share a timestamp. kSessionColumns
+// are what Impl::session() reads, in its order.
+#define EAGLE_SESSION_COLUMNS                                                                          \
+  "s.session_id, s.owner, array_to_json(s.kb_scope)::text, s.plugin_namespace, s.title, "             \
+  "to_char(s.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'), "                  \
+  "to_char(s.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'), "                  \
+  "(SELECT count(*) FROM session_turns t WHERE t.session_id = s.session_id)"
+constexpr const char* kSessionCreate = R"sql(
+INSERT INTO sessions (session_id, owner, kb_scope, plugin_namespace, title) VALUES ($1, $2, $3::text[], $4, $5))sql";
+constexpr const char* kSessionTrim = R"sql(
+DELETE FROM sessions WHERE session_id IN (
+  SELECT session_id FROM sessions WHERE owner = $1 ORDER BY used DESC OFFSET $2::bigint))sql";
+constexpr const char* kSessionGet =
+    "SELECT " EAGLE_SESSION_COLUMNS " FROM sessions s WHERE s.session_id = $1 AND s.owner = $2";
+constexpr const char* kSessionGetForUpdate =
+    "SELECT " EAGLE_SESSION_COLUMNS " FROM sessions s WHERE s.session_id = $1 AND s.owner = $2 FOR UPDATE";
+constexpr const char* kSessionList = "SELECT " EAGLE_SESSION_COLUMNS
+                                     " FROM sessions s WHERE s.owner = $1 ORDER BY s.used DESC "
+                                     "LIMIT $2::bigint OFFSET $3::bigint";
+#undef EAGLE_SESSION_COLUMNS
+constexpr const char* kSessionCount = "SELECT count(*) FROM sessions WHERE owner = $1";
+constexpr const char* kSessionLastTurn =
+    "SELECT COALESCE(max(turn), 0), count(*) FROM session_turns WHERE session_id = $1";
+constexpr const char* kSessionAppend = R"sql(
+INSERT INTO session_turns (session_id, turn, question, answer, mode, model, evidence, citations)
+VALUES ($1, $2::integer, $3, $4, $5, $6, $7, $8))sql";
+constexpr const char* kSessionTouch =
+    "UPDATE sessions SET updated_at = now(), used = nextval('session_use') WHERE session_id = $1";
+constexpr const char* kSessionTurns = R"sql(
+SELECT turn, question, answer, mode, model, evidence, citations,
+       to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
+FROM (SELECT * FROM session_turns WHERE session_id = $1 ORDER BY turn DESC LIMIT $2::bigint) t ORDER BY turn)sql";
+constexpr const char* kSessionDelete = "DELETE FROM sessions WHERE session_id = $1 AND owner = $2";
+
 using Param = std::optional<std::string>;  // nullopt = SQL NULL
 using Result = std::unique_ptr<PGresult, decltype(&PQclear)>;
 
@@ -264,6 +323,8 @@ struct PostgresRegistry::Impl {
   DocumentRecord record(const PGresult* res, int row, std::string_view what) const;
   // A bigint column (year, count(*)), which arrives as decimal text.
   int64_t integer(const PGresult* res, int row, int col, std::string_view what) const;
+  // A row of kSessionGet or kSessionList.
+  SessionRecord session(const PGresult* res, int row, std::string_view what) const;
   // (name, count(*)) rows: kKnowledgeBases, kTags.
   std::vector<NameCount> name_counts(const PGresult* res, std::string_view what) const;
 
@@ -629,6 +690,118 @@ std::vector<NameCount> PostgresRegistry::do_tags(std::optional<std::string_view>
   Param ns = plugin_namespace ? Param(std::string(*plugin_namespace)) : std::nullopt;
   auto res = impl_->run(kTags, {ns, kb_param(kb_names)}, "tags");
   return impl_->name_counts(res.get(), "tags");
+}
+
+SessionRecord PostgresRegistry::Impl::session(const PGresult* p, int row, std::string_view what) const {
+  SessionRecord r;
+  r.session_id = value(p, row, 0);
+  r.owner = value(p, row, 1);
+  try {
+    r.kb_scope = nlohmann::json::parse(value(p, row, 2)).get<std::vector<std::string>>();
+  } catch (const nlohmann::json::exception& e) {
+    raise(ErrorCode::internal, what, std::string("kb_scope: ") + e.what());
+  }
+  r.plugin_namespace = value(p, row, 3);
+  r.title = value(p, row, 4);
+  r.created_at = value(p, row, 5);
+  r.updated_at = value(p, row, 6);
+  r.turns = static_cast<size_t>(integer(p, row, 7, what));
+  return r;
+}
+
+void PostgresRegistry::do_create_session(const SessionRecord& s, size_t max_per_owner) {
+  std::lock_guard lock(mutex_);
+  impl_->ensure_ready();
+  Impl::Write write(*impl_);
+  impl_->run(kSessionCreate, {s.session_id, s.owner, pg_text_array(s.kb_scope), s.plugin_namespace, s.title},
+             "create_session");
+  impl_->run(kSessionTrim, {s.owner, std::to_string(max_per_owner)}, "create_session");
+  write.commit();
+}
+
+int64_t PostgresRegistry::do_append_turn(std::string_view session_id, std::string_view owner,
+                                         const SessionTurn& t, size_t max_turns) {
+  std::lock_guard lock(mutex_);
+  impl_->ensure_ready();
+  Impl::Write write(*impl_);
+  // FOR UPDATE: two turns of one session take their numbers one after the other.
+  auto found = impl_->run(kSessionGetForUpdate, {str(session_id), str(owner)}, "append_turn");
+  if (PQntuples(found.get()) == 0) fail(ErrorCode::not_found, "no session '" + std::string(session_id) + "'");
+  auto last = impl_->run(kSessionLastTurn, {str(session_id)}, "append_turn");
+  const int64_t top = impl_->integer(last.get(), 0, 0, "append_turn");
+  const int64_t count = impl_->integer(last.get(), 0, 1, "append_turn");
+  if (static_cast<size_t>(count) >= max_turns)
+    fail(ErrorCode::conflict, "session '" + std::string(session_id) + "' holds " + std::to_string(count) +
+                                  " turns, the most a session keeps; start a new session");
+  impl_->run(kSessionAppend,
+             {str(session_id), std::to_string(top + 1), t.question, t.answer, t.mode, t.model, t.evidence,
+              t.citations},
+             "append_turn");
+  impl_->run(kSessionTouch, {str(session_id)}, "append_turn");
+  write.commit();
+  return top + 1;
+}
+
+std::optional<SessionRecord> PostgresRegistry::do_get_session(std::string_view session_id,
+                                                              std::string_view owner) const {
+  std::lock_guard lock(mutex_);
+  impl_->ensure_ready();
+  auto res = impl_->run(kSessionGet, {str(session_id), str(owner)}, "get_session");
+  if (PQntuples(res.get()) == 0) return std::nullopt;
+  return impl_->session(res.get(), 0, "get_session");
+}
+
+std::vector<SessionTurn> PostgresRegistry::do_session_turns(std::string_view session_id, std::string_view owner,
+                                                            size_t last) const {
+  std::lock_guard lock(mutex_);
+  impl_->ensure_ready();
+  auto found = impl_->run(kSessionGet, {str(session_id), str(owner)}, "session_turns");
+  if (PQntuples(found.get()) == 0) return {};
+  auto res = impl_->run(kSessionTurns, {str(session_id), std::to_string(last)}, "session_turns");
+  std::vector<SessionTurn> out;
+  const PGresult* p = res.get();
+  for (int i = 0; i < PQntuples(p); ++i) {
+    SessionTurn t;
+    t.turn = impl_->integer(p, i, 0, "session_turns");
+    t.question = value(p, i, 1);
+    t.answer = value(p, i, 2);
+    t.mode = value(p, i, 3);
+    t.model = value(p, i, 4);
+    t.evidence = value(p, i, 5);
+    t.citations = value(p, i, 6);
+    t.created_at = value(p, i, 7);
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+std::vector<SessionRecord> PostgresRegistry::do_list_sessions(std::string_view owner, size_t limit,
+                                                              size_t offset) const {
+  std::lock_guard lock(mutex_);
+  impl_->ensure_ready();
+  auto res = impl_->run(kSessionList, {str(owner), std::to_string(limit), std::to_string(offset)}, "list_sessions");
+  std::vector<SessionRecord> out;
+  for (int i = 0; i < PQntuples(res.get()); ++i) out.push_back(impl_->session(res.get(), i, "list_sessions"));
+  return out;
+}
+
+size_t PostgresRegistry::do_count_sessions(std::string_view owner) const {
+  std::lock_guard lock(mutex_);
+  impl_->ensure_ready();
+  auto res = impl_->run(kSessionCount, {str(owner)}, "count_sessions");
+  return PQntuples(res.get()) ? static_cast<size_t>(impl_->integer(res.get(), 0, 0, "count_sessions")) : 0;
+}
+
+std::optional<size_t> PostgresRegistry::do_delete_session(std::string_view session_id, std::string_view owner) {
+  std::lock_guard lock(mutex_);
+  impl_->ensure_ready();
+  Impl::Write write(*impl_);
+  auto found = impl_->run(kSessionGetForUpdate, {str(session_id), str(owner)}, "delete_session");
+  if (PQntuples(found.get()) == 0) return std::nullopt;
+  const size_t turns = static_cast<size_t>(impl_->integer(found.get(), 0, 7, "delete_session"));
+  impl_->run(kSessionDelete, {str(session_id), str(owner)}, "delete_session");
+  write.commit();
+  return turns;
 }
 
 }  // namespace eagle::registry

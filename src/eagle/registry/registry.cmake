@@ -39,8 +39,9 @@ if(EAGLE_TESTS OR NOT DEFINED EAGLE_TESTS)
 find_package(GTest REQUIRED)
 enable_testing()
 add_executable(test_registry ${EAGLE_ROOT}/tests/registry/registry_test.cpp)
-# libpq directly too: the PostgreSQL fixture drops its per-test schema.
-target_link_libraries(test_registry PRIVATE eagle_registry PkgConfig::LIBPQ GTest::gtest_main GTest::gtest)
+# libpq and SQLite directly too: the PostgreSQL fixture drops its per-test schema, and
+# a test writes an old-version SQLite file by hand.
+target_link_libraries(test_registry PRIVATE eagle_registry PkgConfig::LIBPQ SQLite::SQLite3 GTest::gtest_main GTest::gtest)
 add_test(NAME test_registry COMMAND test_registry)
 set_tests_properties(test_registry PROPERTIES TIMEOUT 600)
 endif()

@@ -335,6 +335,79 @@ std::vector<NameCount> DocumentRegistry::tags(std::optional<std::string_view> pl
   return do_tags(plugin_namespace, checked_kb_names(kb_names));
 }
 
+namespace {
+void check_session_text(std::string_view value, std::string_view what) {
+  if (value.size() > kMaxSessionText)
+    invalid(std::string(what) + " is " + std::to_string(value.size()) + " bytes, at most " +
+            std::to_string(kMaxSessionText));
+  check_text(value, what);
+}
+}  // namespace
+
+void DocumentRegistry::create_session(const SessionRecord& s, size_t max_per_owner) {
+  check_non_empty(s.session_id, "session_id");
+  check_key(s.owner, "owner");
+  check_non_empty(s.plugin_namespace, "plugin_namespace");
+  check_list(s.kb_scope, kMaxIds, "kb_scope");
+  check_session_text(s.title, "title");
+  if (max_per_owner == 0 || max_per_owner > kMaxSessionsPerOwner)
+    invalid("sessions per owner must be 1.." + std::to_string(kMaxSessionsPerOwner));
+  do_create_session(s, max_per_owner);
+}
+
+int64_t DocumentRegistry::append_turn(std::string_view session_id, std::string_view owner, const SessionTurn& t,
+                                      size_t max_turns) {
+  check_non_empty(session_id, "session_id");
+  check_key(owner, "owner");
+  check_session_text(t.question, "question");
+  check_session_text(t.answer, "answer");
+  check_key(t.mode, "mode");
+  check_key(t.model, "model");
+  check_key(t.evidence, "evidence");
+  check_session_text(t.citations, "citations");
+  if (max_turns == 0 || max_turns > kMaxTurnsPerSession)
+    invalid("turns per session must be 1.." + std::to_string(kMaxTurnsPerSession));
+  return do_append_turn(session_id, owner, t, max_turns);
+}
+
+std::optional<SessionRecord> DocumentRegistry::get_session(std::string_view session_id,
+                                                           std::string_view owner) const {
+  if (session_id.empty()) return std::nullopt;
+  check_key(session_id, "session_id");
+  check_key(owner, "owner");
+  return do_get_session(session_id, owner);
+}
+
+std::vector<SessionTurn> DocumentRegistry::session_turns(std::string_view session_id, std::string_view owner,
+                                                         size_t last) const {
+  if (session_id.empty()) return {};
+  check_key(session_id, "session_id");
+  check_key(owner, "owner");
+  if (last == 0 || last > kMaxTurnsPerSession) last = kMaxTurnsPerSession;
+  return do_session_turns(session_id, owner, last);
+}
+
+std::vector<SessionRecord> DocumentRegistry::list_sessions(std::string_view owner, size_t limit,
+                                                           size_t offset) const {
+  check_key(owner, "owner");
+  if (limit == 0) invalid("limit must be at least 1");
+  check_limit(limit);
+  if (offset > kMaxOffset) invalid("offset " + std::to_string(offset) + " exceeds " + std::to_string(kMaxOffset));
+  return do_list_sessions(owner, limit, offset);
+}
+
+size_t DocumentRegistry::count_sessions(std::string_view owner) const {
+  check_key(owner, "owner");
+  return do_count_sessions(owner);
+}
+
+std::optional<size_t> DocumentRegistry::delete_session(std::string_view session_id, std::string_view owner) {
+  if (session_id.empty()) return std::nullopt;
+  check_key(session_id, "session_id");
+  check_key(owner, "owner");
+  return do_delete_session(session_id, owner);
+}
+
 std::unique_ptr<DocumentRegistry> open_registry(std::string_view url, bool read_only) {
   if (url == "sqlite::memory:") return std::make_unique<SqliteRegistry>(":memory:");
   if (starts_with(url, "sqlite:")) {

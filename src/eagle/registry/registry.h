@@ -90,6 +90,41 @@ struct NameCount {
   bool operator==(const NameCount&) const = default;
 };
 
+// A conversation with /query (Eagle-RAG's sessions): its turns are the history the
+// next answer is written with. owner is the token's name ("" without auth): a
+// session is seen, continued and deleted only by its owner.
+struct SessionRecord {
+  std::string session_id;  // "s-" + 32 hex digits, made by the caller
+  std::string owner;
+  std::vector<std::string> kb_scope;  // the owner's KBs when it was created ([] = unscoped)
+  std::string plugin_namespace;
+  std::string title;  // the first question, cut
+  // Set by the backend (ISO-8601 UTC with milliseconds); ignored on create.
+  std::string created_at;
+  std::string updated_at;
+  size_t turns = 0;  // filled on read
+
+  bool operator==(const SessionRecord&) const = default;
+};
+
+struct SessionTurn {
+  int64_t turn = 0;  // 1-based, set by append_turn
+  std::string question;
+  std::string answer;
+  std::string mode;      // "extractive" or "generated"
+  std::string model;     // the chat model, "" for extractive
+  std::string evidence;  // the evidence level
+  std::string citations = "[]";  // a JSON array, as the answer's citations
+  std::string created_at;        // set by the backend
+
+  bool operator==(const SessionTurn&) const = default;
+};
+
+// Bounds on sessions: bytes of a question or an answer, and of a turn's citations.
+inline constexpr size_t kMaxSessionText = 1 << 20;
+inline constexpr size_t kMaxSessionsPerOwner = 100000;
+inline constexpr size_t kMaxTurnsPerSession = 100000;
+
 class DocumentRegistry {
  public:
   virtual ~DocumentRegistry() = default;
@@ -176,6 +211,27 @@ class DocumentRegistry {
   std::vector<NameCount> tags(std::optional<std::string_view> plugin_namespace = std::nullopt,
                               const std::vector<std::string>& kb_names = {}) const;
 
+  // Sessions. create_session stores a new session (session_id unique: conflict when
+  // taken) and then drops the owner's least recently used sessions beyond
+  // max_per_owner (>= 1), turns and all.
+  void create_session(const SessionRecord& session, size_t max_per_owner);
+  // Appends a turn to the owner's session and returns its number (1-based); the
+  // session becomes the most recently used. not_found when the owner has no such
+  // session (another owner's is absent too); conflict when it holds max_turns already.
+  int64_t append_turn(std::string_view session_id, std::string_view owner, const SessionTurn& turn,
+                      size_t max_turns);
+  std::optional<SessionRecord> get_session(std::string_view session_id, std::string_view owner) const;
+  // The session's last `last` turns (0 = all), oldest first; empty when the owner has
+  // no such session.
+  std::vector<SessionTurn> session_turns(std::string_view session_id, std::string_view owner,
+                                         size_t last = 0) const;
+  // The owner's sessions, most recently used first.
+  std::vector<SessionRecord> list_sessions(std::string_view owner, size_t limit, size_t offset) const;
+  size_t count_sessions(std::string_view owner) const;
+  // Deletes the owner's session and its turns; the number of turns deleted, nullopt
+  // when the owner has no such session.
+  std::optional<size_t> delete_session(std::string_view session_id, std::string_view owner);
+
   // "sqlite" or "postgresql".
   virtual std::string_view backend() const = 0;
 
@@ -241,6 +297,18 @@ class DocumentRegistry {
   virtual std::vector<NameCount> do_knowledge_bases(const std::vector<std::string>& kb_names) const = 0;
   virtual std::vector<NameCount> do_tags(std::optional<std::string_view> plugin_namespace,
                                          const std::vector<std::string>& kb_names) const = 0;
+  // Sessions, with validated input (ids and owner keys, texts within kMaxSessionText).
+  virtual void do_create_session(const SessionRecord& session, size_t max_per_owner) = 0;
+  virtual int64_t do_append_turn(std::string_view session_id, std::string_view owner, const SessionTurn& turn,
+                                 size_t max_turns) = 0;
+  virtual std::optional<SessionRecord> do_get_session(std::string_view session_id,
+                                                      std::string_view owner) const = 0;
+  virtual std::vector<SessionTurn> do_session_turns(std::string_view session_id, std::string_view owner,
+                                                    size_t last) const = 0;
+  virtual std::vector<SessionRecord> do_list_sessions(std::string_view owner, size_t limit,
+                                                      size_t offset) const = 0;
+  virtual size_t do_count_sessions(std::string_view owner) const = 0;
+  virtual std::optional<size_t> do_delete_session(std::string_view session_id, std::string_view owner) = 0;
 };
 
 // Opens a registry from a URL:

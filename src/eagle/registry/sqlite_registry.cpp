@@ -54,13 +54,39 @@ CREATE TABLE IF NOT EXISTS document_sources (
   content_sha256 TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS document_sources_hash ON document_sources (content_sha256);
+CREATE TABLE IF NOT EXISTS sessions (
+  session_id       TEXT PRIMARY KEY NOT NULL,
+  owner            TEXT NOT NULL DEFAULT '',
+  kb_scope         TEXT NOT NULL DEFAULT '[]',
+  plugin_namespace TEXT NOT NULL,
+  title            TEXT NOT NULL DEFAULT '',
+  created_at       TEXT NOT NULL,
+  updated_at       TEXT NOT NULL,
+  used             INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS sessions_owner ON sessions (owner, used);
+CREATE INDEX IF NOT EXISTS sessions_used ON sessions (used);
+CREATE TABLE IF NOT EXISTS session_turns (
+  session_id TEXT NOT NULL REFERENCES sessions (session_id) ON DELETE CASCADE,
+  turn       INTEGER NOT NULL,
+  question   TEXT NOT NULL,
+  answer     TEXT NOT NULL,
+  mode       TEXT NOT NULL,
+  model      TEXT NOT NULL DEFAULT '',
+  evidence   TEXT NOT NULL DEFAULT '',
+  citations  TEXT NOT NULL DEFAULT '[]',
+  created_at TEXT NOT NULL,
+  PRIMARY KEY (session_id, turn)
+);
 )sql";
 
-// PRAGMA user_version. 2 added drug_brands, 3 document_sources; a reader of an older
-// file (written by an older build, not upgraded yet) sees no brands / source hashes.
-constexpr int kSchemaVersion = 3;
+// PRAGMA user_version. 2 added drug_brands, 3 document_sources, 4 sessions; a reader
+// of an older file (written by an older build, not upgraded yet) sees no brands /
+// source hashes / sessions.
+constexpr int kSchemaVersion = 4;
 constexpr int kBrandsSchemaVersion = 2;
 constexpr int kSourcesSchemaVersion = 3;
+constexpr int kSessionsSchemaVersion = 4;
 
 enum Query : size_t {
   q_upsert,
@@ -84,8 +110,19 @@ enum Query : size_t {
   q_set_source,
   q_find_source,
   q_forget_source,
+  q_session_create,
+  q_session_trim,
+  q_session_get,
+  q_session_list,
+  q_session_count,
+  q_session_last_turn,
+  q_session_append,
+  q_session_touch,
+  q_session_turns,
+  q_session_delete,
   q_count
 };
+constexpr size_t kFirstSessionQuery = q_session_create;
 
 // List parameters are bound as one JSON array and expanded with json_each, so each
 // statement has a fixed text (prepared once) whatever the list's length.
@@ -171,6 +208,30 @@ constexpr std::array<const char*, q_count> kSql = {
             JOIN document_sources me ON me.content_sha256 = s.content_sha256
             JOIN documents md ON md.document_id = me.document_id
             WHERE me.document_id = ?1 AND d.kb_name = md.kb_name AND d.plugin_namespace = md.plugin_namespace))sql",
+    // Sessions. `used` is a store-wide counter, bumped on create and on every turn:
+    // "least recently used" is exact even when two writes share a millisecond.
+    R"sql(INSERT INTO sessions (session_id, owner, kb_scope, plugin_namespace, title, created_at, updated_at, used)
+          VALUES (?1, ?2, ?3, ?4, ?5, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), strftime('%Y-%m-%dT%H:%M:%fZ', 'now'),
+                  (SELECT COALESCE(MAX(used), 0) + 1 FROM sessions)))sql",
+    R"sql(DELETE FROM sessions WHERE session_id IN (
+            SELECT session_id FROM sessions WHERE owner = ?1 ORDER BY used DESC LIMIT -1 OFFSET ?2))sql",
+    // q_session_get and q_session_list: the columns read_session() reads, in its order.
+    R"sql(SELECT s.session_id, s.owner, s.kb_scope, s.plugin_namespace, s.title, s.created_at, s.updated_at,
+                 (SELECT COUNT(*) FROM session_turns t WHERE t.session_id = s.session_id)
+          FROM sessions s WHERE s.session_id = ?1 AND s.owner = ?2)sql",
+    R"sql(SELECT s.session_id, s.owner, s.kb_scope, s.plugin_namespace, s.title, s.created_at, s.updated_at,
+                 (SELECT COUNT(*) FROM session_turns t WHERE t.session_id = s.session_id)
+          FROM sessions s WHERE s.owner = ?1 ORDER BY s.used DESC LIMIT ?2 OFFSET ?3)sql",
+    "SELECT COUNT(*) FROM sessions WHERE owner = ?1",
+    "SELECT COALESCE(MAX(turn), 0), COUNT(*) FROM session_turns WHERE session_id = ?1",
+    R"sql(INSERT INTO session_turns (session_id, turn, question, answer, mode, model, evidence, citations, created_at)
+          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, strftime('%Y-%m-%dT%H:%M:%fZ', 'now')))sql",
+    R"sql(UPDATE sessions SET updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now'),
+                              used = (SELECT COALESCE(MAX(used), 0) + 1 FROM sessions)
+          WHERE session_id = ?1)sql",
+    R"sql(SELECT turn, question, answer, mode, model, evidence, citations, created_at FROM (
+            SELECT * FROM session_turns WHERE session_id = ?1 ORDER BY turn DESC LIMIT ?2) ORDER BY turn)sql",
+    "DELETE FROM sessions WHERE session_id = ?1 AND owner = ?2",
 };
 
 // Busy, locked, I/O and open failures are the database being unavailable; a
@@ -400,7 +461,9 @@ SqliteRegistry::SqliteRegistry(const std::string& path, bool read_only) : impl_(
   }
   has_brands_ = !read_only || version >= kBrandsSchemaVersion;
   has_sources_ = !read_only || version >= kSourcesSchemaVersion;
+  has_sessions_ = !read_only || version >= kSessionsSchemaVersion;
   for (size_t i = 0; i < q_count; ++i) {
+    if (!has_sessions_ && i >= kFirstSessionQuery) continue;
     if (!has_brands_ && (i == q_delete_brands || i == q_insert_brand || i == q_brands)) continue;
     if (!has_sources_ && (i == q_set_source || i == q_find_source || i == q_forget_source)) continue;
     rc = sqlite3_prepare_v3(impl_->db, kSql[i], -1, SQLITE_PREPARE_PERSISTENT, &impl_->stmts[i], nullptr);
@@ -655,6 +718,153 @@ std::vector<NameCount> SqliteRegistry::do_tags(std::optional<std::string_view> p
   bind_optional(c, 1, plugin_namespace);
   bind_kb_names(c, 2, kb_names);
   return read_name_counts(c);
+}
+
+namespace {
+// A row of q_session_get or q_session_list.
+SessionRecord read_session(const Cursor& c, const std::string& path) {
+  SessionRecord r;
+  r.session_id = c.text(0);
+  r.owner = c.text(1);
+  try {
+    r.kb_scope = nlohmann::json::parse(c.text(2)).get<std::vector<std::string>>();
+  } catch (const nlohmann::json::exception& e) {
+    fail(ErrorCode::internal, "registry (sqlite " + path + "): kb_scope of session '" + r.session_id +
+                                  "' is not a JSON array of strings: " + e.what());
+  }
+  r.plugin_namespace = c.text(3);
+  r.title = c.text(4);
+  r.created_at = c.text(5);
+  r.updated_at = c.text(6);
+  r.turns = static_cast<size_t>(c.int64(7));
+  return r;
+}
+
+[[noreturn]] void no_sessions_table(const std::string& path) {
+  fail(ErrorCode::unavailable, "registry (sqlite " + path +
+                                   "): this file predates sessions and is open read-only; a writer upgrades it");
+}
+}  // namespace
+
+void SqliteRegistry::do_create_session(const SessionRecord& s, size_t max_per_owner) {
+  if (!has_sessions_) no_sessions_table(impl_->path);
+  std::lock_guard lock(mutex_);
+  Transaction tx(*impl_);
+  {
+    Cursor c(*impl_, impl_->stmts[q_session_create]);
+    c.bind(1, s.session_id).bind(2, s.owner).bind(3, json_array(s.kb_scope)).bind(4, s.plugin_namespace);
+    c.bind(5, s.title).run();
+  }
+  {
+    Cursor c(*impl_, impl_->stmts[q_session_trim]);
+    c.bind(1, s.owner).bind(2, static_cast<int64_t>(max_per_owner)).run();
+  }
+  tx.commit();
+}
+
+int64_t SqliteRegistry::do_append_turn(std::string_view session_id, std::string_view owner, const SessionTurn& t,
+                                       size_t max_turns) {
+  if (!has_sessions_) no_sessions_table(impl_->path);
+  std::lock_guard lock(mutex_);
+  Transaction tx(*impl_);
+  {
+    Cursor c(*impl_, impl_->stmts[q_session_get]);
+    if (!c.bind(1, session_id).bind(2, owner).step())
+      fail(ErrorCode::not_found, "no session '" + std::string(session_id) + "'");
+  }
+  int64_t last = 0, count = 0;
+  {
+    Cursor c(*impl_, impl_->stmts[q_session_last_turn]);
+    c.bind(1, session_id);
+    if (c.step()) {
+      last = c.int64(0);
+      count = c.int64(1);
+    }
+  }
+  if (static_cast<size_t>(count) >= max_turns)
+    fail(ErrorCode::conflict, "session '" + std::string(session_id) + "' holds " + std::to_string(count) +
+                                  " turns, the most a session keeps; start a new session");
+  {
+    Cursor c(*impl_, impl_->stmts[q_session_append]);
+    c.bind(1, session_id).bind(2, last + 1).bind(3, t.question).bind(4, t.answer).bind(5, t.mode);
+    c.bind(6, t.model).bind(7, t.evidence).bind(8, t.citations).run();
+  }
+  {
+    Cursor c(*impl_, impl_->stmts[q_session_touch]);
+    c.bind(1, session_id).run();
+  }
+  tx.commit();
+  return last + 1;
+}
+
+std::optional<SessionRecord> SqliteRegistry::do_get_session(std::string_view session_id,
+                                                            std::string_view owner) const {
+  if (!has_sessions_) return std::nullopt;
+  std::lock_guard lock(mutex_);
+  Cursor c(*impl_, impl_->stmts[q_session_get]);
+  if (!c.bind(1, session_id).bind(2, owner).step()) return std::nullopt;
+  return read_session(c, impl_->path);
+}
+
+std::vector<SessionTurn> SqliteRegistry::do_session_turns(std::string_view session_id, std::string_view owner,
+                                                          size_t last) const {
+  if (!has_sessions_) return {};
+  std::lock_guard lock(mutex_);
+  {
+    Cursor c(*impl_, impl_->stmts[q_session_get]);
+    if (!c.bind(1, session_id).bind(2, owner).step()) return {};
+  }
+  Cursor c(*impl_, impl_->stmts[q_session_turns]);
+  c.bind(1, session_id).bind(2, static_cast<int64_t>(last));
+  std::vector<SessionTurn> out;
+  while (c.step()) {
+    SessionTurn t;
+    t.turn = c.int64(0);
+    t.question = c.text(1);
+    t.answer = c.text(2);
+    t.mode = c.text(3);
+    t.model = c.text(4);
+    t.evidence = c.text(5);
+    t.citations = c.text(6);
+    t.created_at = c.text(7);
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+std::vector<SessionRecord> SqliteRegistry::do_list_sessions(std::string_view owner, size_t limit,
+                                                            size_t offset) const {
+  if (!has_sessions_) return {};
+  std::lock_guard lock(mutex_);
+  Cursor c(*impl_, impl_->stmts[q_session_list]);
+  c.bind(1, owner).bind(2, static_cast<int64_t>(limit)).bind(3, static_cast<int64_t>(offset));
+  std::vector<SessionRecord> out;
+  while (c.step()) out.push_back(read_session(c, impl_->path));
+  return out;
+}
+
+size_t SqliteRegistry::do_count_sessions(std::string_view owner) const {
+  if (!has_sessions_) return 0;
+  std::lock_guard lock(mutex_);
+  Cursor c(*impl_, impl_->stmts[q_session_count]);
+  c.bind(1, owner);
+  return c.step() ? static_cast<size_t>(c.int64(0)) : 0;
+}
+
+std::optional<size_t> SqliteRegistry::do_delete_session(std::string_view session_id, std::string_view owner) {
+  if (!has_sessions_) no_sessions_table(impl_->path);
+  std::lock_guard lock(mutex_);
+  Transaction tx(*impl_);
+  size_t turns = 0;
+  {
+    Cursor c(*impl_, impl_->stmts[q_session_get]);
+    if (!c.bind(1, session_id).bind(2, owner).step()) return std::nullopt;
+    turns = static_cast<size_t>(c.int64(7));
+  }
+  Cursor c(*impl_, impl_->stmts[q_session_delete]);
+  c.bind(1, session_id).bind(2, owner).run();
+  tx.commit();
+  return turns;
 }
 
 }  // namespace eagle::registry

@@ -54,6 +54,15 @@ class SqliteRegistry final : public DocumentRegistry {
   std::vector<NameCount> do_knowledge_bases(const std::vector<std::string>& kb_names) const override;
   std::vector<NameCount> do_tags(std::optional<std::string_view> plugin_namespace,
                                  const std::vector<std::string>& kb_names) const override;
+  void do_create_session(const SessionRecord& session, size_t max_per_owner) override;
+  int64_t do_append_turn(std::string_view session_id, std::string_view owner, const SessionTurn& turn,
+                         size_t max_turns) override;
+  std::optional<SessionRecord> do_get_session(std::string_view session_id, std::string_view owner) const override;
+  std::vector<SessionTurn> do_session_turns(std::string_view session_id, std::string_view owner,
+                                            size_t last) const override;
+  std::vector<SessionRecord> do_list_sessions(std::string_view owner, size_t limit, size_t offset) const override;
+  size_t do_count_sessions(std::string_view owner) const override;
+  std::optional<size_t> do_delete_session(std::string_view session_id, std::string_view owner) override;
 
  private:
   struct Impl;
@@ -61,6 +70,7 @@ class SqliteRegistry final : public DocumentRegistry {
   mutable std::mutex mutex_;
   bool has_brands_ = true;   // false for a read-only file of schema version 1
   bool has_sources_ = true;  // false for a read-only file of schema version 1 or 2
+  bool has_sessions_ = true;  // false for a read-only file older than schema version 4
 };
 
 }  // namespace eagle::registry

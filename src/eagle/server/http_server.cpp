@@ -283,7 +283,19 @@ struct Server::Impl {
 
   app::QueryRequestFields query_request(const Call& c, const json& body) {
     if (!owner.ready()) throw HttpError{503, "unavailable", "the server is still loading", ""};
-    return app::query_request_from_json(body, opts.default_namespace, c.scope, engine.config().pipeline.final_top_k);
+    auto q = app::query_request_from_json(body, opts.default_namespace, c.scope, engine.config().pipeline.final_top_k);
+    // A named session must be the caller's before anything is answered (a stream would
+    // otherwise report it as an error event after a 200).
+    if (!q.session_id.empty() && !engine.session(q.session_id, principal(c)))
+      throw HttpError{404, "not_found", "no session '" + q.session_id + "'", "session_id"};
+    return q;
+  }
+
+  static std::string principal(const Call& c) { return c.token ? c.token->name : ""; }
+
+  // Sessions belong to the token (its name; "" without auth) and record its KBs.
+  app::SessionCall session_call(const Call& c, const std::string& session_id) {
+    return app::SessionCall{session_id, principal(c), c.scope.kb_names};
   }
 
   // Server-Sent Events streamed as they are written (HttpResponse::producer). An error
@@ -549,6 +561,9 @@ struct Server::Impl {
     req.principal = c.token ? c.token->name : "";
     mcp::ToolContext ctx{c.scope};
     ctx.ingest = [this, &c](const json& args) { return mcp_ingest(c, args); };
+    ctx.converse = [this, &c](const app::QueryRequest& q, const std::string& session_id) {
+      return engine.converse(q, session_call(c, session_id));
+    };
     auto out = mcp_http.handle(req, ctx);
     c.res.status = out.status;
     std::string type = "application/json";
@@ -689,12 +704,12 @@ struct Server::Impl {
     // the model writes them, then done (the body of /query without its sources).
     add("POST", "/query", "/query", [](Impl& s, Call& c) {
       auto q = s.query_request(c, parse_body(c.req));
-      const auto result = s.engine.query(q.request);
+      const auto result = s.engine.converse(q.request, s.session_call(c, q.session_id));
       s.reply(c.res, 200, app::query_response_json(result, q.request.retrieval.explain));
     });
     add("POST", "/query/stream", "/query/stream", [](Impl& s, Call& c) {
       auto q = s.query_request(c, parse_body(c.req));
-      s.stream_events(c, [&s, q](const EventFn& event) {
+      s.stream_events(c, [&s, q, session = s.session_call(c, q.session_id)](const EventFn& event) {
         bool open = true;
         app::QueryEvents ev;
         ev.step = [&](const json& step) { open = open && event("step", step); };
@@ -705,12 +720,35 @@ struct Server::Impl {
         };
         // A client that is gone stops the model's reply (the token callback says so).
         ev.token = [&](std::string_view piece) { return open = open && event("token", {{"text", std::string(piece)}}); };
-        const auto result = s.engine.query(q.request, ev);
+        const auto result = s.engine.converse(q.request, session, ev);
         if (!open) return;
         json done = app::query_response_json(result, q.request.retrieval.explain);
         done.erase("sources");
         event("done", done);
       });
+    });
+    // Sessions (Eagle-RAG's): the caller's own only; another token's is 404, as absent.
+    add("GET", "/sessions", "/sessions", [](Impl& s, Call& c) {
+      const auto page = s.document_query(c);  // limit and offset, bounded as for documents
+      size_t total = 0;
+      json arr = json::array();
+      for (const auto& r : s.engine.list_sessions(principal(c), page.limit, page.offset, &total))
+        arr.push_back(app::session_json(r));
+      s.reply(c.res, 200, {{"sessions", arr}, {"total", total}, {"limit", page.limit}, {"offset", page.offset}});
+    });
+    add("GET", "/sessions/([^/]+)", "/sessions/{session_id}", [](Impl& s, Call& c) {
+      const std::string id = c.match[1].str();
+      auto found = s.engine.session(id, principal(c));
+      if (!found) throw HttpError{404, "not_found", "no session '" + id + "'", ""};
+      json turns = json::array();
+      for (const auto& t : found->second) turns.push_back(app::session_turn_json(t));
+      s.reply(c.res, 200, {{"session", app::session_json(found->first)}, {"turns", turns}});
+    });
+    add("DELETE", "/sessions/([^/]+)", "/sessions/{session_id}", [](Impl& s, Call& c) {
+      const std::string id = c.match[1].str();
+      auto n = s.engine.delete_session(id, principal(c));
+      if (!n) throw HttpError{404, "not_found", "no session '" + id + "'", ""};
+      s.reply(c.res, 200, {{"session_id", id}, {"deleted_turns", *n}});
     });
     add("POST", "/ingest", "/ingest", [](Impl& s, Call& c) { s.handle_ingest(c); });
     // MCP over Streamable HTTP: the Host, Origin and token checks above hold, and a
