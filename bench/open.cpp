@@ -153,7 +153,7 @@ int main(int argc, char** argv) {
       eagle::app::Config gcfg;
       if (!glove.empty()) gcfg.glove_file = glove;
       eagle::app::build_encoder_registry(gcfg);  // converts the npm asset on the first run
-      const std::string glove_file = gcfg.glove_file;
+      const std::string glove_file = eagle::app::glove_file_of(gcfg);
       std::vector<double> load, read;
       for (int r = 0; r < reps; ++r) {
         auto t0 = Clock::now();

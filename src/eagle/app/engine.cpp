@@ -94,15 +94,16 @@ encode::EncoderRegistry build_encoder_registry(const Config& cfg) {
   encode::EncoderRegistry reg;
   encode::add_from_config(reg, cfg.encoders);
   auto glove_file = [&]() {
-    if (!fs::exists(cfg.glove_file)) {
+    const std::string file = glove_file_of(cfg);
+    if (!fs::exists(file)) {
       if (!fs::exists(cfg.glove_json))
         fail(ErrorCode::not_found, "GloVe vectors not found at " + cfg.glove_json +
                                        " (scripts/setup.sh installs them; or set glove.json)");
-      std::fprintf(stderr, "converting %s -> %s (once)...\n", cfg.glove_json.c_str(), cfg.glove_file.c_str());
-      auto n = encode::convert_wink_json(cfg.glove_json, cfg.glove_file);
+      std::fprintf(stderr, "converting %s -> %s (once)...\n", cfg.glove_json.c_str(), file.c_str());
+      auto n = encode::convert_wink_json(cfg.glove_json, file);
       std::fprintf(stderr, "converted %zu words\n", n);
     }
-    return cfg.glove_file;
+    return file;
   };
   if (!reg.has_encoder("glove")) reg.add(encode::make_identified_static("glove", glove_file()));
   for (const char* slot : kGloveTextSlots)

@@ -33,11 +33,12 @@ std::unique_ptr<biomed::EntityKnowledge> load_knowledge(const Config& cfg, std::
   const auto paths = biomed::default_vocabulary_paths(dir);
   biomed::CacheReport rep;
   auto t0 = std::chrono::steady_clock::now();
-  auto vocab = biomed::Vocabulary::load_cached(paths, cfg.biomed.vocab_cache, &rep);
+  const std::string cache = vocab_cache_of(cfg);
+  auto vocab = biomed::Vocabulary::load_cached(paths, cache, &rep);
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const size_t n = vocab.size();
   if (rep.outcome != biomed::CacheOutcome::loaded)
-    std::fprintf(stderr, "biomed vocabulary: built %s from %s in %.2f s (%s)\n", cfg.biomed.vocab_cache.c_str(),
+    std::fprintf(stderr, "biomed vocabulary: built %s from %s in %.2f s (%s)\n", cache.c_str(),
                  dir.c_str(), s, rep.reason.c_str());
   if (report)
     *report = std::to_string(n) + " entities from " + dir +
