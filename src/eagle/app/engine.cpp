@@ -424,6 +424,7 @@ std::optional<DocumentView> Engine::document(const std::string& document_id, con
     if (!c->schema().field_index("kb_name") && !scope.kb_names.empty()) continue;
     for (auto& r : c->fetch(filter, params, store::kMaxSearchK)) {
       auto hit = search::hit_from_record(r, c->schema(), c->schema().name, 0);
+      if (hit.field("type") == "caption") continue;  // its table or figure holds the caption already
       v.chunks.push_back({r.id, c->schema().name, std::move(r.text), std::move(hit.metadata)});
     }
   }

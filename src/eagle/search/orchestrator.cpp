@@ -379,8 +379,39 @@ HitList Orchestrator::run_plan(const CollectionQueryPlan& plan, const std::strin
   return hits;
 }
 
+HitList Orchestrator::resolve_captions(HitList hits, const Scope& scope, bool explain, Telemetry& tel) const {
+  auto is_caption = [](const ScoredHit& h) { return h.field("type") == "caption"; };
+  if (std::none_of(hits.begin(), hits.end(), is_caption)) return hits;  // the common case
+  std::unordered_set<std::string> present;
+  HitList out;
+  size_t replaced = 0;
+  for (auto& h : hits) {
+    if (is_caption(h)) {
+      std::string target;
+      if (h.metadata.contains("connect_to") && h.metadata.at("connect_to").is_array())
+        for (const auto& edge : h.metadata.at("connect_to"))
+          if (edge.is_object() && edge.value("relation", std::string()) == "caption_of")
+            target = edge.value("target", std::string());
+      store::Collection* coll = collections_(h.collection);
+      std::optional<store::Record> r;
+      if (!target.empty() && coll) r = coll->get(target, scope.expr, scope.params);
+      if (!r) continue;  // its table is gone, or outside the request's scope
+      auto table = hit_from_record(*r, coll->schema(), h.collection, h.score);
+      if (explain) {
+        table.explain = std::move(h.explain);
+        table.explain.note("caption", {{"caption_row", h.id}});
+      }
+      h = std::move(table);
+      ++replaced;
+    }
+    if (present.insert(h.collection + "\x1f" + h.id).second) out.push_back(std::move(h));
+  }
+  if (replaced) tel.event("captions", {{"replaced", replaced}});
+  return out;
+}
+
 HitList Orchestrator::expand(HitList hits, const RouteDecision& route, const RetrievalRequest& req,
-                             const Scope& scope, Telemetry& tel, const HitList& also_present) const {
+                             const Scope& scope, Telemetry& tel) const {
   size_t added = 0;
   HitList out;
   const bool parent_doc = config_.parent_doc_retrieval && route.hints.value("parent_doc_retrieval", true);
@@ -395,10 +426,12 @@ HitList Orchestrator::expand(HitList hits, const RouteDecision& route, const Ret
     return follows_edges(h) || (parent_doc && h.field("type") == "section_summary");
   };
   if (std::none_of(hits.begin(), hits.end(), needs_expansion)) return hits;  // the common case
+  // Hits already in `out`: a child recalled further down is pulled up behind its
+  // parent (a paragraph brings the table it cites), and not listed again where it was
+  // recalled.
   std::unordered_set<std::string> present;
-  for (const auto& h : also_present) present.insert(h.collection + "\x1f" + h.id);
-  for (const auto& h : hits) present.insert(h.collection + "\x1f" + h.id);
   for (auto& h : hits) {
+    if (!present.insert(h.collection + "\x1f" + h.id).second) continue;  // already listed as a child
     const bool has_edges = follows_edges(h);
     const bool is_summary = parent_doc && h.field("type") == "section_summary";
     out.push_back(std::move(h));
@@ -440,7 +473,8 @@ HitList Orchestrator::expand(HitList hits, const RouteDecision& route, const Ret
       }
       p["drill_prefix"] = prefix + "%";
       p["drill_doc"] = parent.document_id();
-      const std::string f = and_join({scope.expr, "path like {drill_prefix} and type != \"section_summary\" and document_id == {drill_doc}"});
+      const std::string f = and_join({scope.expr, "path like {drill_prefix} and type != \"section_summary\" and "
+                                                  "type != \"caption\" and document_id == {drill_doc}"});
       for (const auto& r : coll->fetch(f, p, config_.max_expansion)) add(r, "parent_doc_drilldown");
     }
   }
@@ -618,20 +652,15 @@ RetrievalResponse Orchestrator::retrieve(const RetrievalRequest& req) const {
     std::erase_if(merged, [&](const ScoredHit& h) { return !allowed.count(h.document_id()); });
   }
   // With no merged rerank, expansion only follows the hits that make the cut (children
-  // come right after their parent), so trimming first returns the same list.
-  // The trimmed hits still count as present, as they would without the trim (a child
-  // that is also a recalled hit is not inserted twice).
+  // come right after their parent, pulled up from wherever they were recalled), so
+  // trimming first returns the same list.
   // The near-duplicate collapse may fold some of the first top_k: twice as many are
   // kept for it to fill the list from.
-  HitList trimmed;
   const size_t lazy_keep = config_.collapse_duplicates ? std::min(2 * req.top_k, kMaxFinalTopK) : req.top_k;
-  if (lazy && merged.size() > lazy_keep) {
-    trimmed.assign(std::make_move_iterator(merged.begin() + static_cast<std::ptrdiff_t>(lazy_keep)),
-                   std::make_move_iterator(merged.end()));
-    merged.resize(lazy_keep);
-  }
+  if (lazy && merged.size() > lazy_keep) merged.resize(lazy_keep);
   materialize(merged);
-  merged = expand(std::move(merged), route, req, scope, tel, trimmed);
+  merged = resolve_captions(std::move(merged), scope, req.explain, tel);
+  merged = expand(std::move(merged), route, req, scope, tel);
   // pipeline.exclude_chunk_types, unless the request asks for chunk types itself. After
   // recall rather than in the scope: a store without such chunks pays nothing, and its
   // plans keep their unfiltered index path.

@@ -118,8 +118,12 @@ class Orchestrator {
                    const RetrievalRequest& req, HookContext& ctx, bool lazy) const;
   // Fills text and metadata of lazy hits from their collections' rows.
   void materialize(HitList& hits) const;
+  // A caption row (type caption) stands for its table or figure (its caption_of edge):
+  // each is replaced in place by that row, keeping its score; a table already listed
+  // keeps the better place; a caption whose table is gone or out of scope is dropped.
+  HitList resolve_captions(HitList hits, const Scope& scope, bool explain, Telemetry& tel) const;
   HitList expand(HitList hits, const RouteDecision& route, const RetrievalRequest& req, const Scope& scope,
-                 Telemetry& tel, const HitList& also_present = {}) const;
+                 Telemetry& tel) const;
 
   CollectionProvider collections_;
   encode::EncoderRegistry& encoders_;

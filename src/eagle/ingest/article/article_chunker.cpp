@@ -70,6 +70,7 @@ struct Chunk {
   int page = 0;
   const Block* source = nullptr;       // tables and figures: their block
   std::vector<std::string> anchors;    // cites by anchor (xref)
+  std::string caption;                 // tables and figures with a body: "<label>. <caption>" (a caption row)
 };
 
 struct Section {
@@ -281,6 +282,7 @@ std::vector<json> chunk_article(const Article& a, const ArticleChunkOptions& opt
     if (!b.caption.empty()) head += (head.empty() ? "" : ". ") + b.caption;
     c.text = head.empty() ? b.text : (b.text.empty() ? head : head + "\n" + b.text);
     if (collapse_whitespace(c.text).empty()) continue;
+    if (!collapse_whitespace(head).empty() && !collapse_whitespace(b.text).empty()) c.caption = head;
     Section& s = sections[si];
     c.id = unique_id(a.id + "#" + section_slug(s) + ":" + (table ? "t" : "f") + content_hash(c.text));
     if (!s.page) s.page = c.page;
@@ -370,6 +372,20 @@ std::vector<json> chunk_article(const Article& a, const ArticleChunkOptions& opt
     if (c.position + 1 < s.chunks.size())
       edges.push_back({{"target", chunks[s.chunks[c.position + 1]].id}, {"relation", "next"}});
     if (!edges.empty()) row["connect_to"] = std::move(edges);
+    if (!c.caption.empty()) {
+      // The caption as a field of its own (see the header): a row of the caption alone,
+      // which the search replaces by its table or figure.
+      json caption = base(c.id + ":caption", s);
+      caption["text"] = c.caption;
+      caption["type"] = "caption";
+      caption["chunk_type"] = "caption";
+      if (c.page) caption["page"] = c.page;
+      caption["metadata"]["label"] = c.source->label;
+      caption["connect_to"] = json::array({{{"target", c.id}, {"relation", "caption_of"}}});
+      out.push_back(std::move(row));
+      out.push_back(std::move(caption));
+      continue;
+    }
     out.push_back(std::move(row));
   }
 

@@ -9,8 +9,8 @@
 //   text             paragraphs: the heading path (" / ") then the packed paragraphs;
 //                    tables: "<label>. <caption>" then the rows; figures: label and caption;
 //                    summaries: heading path, content_summary, "Subsections: a; b"
-//   type             text | table | figure | section_summary
-//   chunk_type       paragraph | table | figure | references | section_summary
+//   type             text | table | figure | caption | section_summary
+//   chunk_type       paragraph | table | figure | caption | references | section_summary
 //   path             "<root>/<heading>/<heading>" ('/' inside a heading becomes '-'); the
 //                    root is the document's short name (file stem or PMID)
 //   level            depth of the chunk's section (1 = top-level section, 0 = no heading)
@@ -23,12 +23,20 @@
 //                    cites (xref or written "Table 2", "Fig. 1B"); "parent" to the section's
 //                    summary; "previous" / "next" between consecutive chunks of a section;
 //                    a summary's "child" edges to its own chunks, "subsection" edges to its
-//                    sub-sections' summaries, and "parent" to its parent section's summary
+//                    sub-sections' summaries, and "parent" to its parent section's summary;
+//                    a caption row's "caption_of" edge to its table or figure
 //   document_id, document_name (title, else id), source_type, year, file_name,
 //   source_uri, kb_name, source_chunk_id (= id), metadata {format, journal, authors,
 //   doi, pmid, pmcid, label, graphic}
 // Tables and figures are never split; a paragraph longer than max_chars is split at
 // sentence, then word boundaries (split_text).
+//
+// Caption rows (captions weighted as a field of their own): a table, or a figure with
+// text beyond its caption, also gets a row "<id>:caption" of type caption holding
+// "<label>. <caption>" alone. Its rows' numbers no longer lengthen the caption away in
+// BM25 nor dilute it in the dense leg; the search returns the table or figure itself
+// in the caption row's place (search/orchestrator.cpp, resolve_captions), and document
+// views leave caption rows out.
 #include <cstddef>
 #include <nlohmann/json.hpp>
 #include <string>
