@@ -713,14 +713,20 @@ class Reader {
   }
 
   // Caption lines after line i: lines of one cell following a line that reaches the
-  // column's right edge (the caption wraps), same size, usual spacing.
+  // column's right edge (the caption wraps), same size, usual spacing. A caption set
+  // in a narrow box beside its figure wraps before the column's edge: there the lines
+  // that start where the caption starts and stay narrow (under
+  // table_prose_width_ratio of the column, as prose never is) go on with it.
   size_t caption_end(size_t i, std::string& caption) const {
     size_t j = i + 1;
     while (j < lines_.size()) {
       const Line& a = lines_[j - 1];
       const Line& b = lines_[j];
       const bool wraps = a.x1 >= a.col_right - o_.short_line_em * a.size;
-      if (!wraps || b.page != a.page || b.cells.size() != 1 || !similar_size(a.size, b.size) ||
+      const bool narrow_box = std::abs(b.x0 - lines_[i].x0) <= a.size &&
+                              a.width() < o_.table_prose_width_ratio * a.col_width() &&
+                              b.width() < o_.table_prose_width_ratio * b.col_width();
+      if (!(wraps || narrow_box) || b.page != a.page || b.cells.size() != 1 || !similar_size(a.size, b.size) ||
           b.y1 - a.y1 > o_.paragraph_gap_ratio * step(b) || b.y1 < a.y1 || heading(j).level > 0)
         break;
       append_line(caption, b.text, compounds_);
@@ -800,9 +806,11 @@ class Reader {
       std::smatch m;
       if (matches_line(b.text, m, table_caption_re()) || matches_line(b.text, m, figure_caption_re())) break;
       // A heading ends the table; a bold line (a row group label) only when prose
-      // follows it.
-      if (const HeadingInfo h = heading(j); h.level > 0 && (h.style != HeadingInfo::bold ||
-                                                            j + 1 >= lines_.size() || !table_like(lines_[j + 1])))
+      // follows it; a section word set smaller than the body ("Summary" over
+      // "estimate" in a header row) is a cell.
+      if (const HeadingInfo h = heading(j);
+          h.level > 0 && !(h.style == HeadingInfo::section_word && b.size < stats_.body_size * (1 - o_.size_tolerance)) &&
+          (h.style != HeadingInfo::bold || j + 1 >= lines_.size() || !table_like(lines_[j + 1])))
         break;
       std::string row;
       for (const std::string& c : b.cells) row += (row.empty() ? "" : " | ") + c;

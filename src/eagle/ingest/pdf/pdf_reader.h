@@ -30,11 +30,14 @@
 // 7. Each line, in reading order, is classified:
 //    - figure caption: starts "Figure N" / "Fig. N" and starts a block (gap before,
 //      top of a column) or the label is followed by punctuation or set apart by font;
-//      continuation lines are those that follow a full-width caption line;
+//      continuation lines are those that follow a full-width caption line, or, for
+//      a caption set in a narrow box beside its figure, the narrow lines starting
+//      where the caption starts;
 //    - table caption: the same with "Table N"; the table body is the lines after the
 //      caption that look like a table (several cells, short, or smaller than body
 //      text) until prose (a wide body-size line of one cell), a heading, a caption
-//      or a new page. Rows are cells joined " | ". A caption set in a column over a
+//      or a new page (a section word set smaller than the body, "Summary" over
+//      "estimate" in a header, is a cell). Rows are cells joined " | ". A caption set in a column over a
 //      table spanning the page finds its body in the full-width rows right below it.
 //    - heading: a short line (`max_heading_words`) that is numbered ("2.1 Methods",
 //      level = depth of the number), larger than body text (level 1), a known
