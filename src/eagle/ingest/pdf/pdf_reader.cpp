@@ -174,7 +174,8 @@ struct Fragment {
 };
 
 // Column of a line: the whole text width, or the left/right column of a 2-col page.
-enum class Column { full, left, right };
+// side: a sidebar strip beside the text (affiliations, correspondence).
+enum class Column { full, left, right, side };
 
 struct Line {
   int page = 0;  // 1-based
@@ -428,9 +429,64 @@ double percentile(std::vector<double> v, double q) {
 }
 
 // The page's lines in reading order (see the header, step 3).
-std::vector<Line> page_lines(const PageFragments& page, int page_no, int& region, const PdfOptions& o) {
-  const double gutter = find_gutter(page, o);
+// A sidebar: the fragments at the page's left edge up to the first vertical gap no
+// fragment crosses, when that strip is at most `max_sidebar_ratio` of the text width,
+// the gap at least `sidebar_gap_em` font sizes wide, and the strip holds at least
+// `min_column_lines` fragments, and at least `min_sidebar_em` font sizes wide (a list's
+// numbers set apart from its entries are not a sidebar). Returns the x where the strip ends, or -1. (A title
+// spanning the page closes every gap; an ordinary left column is too wide.)
+double find_sidebar(const PageFragments& page, const PdfOptions& o) {
+  if (page.fragments.empty()) return -1;
+  std::vector<const Fragment*> by_x;
+  double right = 0;
+  for (const Fragment& f : page.fragments) by_x.push_back(&f), right = std::max(right, f.x1);
+  std::sort(by_x.begin(), by_x.end(), [](const Fragment* a, const Fragment* b) { return a->x0 < b->x0; });
+  const double left = by_x.front()->x0;
+  double strip_end = by_x.front()->x1, size = 0;
+  size_t in_strip = 0;
+  // The size most of a set of fragments' characters are set in.
+  auto common_size = [](auto begin, auto end) {
+    std::map<double, size_t> chars;
+    for (auto it = begin; it != end; ++it)
+      for (const Word& w : (*it)->words) chars[std::round(w.size * 4) / 4] += w.text.size();
+    return chars.empty() ? 0.0 : std::max_element(chars.begin(), chars.end(), [](auto& a, auto& b) {
+                                   return a.second < b.second;
+                                 })->first;
+  };
+  for (size_t k = 0; k < by_x.size(); ++k) {
+    const Fragment* f = by_x[k];
+    if (f->x0 > strip_end) {  // the first gap
+      const bool narrow = strip_end - left <= o.max_sidebar_ratio * (right - left) &&
+                          strip_end - left >= o.min_sidebar_em * size;  // not a list's numbers
+      const bool apart = f->x0 - strip_end >= o.sidebar_gap_em * size;
+      // Set smaller than the text beside it: a table's first column is not a sidebar.
+      const bool smaller = common_size(by_x.begin(), by_x.begin() + static_cast<std::ptrdiff_t>(k)) <
+                           common_size(by_x.begin() + static_cast<std::ptrdiff_t>(k), by_x.end()) * (1 - o.size_tolerance);
+      return narrow && apart && smaller && in_strip >= static_cast<size_t>(o.min_column_lines) ? strip_end : -1;
+    }
+    strip_end = std::max(strip_end, f->x1);
+    size = std::max(size, f->words.front().size);
+    ++in_strip;
+  }
+  return -1;  // no gap: the page is one block
+}
+
+std::vector<Line> page_lines(const PageFragments& whole, int page_no, int& region, const PdfOptions& o) {
   std::vector<Line> lines;
+  // A sidebar is read first, apart (its lines would otherwise join the text's lines
+  // that share their baselines), then the rest of the page.
+  PageFragments page = whole;
+  if (const double sidebar = find_sidebar(whole, o); sidebar >= 0) {
+    std::vector<Fragment> strip;
+    page.fragments.clear();
+    for (const Fragment& f : whole.fragments) (f.x1 <= sidebar ? strip : page.fragments).push_back(f);
+    ++region;
+    for (const auto& row : rows_of(strip)) {
+      lines.push_back(make_line(row, page_no, Column::side));
+      lines.back().region = region;
+    }
+  }
+  const double gutter = find_gutter(page, o);
   const auto rows = rows_of(page.fragments);
   if (gutter < 0) {
     ++region;

@@ -20,6 +20,11 @@
 //    Runs of full-width rows are read top down; between them the left column is
 //    read before the right one, so a title and abstract spanning the page come
 //    before the two columns below them.
+//    Before that, a sidebar (affiliations, correspondence set in a narrow strip at
+//    the left edge: the fragments up to the first vertical gap no fragment crosses,
+//    `min_sidebar_em` font sizes to `max_sidebar_ratio` of the text width wide, at
+//    least `min_column_lines` of them, set smaller than the text `sidebar_gap_em`
+//    font sizes to their right) is taken apart and read first, on its own.
 // 4. Lines: the fragments of a row on one side, left to right; the fragments are
 //    the line's cells (used for tables).
 // 5. Body font size: the most common size weighted by characters; the usual line
@@ -89,6 +94,11 @@ struct PdfOptions {
   double column_fill_ratio = 0.6;
   // ... and at most this share of the page's fragments crosses the gutter.
   double max_crossing_fraction = 0.5;
+  // A sidebar (step 3): a strip at the left edge at most this share of the text
+  // width, set apart from the text by at least this many font sizes.
+  double max_sidebar_ratio = 0.25;
+  double sidebar_gap_em = 1.0;
+  double min_sidebar_em = 6.0;  // ... and at least this many font sizes wide
   // A fragment at least this share of its column's width is "wide" (text, not a cell).
   double wide_fragment_ratio = 0.6;
   // Headings: a line at least this many times the body size is a (level-1) heading.
