@@ -1,5 +1,5 @@
 // bench_documents: how fast the structured-document readers turn files into chunk rows
-// (issue 13: per-format ingest speed), against the floor their libraries set.
+// (per-format ingest speed), against the floor their libraries set.
 //
 // For each format in ../shared/data/docs (pdf, jats, pubmed), every file is read and
 // chunked (ingest::read_documents + chunk_article) `--rounds` times; the peer, in the

@@ -1,4 +1,4 @@
-// bench_matcher: the biomedical vocabulary and entity matcher (issue 6 items 1-2).
+// bench_matcher: the biomedical vocabulary and entity matcher.
 //
 // 1. Loads the full vocabulary (DrugBank, human genes, MeSH, DOID, UMLS sample) with
 //    Vocabulary::load_cached. When the cache is missing or stale it is built and a

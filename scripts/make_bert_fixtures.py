@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Builds tiny random-weight BERT model folders and PyTorch reference outputs for the
-native runtime's parity tests (issue 4). Run with Debian's python3 and python3-torch:
+native runtime's parity tests. Run with Debian's python3 and python3-torch:
 
     /usr/bin/python3 scripts/make_bert_fixtures.py tests/fixtures/bert
 

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Builds tiny random-weight CLIP/ViT model folders, test images and PyTorch + PIL
-reference outputs for the native CLIP runtime's parity tests (issue 14). Run once with
+reference outputs for the native CLIP runtime's parity tests. Run once with
 Debian's python3, python3-torch and python3-pil:
 
     /usr/bin/python3 scripts/make_clip_fixtures.py tests/fixtures/clip

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Usage: scripts/with_postgres.sh CMD [ARG...]
 #
-# Runs CMD with a throwaway PostgreSQL server (issue 5 item 7: the registry suite
-# runs against a real PostgreSQL). The server lives in a fresh temporary folder,
+# Runs CMD with a throwaway PostgreSQL server (so the registry suite runs against
+# a real PostgreSQL). The server lives in a fresh temporary folder,
 # listens on 127.0.0.1 only (trust authentication, loopback), on the first free
 # port from $EAGLE_PG_PORT (default 54329), and is stopped and deleted when CMD
 # ends, fails or is interrupted. CMD sees

@@ -137,7 +137,7 @@ TEST(Cli, EvalWritesATrecRunAndMetrics) {
   fs::remove_all(dir);
 }
 
-// Issue 6 acceptance over the real SPL labels and DrugBank structures: a regulatory
+// The biomedical plugin over the real SPL labels and DrugBank structures: a regulatory
 // question returns a Humira warnings chunk first; a chemical question routes to the
 // compound collection and finds nilotinib among imatinib's 10 nearest structures.
 TEST(Cli, BiomedDemoRegulatoryAndChemicalQuestions) {
@@ -246,7 +246,7 @@ TEST(Cli, BiomedDemoRegulatoryAndChemicalQuestions) {
 }
 
 // TDR (doc_profile.py): text ingested in the biomed namespace is routed by its profile.
-// By default each input goes whole to one collection (issue 15, defect 2): the
+// By default each input goes whole to one collection: the
 // oncology abstracts' file to the biomedical collection, the office memos' file to
 // the core one. Unit "document" is the seed's per-document split of one mixed file.
 TEST(Cli, BiomedIngestRoutesGeneralTextToTheCoreCollection) {
@@ -355,7 +355,7 @@ TEST(Cli, RepairCutsADamagedLogSoTheStoreOpensAgain) {
   EXPECT_NE(run(store + "repair").out.find("nothing to repair"), std::string::npos);
 }
 
-// Issue 12: an ingest is one transaction. Killed (SIGKILL) after it has staged
+// An ingest is one transaction. Killed (SIGKILL) after it has staged
 // batches in the log, it leaves the store as it was: the same rows, the same hits,
 // and the next ingest works. The corpus: BioASQ dev snippets, several batches' worth.
 TEST(Cli, AKilledIngestLeavesTheStoreAsItWas) {
@@ -409,7 +409,7 @@ TEST(Cli, AKilledIngestLeavesTheStoreAsItWas) {
   fs::remove_all(dir);
 }
 
-// Issue 15 item 1: `eagle eval --data-dir STORE --queries --qrels` evaluates a store
+// `eagle eval --data-dir STORE --queries --qrels` evaluates a store
 // built by `eagle ingest` through the Engine (what `eagle search` returns), and the
 // in-memory BEIR shortcut gives the very same figures (SciFact train, pipeline, core).
 TEST(Cli, EvalOfAStoreMatchesTheBeirShortcutOnSciFactTrain) {
@@ -460,11 +460,11 @@ TEST(Cli, EvalOfAStoreMatchesTheBeirShortcutOnSciFactTrain) {
   fs::remove_all(dir);
 }
 
-// Issue 15 defect 6, on real data: the hit count a user asks for is what they get
-// (-k above the recall depth returned 36 of 100), a bad count or a blank query is an
-// error naming what is wrong (they returned 10 hits, or hits scored 0.0 with exit 0),
-// a facet given twice on one field matches either value (the last one won), and the
-// indexed fields biomed_section, primary_drugs and kb_name can be faceted.
+// On real data: the hit count a user asks for is what they get (-k above the recall
+// depth too), a bad count or a blank query is an error naming what is wrong (not 10
+// hits, or hits scored 0.0 with exit 0), a facet given twice on one field matches
+// either value (not only the last), and the indexed fields biomed_section,
+// primary_drugs and kb_name can be faceted.
 TEST(Cli, SearchGivesTheHitsAskedForAndFacetsEveryIndexedField) {
   auto dir = temp_dir("search_k");
   fs::create_directories(dir);

@@ -158,7 +158,7 @@ TEST(EngineConcurrency, AReadOnlyEngineBesideTheWriterSeesCommittedDataAndWrites
   fs::remove_all(dir);
 }
 
-// `eagle reembed` while searches run (issue 13): every search answers from the old
+// `eagle reembed` while searches run: every search answers from the old
 // vectors or the new ones -- its plan's encoder always the one that made the vectors
 // it searches, so no plan fails -- and finds every row.
 TEST(EngineConcurrency, SearchesDuringAReembedSeeTheOldOrTheNewVectorsNeverAMix) {

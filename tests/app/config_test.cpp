@@ -72,7 +72,7 @@ TEST(Config, EncodersSectionIsKeptAsStructuredSettings) {
   fs::remove(f);
 }
 
-// Issue 15: every weight, threshold and count of both seeds is a key with the seed's
+// Every weight, threshold and count of both seeds is a key with the seed's
 // default, and a value out of its range names the key.
 TEST(Config, TheSeedsNumbersAreKeysWithTheSeedsDefaults) {
   Config c;

@@ -1,7 +1,7 @@
-// Issue 13, identity: one document_id per source document shared by its chunks, chunk
+// Document identity: one document_id per source document shared by its chunks, chunk
 // ids that survive edits elsewhere, re-ingest that replaces a document's chunks, a
 // single Markdown file read as Markdown, and a JSONL record's tags, kb_name, journal
-// and nested metadata kept. Each case failed before the fix.
+// and nested metadata kept.
 #include <gtest/gtest.h>
 #include <unistd.h>
 

@@ -1,4 +1,4 @@
-// Issue 13, formats through the path a user takes: `eagle ingest ../shared/data/docs`
+// Document formats through the path a user takes: `eagle ingest ../shared/data/docs`
 // with --format auto reads every JATS, PubMed and PDF file, keeps their metadata
 // (MeSH headings become the registry's keywords), and questions about a table's
 // content find the table, or a paragraph that cites it with the table pulled in by
@@ -198,9 +198,9 @@ TEST(DocumentsIngest, FormatErrorsNameTheFileAndSkipBadSkipsThem) {
   EXPECT_TRUE(s.engine->document("caf\xEF\xBF\xBD.md"));
 }
 
-// Issue 13, item 4: a collection records what made its vectors; a label configured
-// later as something else is refused at ingest and at query, naming what changed
-// (it used to return 0 hits with exit 0 and a dimension warning).
+// A collection records what made its vectors; a label configured later as something
+// else is refused at ingest and at query, naming what changed (not 0 hits with exit 0
+// and a dimension warning).
 TEST(EncoderRecords, AChangedEncoderIsRefusedNamingWhatChanged) {
   const fs::path dir = fs::temp_directory_path() / ("eagle_encoder_records_" + std::to_string(::getpid()));
   fs::remove_all(dir);
@@ -283,7 +283,7 @@ bool has_dense_leg(const search::RetrievalResponse& r, const std::string& collec
 
 }  // namespace
 
-// Issue 13, item 4: `eagle reembed` rebuilds a collection's vectors with the label as
+// `eagle reembed` rebuilds a collection's vectors with the label as
 // configured now; the rows keep their ids, text and fields, and each vector is exactly
 // what the encoder makes of the row's text.
 TEST(EncoderRecords, ReembedRebuildsTheVectorsWithTheEncoderAsConfiguredNow) {

@@ -1,5 +1,5 @@
-// Issue 15's defects, each reproduced on the path a user takes (`eagle ingest`, then
-// `eagle search`) over the real data in ../shared/data, and each failing before its fix.
+// Ranking rules, each checked on the path a user takes (`eagle ingest`, then
+// `eagle search`) over the real data in ../shared/data.
 #include <gtest/gtest.h>
 #include "support/build_paths.h"
 #include <unistd.h>
@@ -63,9 +63,9 @@ std::string section_of(const json& hit) { return hit["metadata"].value("biomed_s
 
 }  // namespace
 
-// Defect 1: children of an injected section summary inherited its +100 boost, and
-// Tier-2 then ranked them first; route step 12's hint did not stop the summary's
-// connect_to edges from pulling in every chunk of the section.
+// Chunks expanded from an injected section summary are no more evidence than it is:
+// its +100 boost does not make Tier-2 rank them first, and route step 12's hint also
+// stops the summary's connect_to edges from pulling in every chunk of the section.
 TEST(Ranking, InjectedSummariesAndTheirChildrenDoNotCrowdOutTheAnswer) {
   Store s("expansion");
   s.ingest("spl");
@@ -85,10 +85,10 @@ TEST(Ranking, InjectedSummariesAndTheirChildrenDoNotCrowdOutTheAnswer) {
   EXPECT_TRUE(methotrexate_in_top3) << mtx["hits"].dump();
 }
 
-// Defect 2: BioASQ ingested in the biomed namespace was split 19,628 / 926 between
-// the biomedical and the core collection; a biomed search merged the top of the 926
-// as an equal (a Klinefelter snippet first for Keutel syndrome) and a core search
-// saw only the 926.
+// A biomedical corpus goes whole to one collection. Split per document, BioASQ in the
+// biomed namespace puts 926 of its snippets in the core collection and 19,628 in the
+// biomedical one; a biomed search then merges the top of the 926 as an equal (a
+// Klinefelter snippet first for Keutel syndrome) and a core search sees only the 926.
 TEST(Ranking, ABiomedicalCorpusGoesWholeToTheBiomedicalCollection) {
   Store s("profile");
   auto r = s.run("ingest --namespace biomed " + (eagle::testing::shared_data() / "bioasq").string());
@@ -109,10 +109,10 @@ TEST(Ranking, ABiomedicalCorpusGoesWholeToTheBiomedicalCollection) {
   EXPECT_NE(core.out.find("search it with --namespace biomed"), std::string::npos) << core.out;
 }
 
-// Defects 4 and 5: a chemical question routed only to a compound collection the store
-// lacks ("ligand" over papers), or about a compound without a structure (an antibody),
-// answered nothing; "compounds similar to imatinib" showed every neighbour at -2.8
-// (the cross-drug penalty).
+// A chemical question over a store without a compound collection ("ligand" over
+// papers), or about a compound without a structure (an antibody), still answers; and
+// "compounds similar to imatinib" ranks its neighbours by structure, not all at -2.8
+// under the cross-drug penalty.
 TEST(Ranking, ChemicalQuestionsAnswerWithoutAStructureAndNeighboursRankByStructure) {
   Store papers("papers");
   papers.ingest("scifact");
@@ -157,7 +157,7 @@ TEST(Ranking, ChemicalQuestionsAnswerWithoutAStructureAndNeighboursRankByStructu
   EXPECT_TRUE(hits[1]["explain"].contains("chemical_max_merge")) << hits[1].dump();
 }
 
-// The quality bar on SciFact (issue 15): Tier-2's entity evidence lifted every
+// The quality bar on SciFact: the seed's Tier-2 entity evidence lifts every
 // abstract naming a drug the claim mentions in passing. "There is a relation between
 // Erythromycin use and hypertrophic pyloric stenosis" is about the disease as much as
 // the drug (the drug carries under a quarter of the claim's idf), and its answer,
@@ -187,9 +187,9 @@ TEST(Ranking, EntityEvidenceCountsOnlyWhenTheClaimIsAboutTheDrug) {
   EXPECT_GT(about["hits"][0]["explain"]["tier2"]["entity"].get<double>(), 0.0) << about["hits"][0].dump();
 }
 
-// Defect 6 (duplicates): identical chunks of two OTC labels, and a section summary
-// beside the chunk it restates, came back side by side. Each pair is now one hit
-// listing the other as its duplicate; with the collapse off they are back.
+// Near duplicates: identical chunks of two OTC labels, and a section summary beside
+// the chunk it restates, are one hit listing the other as its duplicate; with the
+// collapse off they come back side by side.
 TEST(Ranking, NearDuplicatesFoldIntoOneHitThatListsThem) {
   Store s("duplicates");
   s.ingest("spl");
@@ -225,9 +225,9 @@ TEST(Ranking, NearDuplicatesFoldIntoOneHitThatListsThem) {
   EXPECT_TRUE(texts_repeat(off)) << off["hits"].dump();
 }
 
-// Defect 3: brand names were unknown ("Humira" classified general, "Lipitor dosing"
-// answered from the Viagra label, `eagle entities "Humira Lipitor"` found nothing)
-// although the store's labels state them. The labels now teach their brands.
+// The labels teach their brand names: without them "Humira" classifies as general,
+// "Lipitor dosing" is answered from the Viagra label and `eagle entities "Humira
+// Lipitor"` finds nothing, although the store's labels state them.
 TEST(Ranking, BrandNamesTheLabelsStateAreKnown) {
   Store s("brands");
   s.ingest("spl");

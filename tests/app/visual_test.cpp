@@ -1,4 +1,4 @@
-// Issue 14, visual retrieval through the path a user takes: `eagle ingest` of the
+// Visual retrieval through the path a user takes: `eagle ingest` of the
 // sample PDFs makes one page tile per page in eagle_visual (ImageNode fields, the
 // image kept in the image store), a page image rescaled and recompressed as JPEG q70
 // finds its page first, a caption question finds the page holding the figure, filters
@@ -147,7 +147,7 @@ TEST_F(Visual, EveryPdfPageIsAPageTileWithImageNodeFieldsAndAKeptImage) {
             rec->collections_used.end());
 }
 
-// Issue 14, test 5: an image query made from a page tile re-encoded as JPEG at quality
+// An image query made from a page tile re-encoded as JPEG at quality
 // 70 returns that page first; here also shrunk to 60%, for every page.
 TEST_F(Visual, EveryPageShrunkAndRecompressedAsJpegQ70FindsItsPageFirst) {
   const auto images = engine().image_store();
@@ -171,7 +171,7 @@ TEST_F(Visual, EveryPageShrunkAndRecompressedAsJpegQ70FindsItsPageFirst) {
   EXPECT_EQ(checked, pages.size());
 }
 
-// Issue 14, test 5: a caption question returns its figure tile. Every figure the
+// A caption question returns its figure tile. Every figure the
 // PDF reader located is a tile cut from its page, linked to the chunk holding its
 // caption; that caption, asked in the visual route, finds the tile first.
 TEST_F(Visual, ACaptionQuestionReturnsItsFigureTile) {

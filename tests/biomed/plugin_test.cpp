@@ -285,8 +285,8 @@ TEST(BiomedRoute, Step7DrugHitsAddTheChemicalCollectionStep13RegulatorySuppresse
   auto gene = request("EGFR exon 19");
   auto ctx3 = context(gene);
   EXPECT_EQ(collections_of(*p.route(ctx3, gene)), (std::vector<std::string>{"eagle_text_biomed", "eagle_text"}));
-  // The related_drugs branch: a gene whose related drug has a structure adds the
-  // compounds, searched by that structure (issue 15: the branch never fired).
+  // The related_drugs branch (route step 7): a gene whose related drug has a structure
+  // adds the compounds, searched by that structure.
   f.kb.add({"NCBIGENE:25", "ABL1", {"BCR-ABL"}, EntityType::gene, {"imatinib"}, {}, ""});
   auto p2 = f.plugin();
   auto abl = request("ABL1 kinase domain mutations");
@@ -364,7 +364,7 @@ TEST(BiomedRoute, AbsentCollectionsAreDroppedAndAudited) {
   EXPECT_EQ(tel.audits()[0]["audit"], "route_absent");
 }
 
-// ---- brand names taught by labels (issue 15, defect 3) ---------------------------------------
+// ---- brand names taught by labels ------------------------------------------------------------
 
 TEST(BrandAwareKnowledge, LabelBrandsMatchAsTheirGenericsEntityWithoutOverridingTheVocabulary) {
   auto vocab = std::make_unique<FakeKnowledge>();
@@ -466,7 +466,7 @@ TEST(DenseExpand, MoleculeEncoderGetsTheDrugsStructure) {
   EXPECT_EQ(p.dense_expand(ctx, req.query, std::string("molformer"))->dense_query, kImatinib);
   auto none = request("compounds similar to aspirin-like things");
   auto ctx2 = context(none);
-  // No structure: the plan runs its lexical leg alone (issue 15, defect 4), it does not fail.
+  // No structure: the plan runs its lexical leg alone, it does not fail.
   auto lexical = *p.dense_expand(ctx2, none.query, std::string("molformer"));
   EXPECT_TRUE(lexical.lexical_only);
   EXPECT_TRUE(lexical.dense_query.empty());
@@ -860,7 +860,8 @@ TEST(BiomedPipeline, HooksRunUnderTheBiomedNamespaceOnly) {
   for (const auto& h : resp.hits) got.push_back(h.id);
   EXPECT_NE(std::find(got.begin(), got.end(), "DB04868"), got.end());
   EXPECT_EQ(resp.metadata["rerank_policy"], "domain");
-  // The same query in the core namespace takes the core default route (G4).
+  // The same query in the core namespace takes the core default route (G4: core
+  // collections only).
   auto core = request("compounds similar to imatinib", "core");
   EXPECT_EQ(o.retrieve(core).route.source, "core_default");
 }

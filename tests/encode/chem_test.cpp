@@ -88,7 +88,7 @@ TEST(CompoundCollection, MolformerSlotTanimotoSearchIsExactAndFindsNilotinib) {
   EXPECT_EQ(enc->info().modality, eagle::encode::Modality::molecule);
   auto coll = eagle::store::Collection::in_memory(eagle::encode::compound_schema("eagle_chemical"));
   const auto& schema = coll->schema();
-  // Every compound goes in: the flat TANIMOTO index is the exact search of the issue.
+  // Every compound goes in: the flat TANIMOTO index compares each one, an exact search.
   std::vector<eagle::store::Record> batch;
   for (uint32_t i = 0; i < idx.size(); ++i) {
     const auto& c = idx.at(i);

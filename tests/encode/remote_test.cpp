@@ -239,9 +239,9 @@ TEST(EncoderRegistry, MissingLabelsAreConfigurationErrors) {
   EXPECT_THROW(reg.encoder("molformer"), eagle::Error);
 }
 
-// Issue 12 (fuzz_remote): a response item that is not an object, an index of the wrong
-// type or a number no float holds escaped as nlohmann exceptions or undefined
-// behaviour; each is now an eagle::Error (unavailable), and good responses parse.
+// Responses come from outside (fuzz_remote fuzzes them): a response item that is not
+// an object, an index of the wrong type or a number no float holds is an eagle::Error
+// (unavailable), never an nlohmann exception or undefined behaviour; good responses parse.
 TEST(RemoteResponses, MalformedShapesAreErrorsAndGoodOnesParse) {
   using nlohmann::json;
   namespace rr = eagle::encode::remote;
@@ -277,7 +277,7 @@ TEST(RemoteResponses, MalformedShapesAreErrorsAndGoodOnesParse) {
             (std::vector<float>{2.0f, 0.5f}));
 }
 
-// Issue 15: remote encoders send the query/document distinction their APIs support.
+// Remote encoders send the query/document distinction their APIs support.
 TEST(RemoteEncoder, QueryAndDocumentModesSendTheApisOwnFieldsAndPrefixes) {
   FakeServer s;
   std::vector<json> bodies;
@@ -333,7 +333,7 @@ TEST(RemoteEncoder, QueryAndDocumentModesSendTheApisOwnFieldsAndPrefixes) {
                eagle::Error);
 }
 
-// Issue 14: image encoders with a text tower, each in its API's own request shape,
+// Image encoders with a text tower, each in its API's own request shape,
 // against a server that checks what arrives (the image bytes round-trip through
 // Base64) and answers out of order where the protocol has an index.
 namespace {

@@ -96,10 +96,10 @@ TEST(Model2Vec, LoadsSafetensorsAndVocab) {
   fs::remove_all(dir);
 }
 
-// Issue 12 (fuzz_glove): the converter reads outside bytes. A bad \u escape threw
-// std::invalid_argument, a number no float holds was undefined behaviour, and a number
-// at the very end of the file was read past the mapping; each is now an eagle::Error
-// naming the problem, and a good file still converts.
+// The converter reads outside bytes (fuzz_glove fuzzes it): a bad \u escape, a number
+// no float holds and a number at the very end of the file are each an eagle::Error
+// naming the problem (never std::invalid_argument, undefined behaviour or a read past
+// the mapping), and a good file still converts.
 TEST(GloveConverter, MalformedFilesAreErrorsAndAGoodOneConverts) {
   const fs::path dir = fs::temp_directory_path() / ("eagle_glove_conv_" + std::to_string(::getpid()));
   fs::create_directories(dir);

@@ -84,7 +84,7 @@ TEST(CorpusReader, MarkdownSplitsIntoHeadingSections) {
   EXPECT_NE(parts[1].text.find("# not a heading"), std::string::npos);
   EXPECT_EQ(parts[2].title, "Title / Results / Efficacy");
   EXPECT_EQ(parts[2].text, "ORR 40%");
-  // Ids come from the heading path, not the position (issue 13: identity).
+  // Ids come from the heading path, not the position, so edits elsewhere keep them.
   EXPECT_EQ(parts[0].id, "paper.md#title");
   EXPECT_EQ(parts[2].id, "paper.md#title-results-efficacy");
   EXPECT_EQ(json::parse(parts[2].metadata_json)["document_id"], "paper.md");
@@ -121,8 +121,8 @@ TEST(CorpusReader, MissingInputIsNotFound) {
   }
 }
 
-// Invalid UTF-8 used to abort the whole ingest with a JSON library's type_error and no
-// file name, and --skip-bad could not skip it (issue 12, defect 6).
+// Invalid UTF-8 is an error naming the file and the byte, which --skip-bad skips and
+// --repair-utf8 repairs; never a JSON library's type_error that ends the whole ingest.
 TEST(CorpusReader, InvalidUtf8NamesFileAndByteAndCanBeSkippedOrRepaired) {
   auto dir = temp_dir("utf8");
   std::ofstream(dir / "good.md") << "# Title\n\nclean text\n";

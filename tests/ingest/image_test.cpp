@@ -1,4 +1,4 @@
-// Images (issue 14, the first slice): PNG and JPEG decoding with errors that name the
+// Images: PNG and JPEG decoding with errors that name the
 // file, the box-filter resize against hand-computed means, the DCT against its direct
 // sum, and the dct-lowfreq-v1 descriptor on real pages: every page of
 // ../shared/data/docs/pdf, rescaled and recompressed, finds itself first.

@@ -582,9 +582,8 @@ TEST_F(McpEngineTest, StdioTakesALineHoldingTheLargestQueryImageAndRefusesLonger
 
 }  // namespace
 
-// Issue 15 defect 6: pipeline.final_top_k was unused (requests without top_k got a
-// fixed 5). The tools' schemas announce the configured default and a search without
-// top_k returns that many hits.
+// pipeline.final_top_k is the default hit count (not a fixed 5): the tools' schemas
+// announce the configured default and a search without top_k returns that many hits.
 TEST_F(McpEngineTest, ASearchWithoutTopKGetsTheConfiguredFinalTopK) {
   for (const char* name : {"core_retrieve_text", "core_search"}) {
     const auto* tool = tools_->find(name);

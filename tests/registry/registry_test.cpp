@@ -1,4 +1,4 @@
-// The document registry (issue 5 item 7): one typed suite run against both
+// The document registry: one typed suite run against both
 // backends (ARCHITECTURE.md "Tests parameterised over implementations"), plus a
 // few backend-specific checks. The PostgreSQL half reads its server from
 // EAGLE_TEST_POSTGRES and FAILS without it: run under scripts/with_postgres.sh.
@@ -280,7 +280,7 @@ TYPED_TEST(RegistryTest, RemoveDropsTheKeywordsOfEveryNamespace) {
   EXPECT_TRUE(this->reg_->keywords("doc-1", "core").empty());
 }
 
-// Brand names taught by drug labels (issue 15, defect 3): replaced per document,
+// Brand names taught by drug labels: replaced per document,
 // namespace-scoped, distinct, gone with their document.
 TYPED_TEST(RegistryTest, BrandNamesAreReplacedPerDocumentAndGoWithIt) {
   this->reg_->upsert(this->doc("humira", "Humira | adalimumab", "", "", "", "biomed"));
@@ -518,7 +518,7 @@ TYPED_TEST(RegistryTest, InjectionShapedValuesAreStoredAndMatchedAsLiterals) {
   EXPECT_EQ(got->kb_name, sq);
   ASSERT_TRUE(this->reg_->get("plain").has_value());  // the table survived
 
-  // A kb_name filter of `a" or kb_name != "` matches nothing (issue 5 item 6).
+  // A kb_name filter of `a" or kb_name != "` matches nothing: values are bound, never spliced.
   EXPECT_TRUE(this->reg_->find_by_name_terms({"plain"}, "core", 10, dq).empty());
   EXPECT_TRUE(this->reg_->find_by_name_terms({"plain"}, "core", 10, sq).empty());
   EXPECT_EQ(this->reg_->find_by_name_terms({"a"}, "core", 10, sq), Ids{drop});

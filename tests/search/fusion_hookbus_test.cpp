@@ -211,9 +211,10 @@ TEST(CollapseNearDuplicates, IndexedComparisonEqualsThePairwiseOracle) {
   EXPECT_GT(folds, 100u);  // the lists do fold, so the comparison means something
 }
 
-// Issue 14: an image tile links its caption's chunk in source_chunk_id; the tile and
-// the chunk are two answers, not one chunk twice (G32), and tiles with the same text
-// (pages without text carry the title) are told apart by their pixels, not folded.
+// An image tile links its caption's chunk in source_chunk_id; the tile and the chunk
+// are two answers, not one chunk twice (the G32 cross-collection dedupe keeps both),
+// and tiles with the same text (pages without text carry the title) are told apart by
+// their pixels, not folded.
 TEST(DedupeCrossCollection, AnImageTileIsNotTheTextChunkItLinks) {
   HitList merged = {hit("fig-1", 3, "eagle_visual", "chunk-1"), hit("chunk-1", 2, "eagle_text", "chunk-1")};
   merged[0].is_image = true;
@@ -313,7 +314,7 @@ TEST(HookBus, AllRunsEverySubscriberAndAuditsAndSkipsOneThatThrows) {
   EXPECT_EQ(tel.audits()[0]["subscriber"], "broken");
 }
 
-// A FIRST subscriber that throws is skipped and audited, never fatal (issue 15);
+// A FIRST subscriber that throws is skipped and audited, never fatal;
 // corrupt stored data (data_loss) is not a failure to skip, in any mode.
 TEST(HookBus, FirstSkipsAThrowingSubscriberButNotDataLoss) {
   HookBus bus;

@@ -1,4 +1,5 @@
-// The RetrieverOrchestrator's rules (G4 default route, failure isolation, RRF over
+// The RetrieverOrchestrator's rules (the G4 default route of core collections only,
+// failure isolation, RRF over
 // plans, scope union and cap, injection-safe values, graph expansion, parent-document
 // drill-down, rerank policy resolution, explain, telemetry) over real in-memory
 // collections and a deterministic test encoder.
@@ -251,7 +252,7 @@ void recall_one(Fixture& f, const std::string& ns) {
   });
 }
 
-// G4 fallback (issue 15, defect 4): a classifier's route none of whose plans can run
+// G4 fallback: a classifier's route none of whose plans can run
 // answers from the core default route, audited, instead of returning nothing.
 TEST(Orchestrator, ARouteWhosePlansAllFailFallsBackToTheCoreDefaultRoute) {
   Fixture f;
@@ -308,7 +309,7 @@ TEST(Orchestrator, GraphExpansionFollowsConnectToOneHopInheritingTheScore) {
 TEST(Orchestrator, ParentDocumentRetrievalDrillsDownByPathUnlessTheRouteDisablesIt) {
   Fixture f;
   // The summary also links its chunk by connect_to, as the SPL and paper chunkers do:
-  // with the drill-down off, that edge must not bring the chunk in either (issue 15, defect 1).
+  // with the drill-down off, that edge must not bring the chunk in either.
   f.add("eagle_text", {{"id", "s"}, {"text", "summary of results section"}, {"type", "section_summary"},
                        {"path", "paper/Results"}, {"document_id", "d"}, {"connect_to", json::array({"c1"})}});
   f.add("eagle_text", {{"id", "c1"}, {"text", "first chunk"}, {"type", "text"}, {"path", "paper/Results/Efficacy"},

@@ -1,8 +1,8 @@
 // The store keeps its promise: an acknowledged write survives and a refused one
-// leaves nothing behind. Each test reproduces a defect found in review (issue 12):
-// a record refused after it was logged poisoned every later open; a failed append
-// left a torn frame that hid the next acknowledged write; a flipped byte in the
-// middle of the log silently cut every later record; fsync failures were ignored.
+// leaves nothing behind. A record is validated before it is logged, so a refused one
+// cannot poison a later open; a failed append is rolled back, so no torn frame hides
+// the next acknowledged write; a flipped byte inside the log refuses the open instead
+// of silently cutting every later record; an fsync failure is an error.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/resource.h>

@@ -1,4 +1,4 @@
-// The crash walk (issue 12): a sequence of store operations -- creating collections,
+// The crash walk: a sequence of store operations -- creating collections,
 // an ingest transaction over two collections, upserts, deletes, checkpoints (a merge of
 // segments among them), a
 // single-collection transaction, a replace, a compaction and a rebuild of a collection

@@ -1,5 +1,5 @@
 // Row texts are kept on disk and read by reference (row_texts.h), so the memory of
-// a large ingest does not grow with its texts (issue 12, the 1,000,000-row ingest).
+// a large ingest (a million rows) does not grow with its texts.
 // These tests hold the references to an exact oracle (a map of every id to the text
 // it was given) through every state change that moves them: spill buffer, spill file,
 // checkpoint into a segment, upserts, deletes, compaction and reopening; and check

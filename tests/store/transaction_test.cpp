@@ -1,4 +1,4 @@
-// Transactions (issue 12, defect 5): a write of any size in many log records is
+// Transactions: a write of any size in many log records is
 // all-or-nothing. Staged rows are invisible until the commit; a transaction never
 // committed (a crash, an abort) leaves the collection as before, on every reopen; a
 // transaction over several collections commits in all of them or none.

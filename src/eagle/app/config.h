@@ -107,7 +107,7 @@ struct Config {
     bool parent_doc_retrieval = true;
     bool graph_expansion = true;
     std::vector<std::string> expansion_relations = {"cites", "child"};  // connect_to relations followed
-    bool collapse_duplicates = true;     // near-duplicate collapse (issue 15, defect 6)
+    bool collapse_duplicates = true;     // near-duplicate collapse (search/fusion.h)
     std::vector<std::string> exclude_chunk_types = {"references"};  // left out unless a facet or filter names chunk types
     double duplicate_similarity = 0.9;   // Jaccard of word 3-shingles
     std::string telemetry_file;              // JSONL sink; empty = none
@@ -131,7 +131,7 @@ struct Config {
   // HNSW settings of the collections an ingest creates (seed: M=16, efConstruction=256,
   // ef=64); a collection keeps the settings it was created with.
   HnswParams hnsw;
-  // The visual collection (seed retrieval.txt §6.2, §10.3; issue 14): its encoder (the
+  // The visual collection (seed retrieval.txt §6.2, §10.3): its encoder (the
   // seed's Qwen3-VL slot; without a model, the embedded dct-lowfreq-v1 descriptor stands
   // in), its index, and the page tiles an ingest of a PDF makes.
   struct Visual {
@@ -167,7 +167,8 @@ struct ConfigOption {
 
 const std::vector<ConfigOption>& config_options();
 
-// Bounds on counts a request may ask for (SPEC security rule: sizes are bounded).
+// Bounds on counts a request may ask for: sizes from requests are bounded, so no
+// request can ask for unbounded work.
 inline constexpr size_t kMaxTopK = 10000;
 
 // Loads defaults <- file (if given, else $EAGLE_CONFIG, else ./eagle.yaml when

@@ -72,7 +72,8 @@ void copy_known_fields(const json& meta, const CollectionSchema& schema, json& r
 // may hold thousands).
 constexpr size_t kUnchangedIdsShown = 5;
 
-// TDR reads this much of a structured document's text to decide its profile.
+// The document profile (TDR, docs/glossary.md) reads this much of a structured
+// document's text to decide whether it is biomedical.
 constexpr size_t kProfileSampleBytes = 20000;
 
 // Documents written to the registry in one database transaction at the end of an
@@ -237,7 +238,7 @@ struct Slice {
   std::unordered_map<std::string, std::string> source_sha256;
   // TDR: the profile of the input or document each row came from; unset: decided per row.
   std::vector<std::optional<biomed::DocumentProfile>> profile;
-  // Rows of a drug label: they go to the biomedical text slot whatever TDR says.
+  // Rows of a drug label: they go to the biomedical text slot whatever the profile (TDR) says.
   std::vector<bool> label_row;
   // Image tiles (rows of the visual collection): the encoded image and its extension;
   // empty for a text row.
@@ -502,8 +503,8 @@ IngestReport Engine::ingest(const std::vector<std::string>& inputs, const Ingest
     // ({"collection": name, "encoder": label (optional)}); the others are routed below.
     std::vector<std::pair<size_t, std::vector<size_t>>> routes;  // target, rows
     std::vector<bool> selected(s.rows.size(), false);
-    // Image tiles go to the visual collection with the visual encoder (G4's
-    // eagle_visual), whatever --collection names for the text.
+    // Image tiles go to the visual collection with the visual encoder (eagle_visual, the
+    // core visual collection of the G4 default route), whatever --collection names for the text.
     // CLASSIFY_VISUAL (FIRST) may send a tile elsewhere (biomed: a radiology or
     // pathology figure to its medical slot). A medical slot without its model never
     // falls back to the general visual encoder (seed, biomed-retrieval.txt
@@ -845,7 +846,7 @@ IngestReport Engine::ingest(const std::vector<std::string>& inputs, const Ingest
       }
       slice_full();
     };
-    // Image tiles (issue 14): a PDF's pages, an image file.
+    // Image tiles: a PDF's pages, an image file.
     ingest::TileOptions tile_options;
     tile_options.page_dpi = cfg_.visual.page_dpi;
     tile_options.jpeg_quality = cfg_.visual.jpeg_quality;

@@ -78,7 +78,7 @@ search::RetrievalRequest search_request_from_json(const json& body, const std::s
   only_fields(body, {"query", "top_k", "kb_name", "scope", "scope_filter", "facets", "filter", "route_mode",
                      "plugin_namespace", "explain", "min_score", "image"});
   search::RetrievalRequest r;
-  // "image": a PNG or JPEG, Base64 or a data: URI (issue 14). With it the query may be
+  // "image": a PNG or JPEG, Base64 or a data: URI. With it the query may be
   // empty (image -> image); the orchestrator decodes it and says so when it is not an image.
   if (const json* img = json_field(body, "image")) {
     if (!img->is_string()) bad_request("image", "'image' must be a Base64 string or a data: URI");

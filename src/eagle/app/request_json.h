@@ -1,8 +1,8 @@
 #pragma once
 // Requests as JSON, read the same way by every front end (the HTTP API and the MCP
 // tools): each field checked for type, presence and bounds, each error naming the
-// field; the bounds are the SPEC's security rule (sizes and counts from requests are
-// bounded) and docs/http-api.md lists them.
+// field. Sizes and counts from requests are bounded, so no request can ask for
+// unbounded work; docs/http-api.md lists the bounds.
 #include <nlohmann/json.hpp>
 
 #include <set>

@@ -1,4 +1,4 @@
-# The biomedical plugin (issue 6), included from the top-level CMakeLists.txt:
+# The biomedical plugin, included from the top-level CMakeLists.txt:
 #   eagle_biomed_vocab   vocabularies, the entity model, the linear-time matcher, binary cache
 #   eagle_biomed_ingest  SPL label parsing, paper sections, compound cards (CHUNK subscribers' logic)
 #   eagle_biomed         the hook subscribers (intent, route, expansion, supplement, reranks)

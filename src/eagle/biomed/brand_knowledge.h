@@ -1,7 +1,7 @@
 #pragma once
-// Brand names the vocabularies lack, taught by the drug labels a store holds (issue
-// 15, defect 3). DrugBank's open vocabulary has generic names only, so "Humira" and
-// "Lipitor" matched nothing although the store's labels say HUMIRA is adalimumab.
+// Brand names the vocabularies lack, taught by the drug labels a store holds.
+// DrugBank's open vocabulary has generic names only, so "Humira" and "Lipitor" would
+// match nothing although the store's labels say HUMIRA is adalimumab.
 // This EntityKnowledge answers as the vocabulary does and adds each brand as a
 // mention of its generic's entity; a brand the vocabulary already knows, or whose
 // generic it does not, is left out.

@@ -194,7 +194,8 @@ QueryRetrievalIntent BiomedPlugin::intent_of(HookContext& ctx, const std::string
 // ---- CLASSIFY_QUERY: BiomedQueryRouteClassifier -------------------------------------
 
 std::optional<search::RouteDecision> BiomedPlugin::route(HookContext& ctx, const search::RetrievalRequest& req) const {
-  // Step 1: abstain outside the biomed namespace (Core's default route fires, G4).
+  // Step 1: abstain outside the biomed namespace (Core's default route fires, G4: never
+  // a specialised collection).
   if (ctx.plugin_namespace != "biomed") return std::nullopt;
   // Steps 2-3: configuration, intent, entity and drug matches.
   const auto intent = intent_of(ctx, req.query);
@@ -240,7 +241,7 @@ std::optional<search::RouteDecision> BiomedPlugin::route(HookContext& ctx, const
     add(opts_.chemical, "chemical_task");
     // Without a structure the compound plan can only match names (its lexical leg):
     // the text collections answer too ("compounds similar to adalimumab" is answered
-    // from the label; issue 15, defect 4).
+    // from the label).
     if (!has_structure && !smiles_in_query && req.route_mode != search::RouteMode::visual)
       add_text_plans("chemical_without_structure");
   } else if (req.route_mode != search::RouteMode::visual) {
@@ -292,7 +293,7 @@ std::optional<search::RouteDecision> BiomedPlugin::route(HookContext& ctx, const
   drop_absent();
   // A chemical question in a store without compounds ("CCL19 is a ligand for CCR7"
   // over papers) is still a biomedical question: the text plans answer it rather
-  // than Core's default route, which may hold none of the papers (issue 15, defect 4).
+  // than Core's default route, which may hold none of the papers.
   if (d.plans.empty() && chemical_task && req.route_mode != search::RouteMode::visual) {
     add_text_plans("chemical_fallback");
     std::erase_if(d.plans, [&](const search::CollectionQueryPlan& p) { return suppressed(p.collection); });
@@ -407,7 +408,7 @@ std::optional<search::ExpandedQuery> BiomedPlugin::dense_expand(HookContext& ctx
       if (!related.empty()) smiles.push_back(related);
     }
     // No structure (a biologic, or a name the vocabulary lacks): the plan searches the
-    // compound cards by name alone instead of failing (issue 15, defect 4).
+    // compound cards by name alone instead of failing.
     if (smiles.empty()) {
       out.dense_query.clear();
       out.lexical_only = true;  // audited by the plan that runs it (not by the supplement's look)
@@ -676,7 +677,7 @@ std::optional<HitList> BiomedPlugin::tier2_rerank(HookContext& ctx, const std::s
   for (size_t i = 0; i < text_nodes.size(); ++i) {
     ce[i] = text_nodes[i].score;
     // A hit expanded from an injected one inherited its boosted score: it is no more
-    // evidence of relevance than its parent (issue 15, defect 1).
+    // evidence of relevance than its parent.
     is_injected[i] = was_injected(text_nodes[i].collection + "\x1f" + text_nodes[i].id) ||
                      was_injected(text_nodes[i].expanded_from);
     if (!is_injected[i]) weakest = std::min(weakest, ce[i]);
@@ -736,7 +737,7 @@ std::optional<HitList> BiomedPlugin::tier2_rerank(HookContext& ctx, const std::s
   // scores wins. Over every hit with a structure, not only those naming the query's
   // drug: a structural neighbour is what "compounds similar to imatinib" asks for, and
   // its fused score carries the cross-drug penalty for being another drug (the seed's
-  // failure class q-exp-043; issue 15, defect 5). Hits without a structure score -1
+  // failure class q-exp-043). Hits without a structure score -1
   // and keep their fused score.
   if (intent.workflow == "chemical") {
     std::vector<size_t> idx;

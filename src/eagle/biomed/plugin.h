@@ -134,7 +134,7 @@ struct BiomedOptions {
   // folder, a BEIR corpus) goes whole to one collection, biomedical when at least half
   // of its first profile_sample_documents documents are; a corpus of biomedical
   // snippets is not split across two collections, where a core search would see only
-  // the few "general" ones (issue 15, defect 2). "document": the seed's per-document
+  // the few "general" ones. "document": the seed's per-document
   // doc_profile.py decision.
   std::string document_profile_unit = "input";
   size_t profile_sample_documents = 200;

@@ -51,7 +51,7 @@ struct CollectionSchema {
   VectorFieldSchema vector;
   std::string text_field = "text";  // indexed by the lexical engine
   // BM25's length normalisation b for this collection's text (0..1); unset: the
-  // store's bm25.b. The visual collection sets it (visual.bm25_b, issue 14).
+  // store's bm25.b. The visual collection sets it (visual.bm25_b).
   std::optional<double> text_length_norm;
   std::vector<FieldSchema> fields;  // scalar fields; the id field is implicit ("id", string)
 

@@ -1,5 +1,5 @@
 #pragma once
-// Encoders and rerankers behind one registry (issue 4). Collections and query
+// Encoders and rerankers behind one registry. Collections and query
 // plans name encoders by label (the seed's slots: pubmedbert, medcpt-query,
 // medcpt-article, medcpt-rerank, molformer, text-embedding-v4, qwen3-rerank, ...);
 // configuration maps each label to an implementation.

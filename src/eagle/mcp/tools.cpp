@@ -326,7 +326,7 @@ ToolSet::ToolSet(app::Engine& engine, const std::string& default_namespace, bool
 
   // seed retrieval.txt §12: core_retrieve_visual {query, scope, top_k, kb_name} ->
   // {image_id, document_id, page, position, score} (PixelRAGVisualRetriever); an
-  // image (Base64) asks by pixels instead of, or beside, words (issue 14).
+  // image (Base64) asks by pixels instead of, or beside, words.
   json visual_props = retrieval_properties(top_k_default);
   visual_props["query"] = string_schema("words to find tiles by (their page text and captions)", kQueryChars, 1);
   visual_props["image"] = {{"type", "string"},

@@ -2,7 +2,7 @@
 // The MCP tools (seed retrieval.txt §12: they call the retrievers directly and take
 // kb_name, top_k and facet filters). Each has a JSON Schema 2020-12 input schema with
 // a bound on every number, string and list, an output schema, and answers with
-// structuredContent plus a readable text block. Exposure (rule G3 of the MCP issue):
+// structuredContent plus a readable text block. Exposure (rule G3, docs/glossary.md):
 // every core_* tool, plus the tools of the configured default namespace (biomed_*
 // when it is biomed).
 #include <nlohmann/json.hpp>
@@ -37,7 +37,7 @@ struct Tool {
   std::string name;
   std::string title;
   std::string description;
-  std::string plugin_namespace;  // core | biomed: exposure G3
+  std::string plugin_namespace;  // core | biomed: exposure rule G3 (docs/glossary.md)
   bool read_only = true;         // false: it changes the store (annotations readOnlyHint, destructiveHint)
   nlohmann::json input_schema;
   nlohmann::json output_schema;
@@ -46,7 +46,8 @@ struct Tool {
 
 class ToolSet {
  public:
-  // The tools exposed for `default_namespace` (G3), each schema checked to use only
+  // The tools exposed for `default_namespace` (G3: core_* plus that namespace's
+  // own), each schema checked to use only
   // keywords the validator enforces.
   // `default_namespace` may be auto: resolved once here, from the store's documents.
   // `with_ingest`: list core_ingest (a server that owns the store).

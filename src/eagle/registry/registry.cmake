@@ -1,4 +1,4 @@
-# The document registry (issue 5 item 7): eagle_registry (SQLite and PostgreSQL
+# The document registry: eagle_registry (SQLite and PostgreSQL
 # backends behind DocumentRegistry) and test_registry, its one typed test suite.
 # Included from the top-level CMakeLists.txt after eagle_core is defined:
 #   include(src/eagle/registry/registry.cmake)

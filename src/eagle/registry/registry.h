@@ -1,5 +1,5 @@
 #pragma once
-// The document registry (issue 5 item 7): one row per ingested document in the
+// The document registry: one row per ingested document in the
 // seed's `documents` table and its tags in `document_keywords`, behind one
 // interface with two backends, SQLite (embedded default) and PostgreSQL (libpq).
 // The query path uses it for the seed's lookup_document_ids_by_name_terms (entity
@@ -188,7 +188,8 @@ class DocumentRegistry {
 
   // The collections_used catalog for the scope-aware union: the distinct collections
   // used at ingest by the documents in `document_ids` OR in a KB of `kb_names` (the
-  // scope's OR semantics), sorted. Both empty = no scope = no union, so {} (G4).
+  // scope's OR semantics), sorted. Both empty = no scope = no union, so {}: without a
+  // scope no specialised collection joins the route (G4).
   // within_kbs (non-empty): only documents of those knowledge bases.
   std::vector<std::string> collections_used(const std::vector<std::string>& document_ids,
                                             const std::vector<std::string>& kb_names = {},

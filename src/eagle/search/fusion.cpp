@@ -18,10 +18,11 @@ std::string dedup_key(const ScoredHit& h) {
   return "dp:" + h.document_id() + "\x1f" + h.path();
 }
 
-// G32 key: the same chunk indexed in two collections shares these, not its node id.
+// G32 key (cross-collection dedupe): the same chunk indexed in two collections shares
+// these, not its node id.
 std::string cross_key(const ScoredHit& h) {
   // An image tile names the text chunk of its caption or page in source_chunk_id: a
-  // link, not the same chunk (both are answers, issue 14).
+  // link, not the same chunk (both are answers).
   if (h.is_image) return "";
   if (auto s = h.source_chunk_id(); !s.empty()) return "sc:" + s;
   // (document_id, path) identifies a chunk only when both are known: two chunks of

@@ -9,7 +9,8 @@
 
 namespace eagle::search {
 
-// merge_rrf: score[key] += 1 / (k + rank), ranks 1-based. G8: an empty list
+// merge_rrf (seed biomed-retrieval.txt, "RRF merge & dedupe"): score[key] +=
+// 1 / (k + rank), ranks 1-based. G8: an empty list
 // contributes nothing. A single non-empty list passes through unchanged (no fusion
 // math). Dedup key: node id, else source_chunk_id, else (document_id, path).
 HitList merge_rrf(std::vector<HitList> lists, int k = 60, bool explain = false);
@@ -19,7 +20,7 @@ HitList merge_rrf(std::vector<HitList> lists, int k = 60, bool explain = false);
 // hit; audits `rrf_dedupe` with the number removed.
 HitList dedupe_cross_collection(HitList merged, int succeeded_plans, Telemetry* telemetry);
 
-// Near-duplicate collapse (issue 15, defect 6): walking the hits in rank order until
+// Near-duplicate collapse: walking the hits in rank order until
 // `keep` hits are kept, a hit is folded into an earlier kept hit when
 //   - their texts are near-identical: Jaccard similarity of their word 3-shingles
 //     >= `threshold` (identical chunks of two labels), or

@@ -26,7 +26,7 @@ enum class HookPoint {
   RERANK_MERGED, RETRIEVE_VISUAL_FILTER,
   // ingest
   PARSE, CHUNK, CLASSIFY_CHUNK, EMBED_TEXT, INGEST_ROUTE_SELECTORS, UPSERT_VECTORS,
-  // images (issue 14): an ingest's image tiles, and a query's image
+  // images: an ingest's image tiles, and a query's image
   CLASSIFY_VISUAL, EMBED_VISUAL,
 };
 enum class HookMode { first, all, transform };

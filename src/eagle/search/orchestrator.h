@@ -7,6 +7,7 @@
 // expansion -> RERANK_MERGED per the rerank policy -> near-duplicate collapse ->
 // final_top_k. A plan that throws
 // is skipped with a warning and a plan_failed audit; the query still answers.
+// G4, G32: the seed's rule codes, docs/glossary.md.
 #include <algorithm>
 #include <functional>
 #include <map>
@@ -90,7 +91,8 @@ class Orchestrator {
 
   RetrievalResponse retrieve(const RetrievalRequest& request) const;
 
-  // Exposed for tests: the core default route (G4) and the resolved rerank policy.
+  // Exposed for tests: the core default route (G4: core collections only) and the
+  // resolved rerank policy.
   RouteDecision default_route(const RetrievalRequest& request) const;
   // What a plan the orchestrator builds recalls: the recall depth, or the hits asked
   // for when they are more.
@@ -139,7 +141,8 @@ ScoredHit hit_from_record(const store::Record& r, const CollectionSchema& schema
 ScoredHit hit_from_row(const std::string& id, const std::string& text, ValuesView values,
                        const CollectionSchema& schema, const std::string& collection, double score);
 
-// Bounds on requests (SPEC security rule).
+// Bounds on requests: sizes from requests are bounded, so no request can ask for
+// unbounded work.
 inline constexpr size_t kMaxFinalTopK = 1000;
 inline constexpr size_t kMaxQueryBytes = 16384;
 // A query image (PNG or JPEG bytes): a photographed page or a figure at full

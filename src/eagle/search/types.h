@@ -66,7 +66,7 @@ struct CollectionQueryPlan {
 struct RouteDecision {
   std::vector<CollectionQueryPlan> plans;
   nlohmann::json hints = nlohmann::json::object();  // e.g. {"parent_doc_retrieval": false}
-  std::string source = "core_default";              // who decided: classifier name or core_default (G4)
+  std::string source = "core_default";              // classifier name, or core_default (G4, docs/glossary.md)
   nlohmann::json to_json() const;
 };
 
@@ -76,7 +76,7 @@ struct ExpandedQuery {
   nlohmann::json intent;  // opaque to core; stashed for later hooks
   // No dense query exists for the plan's encoder (a compound named without a
   // structure for a molecule encoder): the plan runs its lexical leg alone, so the
-  // compound is still found by name (issue 15, defect 4).
+  // compound is still found by name.
   bool lexical_only = false;
 };
 

@@ -148,7 +148,8 @@ TxnId new_txn_id();  // random and nonzero
 // parts (the log's own limit is kMaxWalPayload).
 inline constexpr size_t kTxnPartBytes = 32u << 20;
 
-// Bounds on request sizes (SPEC security rule).
+// Bounds on request sizes: sizes from requests are bounded, so no request can ask for
+// unbounded work.
 inline constexpr size_t kMaxSearchK = 10000;
 inline constexpr size_t kMaxBatch = 100000;
 

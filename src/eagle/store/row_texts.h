@@ -1,7 +1,7 @@
 #pragma once
 // Row texts kept on disk and read back by reference, so a collection's memory does not
-// grow with its texts (the 1,000,000-row ingest of the reliability issue held ~250
-// bytes a row of text in strings). A row's text lives in one of these files:
+// grow with its texts (held in strings, a 1,000,000-row ingest's texts cost ~250
+// bytes a row). A row's text lives in one of these files:
 //   - one of the collection's segment files, where a checkpoint or a merge wrote it
 //     (read in place; each open segment file has a slot number the reference names);
 //   - the spill file, an unnamed temporary file (O_TMPFILE in the collection's folder;

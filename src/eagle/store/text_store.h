@@ -1,5 +1,5 @@
 #pragma once
-// The embedded store of the Foundation issue: a data folder holding the documents
+// The embedded text store: a data folder holding the documents
 // and their BM25 index in one versioned file, replaced atomically (write to a
 // temporary file, fsync, rename), so an interrupted ingest never leaves a
 // half-written index: the previous file stays until the new one is complete.

@@ -1,5 +1,5 @@
 #pragma once
-// Biomedical analyzer for the lexical index (issue 2, SPEC "Lexical index").
+// Biomedical analyzer for the lexical index (SPEC "Lexical index").
 //
 // Text is NFKC-normalised and case-folded. A token is a run of letters/digits,
 // possibly joined by internal hyphens ("pd-1", "vegfr1-3", "hmpl-013", "5-fu") and

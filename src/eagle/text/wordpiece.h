@@ -1,5 +1,5 @@
 #pragma once
-// WordPiece tokenizer identical to Hugging Face's BertTokenizer (issue 4):
+// WordPiece tokenizer identical to Hugging Face's BertTokenizer:
 // BasicTokenizer (clean text, CJK spacing, NFC, lower-casing with accent stripping,
 // punctuation split) followed by greedy longest-match-first WordPiece with "##"
 // continuations, [CLS]/[SEP] framing, sentence pairs and truncation.

@@ -1,4 +1,4 @@
-// SPL label parsing (issue 6 item 9) on the openFDA fixtures in shared/data/spl.
+// SPL label parsing on the openFDA fixtures in shared/data/spl.
 #include "eagle/biomed/ingest/spl.h"
 
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// The compiled vocabulary cache (issue 6 item 1): a round trip gives the same
+// The compiled vocabulary cache: a round trip gives the same
 // vocabulary and matches, a changed source or format rebuilds it, and a corrupt file
 // is rebuilt (never a crash). SurfaceAutomaton::read rejects structurally bad data.
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// Vocabulary loaders on small inline fixtures (issue 6 item 1): UMLS RRF, DrugBank
+// Vocabulary loaders on small inline fixtures: UMLS RRF, DrugBank
 // CSVs, NCBI genes, MeSH trees and OBO, the drug-suffix rule, merging and surface
 // precedence.
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// The entity matcher (issue 6 item 2): the seed's letter-boundary rules by name,
+// The entity matcher: the seed's letter-boundary rules by name,
 // leftmost-longest selection, the case/ambiguity rules, offsets into non-ASCII text,
 // and the Aho–Corasick matcher against its brute-force oracle on random data.
 #include <gtest/gtest.h>

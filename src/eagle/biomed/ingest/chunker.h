@@ -1,5 +1,5 @@
 #pragma once
-// The biomedical chunker (issue 6 item 9; seed biomed_chunk_transform): turns a parsed
+// The biomedical chunker (seed biomed_chunk_transform): turns a parsed
 // SPL label or a paper into chunk rows, nlohmann::json objects with every field of
 // chunk_schema() (src/eagle/core/schema.cpp). Every chunk carries primary_drugs (seed
 // chunker._primary_drugs_for_node: the zero-rescan entity boost at query time) and

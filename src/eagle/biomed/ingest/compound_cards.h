@@ -1,5 +1,5 @@
 #pragma once
-// Compound cards (issue 6 item 9): one chunk row per compound of a DrugBank structures
+// Compound cards: one chunk row per compound of a DrugBank structures
 // CSV (header "DrugBank ID,Name,Drug Groups,SMILES", columns found by name), for the
 // chemical collection. The SMILES string comes back beside the row so the caller can
 // hand it to the chemical encoder (MolFormer / fingerprints) without re-parsing text.

@@ -1,5 +1,5 @@
 #pragma once
-// HL7 v3 Structured Product Label (SPL) parsing (issue 6 item 9): the FDA's XML drug
+// HL7 v3 Structured Product Label (SPL) parsing: the FDA's XML drug
 // labels, namespace urn:hl7-org:v3. A label becomes its identifiers, its product and
 // generic names (the primary_drugs of every chunk) and a flat, document-ordered list
 // of its sections with LOINC codes mapped onto biomed_section names.

@@ -1,5 +1,5 @@
 #pragma once
-// The biomedical entity model (issue 6 item 1): one record per concept whatever the
+// The biomedical entity model: one record per concept whatever the
 // source vocabulary (UMLS, DrugBank, NCBI genes, MeSH, OBO), and the matches the
 // entity matcher reports. The biomed plugin's hooks read only these types.
 #include <cstddef>

@@ -1,5 +1,5 @@
 #pragma once
-// The entity matcher (issue 6 item 2): finds vocabulary surfaces in a text in one
+// The entity matcher: finds vocabulary surfaces in a text in one
 // Aho–Corasick pass over its normalised copy (normalize.h), so the cost is linear in
 // the text whatever the dictionary size. Matches are leftmost-longest and
 // non-overlapping, in text order, with byte offsets into the original text.
@@ -56,7 +56,7 @@ struct MatcherOptions {
       "mice",    "rats",  "end",     "age",    "set",    "top",   "step",   "stop",  "spring",
       "wave",    "date",  "balance", "beam",   "bore",   "chalk", "patrol", "perch", "squash",
       "timothy", "titan", "turkey",  "merlin", "orange", "air",   "mat",    "mate"};
-  // The seed issue's ambiguous gene symbols: matched in capitals, or followed by a cue.
+  // Gene symbols that are also common words: matched in capitals, or followed by a cue.
   std::vector<std::string> ambiguous_words = {"met", "cat", "impact", "atm", "car", "rest", "ace", "kit",
                                               "ret", "max", "ran",    "bad", "bid", "cap",  "pin", "net"};
   // Clinical abbreviations that are also gene aliases: as genes, matched only followed

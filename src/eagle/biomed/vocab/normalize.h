@@ -1,6 +1,6 @@
 #pragma once
-// Text normalisation shared by the surface dictionary and the entity matcher (issue 6
-// item 2). Both sides go through the same per-character transform, so a surface
+// Text normalisation shared by the surface dictionary and the entity matcher. Both
+// sides go through the same per-character transform, so a surface
 // matches the text exactly when their normalised bytes are equal:
 //   - case fold (ASCII table; utf8proc's full case folding for the rest, "ß" -> "ss"),
 //   - any run of white space (ASCII or Unicode Zs) -> one ' ',

@@ -1,5 +1,5 @@
 #pragma once
-// The compiled surface dictionary (issue 6 item 2): every normalised surface (name,
+// The compiled surface dictionary: every normalised surface (name,
 // alias, symbol) of the vocabulary in one Aho–Corasick automaton, so matching is
 // linear in the text whatever the dictionary size (not one regex per entity).
 //

@@ -1,5 +1,5 @@
 #pragma once
-// The biomedical vocabulary (issue 6 item 1): UMLS (MRCONSO/MRSTY), DrugBank
+// The biomedical vocabulary: UMLS (MRCONSO/MRSTY), DrugBank
 // (vocabulary + structures), NCBI human genes, MeSH trees and OBO ontologies (DOID)
 // loaded into one entity model, plus the compiled surface dictionary the matcher
 // runs on. `load_cached` keeps both in one binary file so a restart parses nothing

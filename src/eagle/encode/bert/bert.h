@@ -1,5 +1,5 @@
 #pragma once
-// Native BERT runtime (issue 4): loads a Hugging Face model folder (config.json,
+// Native BERT runtime: loads a Hugging Face model folder (config.json,
 // vocab.txt, model.safetensors or a sharded index) and runs the encoder forward pass
 // on BLAS in fp32: embeddings (word + position + token type) with LayerNorm, then per
 // layer multi-head self-attention with the padding mask, output projection, residual

@@ -1,5 +1,5 @@
 #pragma once
-// Chemistry on RDKit (issue 4): SMILES parsing and canonical SMILES, Morgan
+// Chemistry on RDKit: SMILES parsing and canonical SMILES, Morgan
 // fingerprints (radius 2, 2048 bits by default), Tanimoto similarity, SMARTS
 // substructure match, and an exact compound index: the default implementation of
 // the `molformer` encoder slot (true structural similarity).

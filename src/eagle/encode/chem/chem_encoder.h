@@ -1,5 +1,5 @@
 #pragma once
-// The `molformer` slot's default (issue 4): a molecule "encoder" whose vector is the
+// The `molformer` slot's default: a molecule "encoder" whose vector is the
 // Morgan fingerprint (radius 2, 2048 bits) as 0/1 floats and whose metric is
 // TANIMOTO, so a flat compound collection answers exact structural similarity.
 #include <memory>

@@ -1,5 +1,5 @@
 #pragma once
-// Native CLIP-style runtime (issue 14), in the BERT runtime's style: fp32 on the same
+// Native CLIP-style runtime, in the BERT runtime's style: fp32 on the same
 // dispatched kernels and shared layers (bert/layers.h).
 //
 // The image tower is a Vision Transformer: patch embedding (a stride-p convolution,

@@ -1,7 +1,7 @@
 #pragma once
 // The embedded image encoder: dct-lowfreq-v1 (ingest/image/descriptor.h) behind the
-// Encoder interface, so the visual collection works without model weights (issue 14,
-// "out of the box"). It embeds images only: a text query reaches its rows through
+// Encoder interface, so the visual collection works out of the box, without model
+// weights. It embeds images only: a text query reaches its rows through
 // their captions and page text (the visual plan's lexical leg).
 #include <memory>
 #include <string>

@@ -133,7 +133,7 @@ class BatchedEncoder : public Encoder {
 
 // Image encoders with a text tower (the seed's Qwen3-VL-Embedding, CLIP-style models):
 // images go as data: URIs (Jina: the Base64 alone), texts as they are, in the API's own
-// request shape; both land in one space, so a text query finds images (issue 14).
+// request shape; both land in one space, so a text query finds images.
 class MultimodalEncoder : public Encoder {
  public:
   MultimodalEncoder(EncoderInfo info, RemoteOptions opts, MultimodalApi api)

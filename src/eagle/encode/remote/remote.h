@@ -1,12 +1,12 @@
 #pragma once
-// HTTP clients for remote encoders and rerankers (issue 4):
+// HTTP clients for remote encoders and rerankers:
 //   openai       POST {base}/v1/embeddings  {model, input: [...]}        -> {data: [{index, embedding}]}
 //                (DashScope text-embedding-v4, vLLM, Ollama's OpenAI route, TEI's OpenAI route)
 //   tei          POST {base}/embed          {inputs: [...]}              -> [[...], ...]
 //   tei-rerank   POST {base}/rerank         {query, texts: [...]}        -> [{index, score}]
 //   cohere       POST {base}/rerank         {model, query, documents, top_n} -> {results: [{index, relevance_score}]}
 //                (Cohere, Jina, DashScope qwen3-rerank compatible route)
-// Image encoders with a text tower (issue 14), images as Base64:
+// Image encoders with a text tower, images as Base64:
 //   dashscope-multimodal  POST {base}/api/v1/services/embeddings/multimodal-embedding/multimodal-embedding
 //                         {model, input: {contents: [{image: data-URI} | {text}]}} -> {output: {embeddings: [{index, embedding}]}}
 //                         (Qwen3-VL-Embedding, multimodal-embedding-v1)

@@ -1,5 +1,5 @@
 #pragma once
-// The embedded default text encoder (issue 4): tokens -> SIF-weighted mean of word
+// The embedded default text encoder: tokens -> SIF-weighted mean of word
 // vectors -> L2 normalisation (Arora et al. 2017, without the common-component
 // removal, which needs a corpus). Word vectors come from a compact binary file
 // (int8 with a per-word scale, memory-mapped, loads in milliseconds) converted once

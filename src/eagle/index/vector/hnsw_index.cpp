@@ -169,7 +169,7 @@ HnswIndex::HnswIndex(const VectorFieldSchema& s, HnswOptions opts)
   validate_params(params_);
   // Cosine vectors are unit length, so fp16 keeps them to ~1e-4: f16 nodes (384 bytes
   // at 100 dimensions) rather than sq8's codes plus the fp16 copy it re-ranks with
-  // (464): same scores, a sixth less memory a row (issue 12's bounded ingest), ~5-10%
+  // (464): same scores, a sixth less memory a row, ~5-10%
   // fewer queries/s (docs/vector.md).
   storage_ = opts.storage.value_or(s.metric == Metric::cosine ? VectorStorage::f16 : VectorStorage::f32);
   if (static_cast<uint8_t>(storage_) > static_cast<uint8_t>(VectorStorage::sq8))

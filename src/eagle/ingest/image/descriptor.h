@@ -1,6 +1,6 @@
 #pragma once
 // The embedded image descriptor for image-to-image near-duplicate search without
-// model weights (issue 14: "out of the box"): dct-lowfreq-v1.
+// model weights, so images work out of the box: dct-lowfreq-v1.
 //
 // The image is box-filtered to a 64 x 64 grey grid (luma 0.299 R + 0.587 G + 0.114 B),
 // transformed by the orthonormal 2-D DCT-II, and the 16 x 16 lowest frequencies but

@@ -1,6 +1,6 @@
 #pragma once
 // A PDF's pages as images (poppler's Splash renderer through poppler-cpp), what the
-// visual collection keeps as page tiles (issue 14).
+// visual collection keeps as page tiles.
 #include <functional>
 #include <string>
 #include <string_view>

@@ -1,6 +1,6 @@
 #pragma once
 // The image store: the encoded image of every tile of the visual collection, kept so
-// a hit can be shown (issue 14). Files are named by their content,
+// a hit can be shown. Files are named by their content,
 // DATA_DIR/images/<first two hex digits>/<sha256>.<jpg|png>, so a tile ingested twice
 // is stored once and a name can be checked against its bytes when read: a flipped
 // byte is reported, never served. Rows name their image in the `image` field.

@@ -89,8 +89,8 @@ void pdf_page_tiles(std::string_view pdf_bytes, const Article& article, const st
                       t.extension = "jpg";
                       fn(std::move(t));
                       // The page's figures: the region of graphic and caption, found by
-                      // its caption's words (issue 14: "a caption question returns its
-                      // figure tile").
+                      // its caption's words, so a caption question returns its figure
+                      // tile.
                       auto it = figures.find(rp.page);
                       if (it == figures.end()) return;
                       size_t n = 0;
