@@ -24,6 +24,7 @@
 
 #include "bench_rows.h"
 #include "bench_support.h"
+#include "eagle/app/config.h"
 #include "eagle/core/schema.h"
 #include "eagle/encode/static/word_vectors.h"
 #include "eagle/eval/synthetic_corpus.h"
@@ -56,7 +57,7 @@ fs::path only_log(const fs::path& dir) {
 
 int main(int argc, char** argv) {
   CLI::App app{"bench_log: log replay, binary records vs the older JSON records (JSON lines)"};
-  std::string beir, work, glove = "eagle-assets/glove100.eaglewv";
+  std::string beir, work, glove = eagle::app::glove_file_of(eagle::app::Config{});  // the cache eagle makes
   uint64_t rows = 100000;
   size_t batch = 256;
   int reps = 3;
@@ -64,7 +65,7 @@ int main(int argc, char** argv) {
   app.add_option("--rows", rows, "rows")->capture_default_str();
   app.add_option("--batch", batch, "rows per log record")->capture_default_str();
   app.add_option("--reps", reps, "repetitions per figure (median)")->capture_default_str();
-  app.add_option("--glove", glove, "converted GloVe file (eagle encoders converts it)")->capture_default_str();
+  app.add_option("--glove", glove, "converted GloVe file (eagle makes it on first use: `eagle ingest` or `eagle search`)")->capture_default_str();
   std::string index = "both";
   app.add_option("--index", index, "vector index of the collections: flat, hnsw or both")
       ->check(CLI::IsMember({"flat", "hnsw", "both"}))

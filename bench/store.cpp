@@ -1,5 +1,5 @@
 // bench_store: Eagle's own row store (write-ahead log + checksummed segments) against
-// LMDB (Debian liblmdb 0.9) as the store of rows, the design issue 12 asks to measure.
+// LMDB (Debian liblmdb 0.9) as the store of rows, the established design to measure against.
 // Both hold the same rows (BioASQ-made passages, GloVe vectors computed once before
 // either runs) and answer from the same in-memory indexes (BM25, HNSW, scalar); only
 // where rows live and how the indexes come back differ:
@@ -22,6 +22,7 @@
 
 #include "bench_rows.h"
 #include "bench_support.h"
+#include "eagle/app/config.h"
 #include "eagle/core/schema.h"
 #include "eagle/encode/static/word_vectors.h"
 #include "eagle/eval/beir.h"
@@ -120,13 +121,13 @@ std::vector<std::vector<Record>> batches_of(const std::vector<Record>& rows, siz
 
 int main(int argc, char** argv) {
   CLI::App app{"bench_store: Eagle's log + segments vs LMDB as the row store (JSON lines)"};
-  std::string beir, work, glove = "eagle-assets/glove100.eaglewv";
+  std::string beir, work, glove = eagle::app::glove_file_of(eagle::app::Config{});  // the cache eagle makes
   uint64_t rows = 200000;
   size_t batch = 1024;
   app.add_option("--beir", beir, "BEIR folder: its passages make the rows, its queries are searched")->required();
   app.add_option("--rows", rows, "rows")->capture_default_str();
   app.add_option("--batch", batch, "rows per durable write")->capture_default_str();
-  app.add_option("--glove", glove, "converted GloVe file (eagle encoders converts it)")->capture_default_str();
+  app.add_option("--glove", glove, "converted GloVe file (eagle makes it on first use: `eagle ingest` or `eagle search`)")->capture_default_str();
   app.add_option("--work", work, "folder for both stores (default: a temporary folder, removed)");
   CLI11_PARSE(app, argc, argv);
   try {

@@ -229,7 +229,7 @@ TEST_F(ServerTest, SearchAnswersWithSourcesRouteAndSteps) {
   EXPECT_EQ(kb.j()["sources"].size(), 0u);
   auto legacy = call({"POST", "/search", "/search", R"({"query": "cancer", "top_k": 10, "scope": ["ab02"]})"});
   EXPECT_EQ(source_ids(legacy), std::vector<std::string>{"ab02"}) << legacy.body;
-  // min_score drops the sources below it (issue 15): at the second source's score,
+  // min_score drops the sources below it: at the second source's score,
   // the sources after it that score less are gone.
   auto all = call({"POST", "/search", "/search", R"({"query": "cancer", "top_k": 10})"}).j()["sources"];
   ASSERT_GE(all.size(), 3u);
@@ -577,6 +577,8 @@ TEST_F(ServerTest, CollectionsAndHostOriginChecks) {
   ASSERT_EQ(one.status, 200);
   EXPECT_EQ(one.j()["dimension"], 100);
   EXPECT_EQ(one.j()["encoder"], "glove");
+  EXPECT_TRUE(one.j()["stand_in"].is_null()) << one.body;  // glove is what it says it is
+  EXPECT_NE(one.j()["encoder_identity"].get<std::string>().find("glove"), std::string::npos) << one.body;
   // DNS rebinding: a foreign Host or Origin is refused; our own origin is fine.
   auto host = call({"GET", "/collections", "/collections", "", {"Host: evil.example"}});
   EXPECT_EQ(host.status, 403);
@@ -789,6 +791,18 @@ TEST(ServerAuth, TokensAndAKbScopeThatDoesNotLeak) {
                                        {"records", {{{"id", "bio1"}, {"text", "imatinib in chronic myeloid leukemia"}}}}})
                 .value("state", ""),
             "succeeded");
+  // The biomedical collection's pubmedbert slot runs the GloVe stand-in: the API says
+  // so, for the collection and for each plan that uses it.
+  auto bio = as("admin-secret", {"GET", "/collections/eagle_text_biomed", "/collections/{name}"});
+  ASSERT_EQ(bio.status, 200) << bio.body;
+  EXPECT_EQ(bio.j()["encoder"], "pubmedbert");
+  EXPECT_EQ(bio.j()["stand_in"], "the embedded GloVe vectors") << bio.body;
+  auto bio_search = as("admin-secret", {"POST", "/search", "/search", R"({"query": "imatinib", "plugin_namespace": "biomed"})"});
+  ASSERT_EQ(bio_search.status, 200) << bio_search.body;
+  bool plan_says = false;
+  for (const auto& plan : bio_search.j()["route"]["plans"])
+    if (plan["encoder"] == "pubmedbert") plan_says = plan.value("stand_in", "") == "the embedded GloVe vectors";
+  EXPECT_TRUE(plan_says) << bio_search.j()["route"].dump();
   auto admin_core = as("admin-secret", {"POST", "/search", "/search", R"({"query": "zzshared", "plugin_namespace": "core"})"});
   ASSERT_EQ(admin_core.status, 200) << admin_core.body;
   const json admin_step = admin_core.j()["steps"][0];
@@ -1103,7 +1117,7 @@ TEST(ServerReembed, ATaskRebuildsACollectionsVectorsAndSearchesUseThem) {
   EXPECT_EQ(again.j()["result"]["already_current"], true) << again.body;
 }
 
-// Issue 14 over HTTP: POST /search with a Base64 image (or a data: URI) finds the page
+// Visual retrieval over HTTP: POST /search with a Base64 image (or a data: URI) finds the page
 // it was made from, with the ImageNode fields in its source; GET /images/{image_id}
 // serves the tile's kept image; a token scoped to another knowledge base sees neither.
 TEST(ServerVisual, AnImageQueryFindsItsPageAndTheTileImageIsServedInScope) {
@@ -1442,11 +1456,34 @@ TEST_F(ServerTest, SessionsKeepTurnsForTheirOwnerAndFeedTheModel) {
   auto full = as("alice-secret", {"POST", "/query", "/query", cont});
   EXPECT_EQ(full.status, 409) << full.body;
   EXPECT_EQ(full.j()["error"]["code"], "conflict");
+  EXPECT_EQ(as("alice-secret", {"POST", "/query/stream", "/query/stream", cont}).status, 409);  // not a 200 stream
+  auto last = as("alice-secret", {"GET", "/sessions/" + sid + "?limit=1", "/sessions/{session_id}"});
+  ASSERT_EQ(last.j()["turns"].size(), 1u) << last.body;
+  EXPECT_EQ(last.j()["turns"][0]["turn"], 3);
+  EXPECT_EQ(last.j()["session"]["turns"], 3);
+  EXPECT_EQ(as("alice-secret", {"GET", "/sessions/" + sid + "?limit=0", "/sessions/{session_id}"}).status, 400);
+  EXPECT_EQ(as("alice-secret", {"GET", "/sessions?kind=x", "/sessions"}).status, 200);  // only limit and offset are read
 
   auto deleted = as("alice-secret", {"DELETE", "/sessions/" + sid, "/sessions/{session_id}"});
   ASSERT_EQ(deleted.status, 200) << deleted.body;
   EXPECT_EQ(deleted.j()["deleted_turns"], 3);
   EXPECT_EQ(as("alice-secret", {"GET", "/sessions/" + sid, "/sessions/{session_id}"}).status, 404);
+}
+
+// sessions.enabled false: no session is kept, and naming one is a bad request.
+TEST_F(ServerTest, SessionsOffKeepNoneAndRefuseASessionId) {
+  const auto store = kWork / "store-sessions-off";
+  fs::remove_all(store);
+  ASSERT_EQ(run_eagle("--data-dir " + store.string() + " ingest " + std::string(EAGLE_SOURCE_DIR) + "/examples/sample").rc, 0);
+  ServerProcess s(store, {"--set", "sessions.enabled=false"});
+  ASSERT_TRUE(s.running()) << s.log();
+  auto r = http(s.port(), {"POST", "/query", "/query", R"({"query": "PD-1 blockade"})"});
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_TRUE(r.j()["session_id"].is_null());
+  EXPECT_TRUE(r.j()["turn"].is_null());
+  auto named = http(s.port(), {"POST", "/query", "/query", R"({"query": "PD-1 blockade", "session_id": "s-1"})"});
+  EXPECT_EQ(named.status, 400) << named.body;
+  EXPECT_EQ(http(s.port(), {"GET", "/sessions", "/sessions"}).j()["total"], 0);
 }
 
 // Last: every response recorded above against the OpenAPI document (ajv 2020-12).

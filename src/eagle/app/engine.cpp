@@ -374,9 +374,12 @@ search::RetrievalResponse Engine::retrieve(search::RetrievalRequest& req) {
     resp = orchestrator_->retrieve(req);
   }
   resp.metadata["namespace_step"] = std::move(ns_step);
+  // Each plan's encoder as it really is: a slot left to a stand-in says what runs in it.
+  for (const auto& plan : resp.route.plans)
+    if (const auto by = stand_in_of(cfg_, plan.encoder); !by.empty()) resp.metadata["stand_ins"][plan.encoder] = by;
   // A core search of a store whose text was all ingested in the biomed namespace
   // (TDR sends biomedical inputs to the biomedical collection) finds nothing: say
-  // where the text is instead of a bare "no document matches" (issue 15, defect 2).
+  // where the text is instead of a bare "no document matches".
   const auto& text_biomed = cfg_.biomed.options.text_biomed.collection;
   if (req.plugin_namespace == "core" && resp.hits.empty() && !catalog_->exists(orchestrator_->config().core_text_collection) &&
       catalog_->exists(text_biomed)) {
@@ -536,6 +539,8 @@ CollectionInfo Engine::collection_info(const std::string& name, const AccessScop
   i.dimension = v.dim;
   i.metric = std::string(metric_name(v.metric));
   i.encoder = v.encoder;
+  i.encoder_identity = v.encoder_identity;
+  i.stand_in = stand_in_of(cfg_, v.encoder);
   i.index = v.index == VectorIndexKind::hnsw ? "hnsw" : "flat";
   if (!scope.kb_names.empty()) {
     // The filter is parsed with the names as parameters, never spliced.

@@ -126,6 +126,8 @@ struct CollectionInfo {
   size_t deleted = 0;  // tombstones until the next compaction
   uint32_t dimension = 0;
   std::string metric, encoder, index;
+  std::string encoder_identity;  // what made the vectors (type, model, fingerprint), as recorded
+  std::string stand_in;          // what runs in the encoder's slot when it is not that model; "" when it is
   uint64_t log_bytes = 0;
   uint64_t last_lsn = 0;
 };
@@ -207,11 +209,18 @@ class Engine {
   // The owner's sessions, most recently used first; total = how many it has.
   std::vector<registry::SessionRecord> list_sessions(const std::string& owner, size_t limit, size_t offset,
                                                      size_t* total = nullptr);
-  // The owner's session and its turns, oldest first; nullopt when it has none such.
+  // The owner's session and its last `last_turns` turns, oldest first; nullopt when it
+  // has none such.
   std::optional<std::pair<registry::SessionRecord, std::vector<registry::SessionTurn>>> session(
-      const std::string& session_id, const std::string& owner);
+      const std::string& session_id, const std::string& owner, size_t last_turns);
   // Deletes the owner's session; the number of turns it held, nullopt when none such.
   std::optional<size_t> delete_session(const std::string& session_id, const std::string& owner);
+  // Whether a turn may be added to the owner's session, before anything is answered:
+  // invalid_argument when this engine keeps no sessions, not_found when the owner has
+  // no such session, conflict when it holds sessions.max_turns.
+  registry::SessionRecord check_session(const std::string& session_id, const std::string& owner);
+  // The registry connection sessions are kept on (sessions_registry_).
+  registry::DocumentRegistry& session_registry();
   // The vocabulary, plus the brand names the store's drug labels teach.
   const biomed::EntityKnowledge& knowledge();
   // Re-reads the labels' brand names from the registry (after an ingest wrote some).
@@ -319,22 +328,26 @@ class Engine {
   RwMutex state_mu_;
   std::mutex ingest_mu_;
   std::mutex write_mu_;
-  std::atomic<uint64_t> deletes_{0};
+  std::atomic<uint64_t> deletes_{0};  // documents deleted so far (ingest's registry step, reembed's check)
   // namespace_counts' cache: key = the scope's KB names; dropped when writes_ moves.
   struct NamespaceCounts {
     uint64_t writes = 0;
     std::chrono::steady_clock::time_point at;
     std::map<std::string, size_t> counts;
   };
-  std::atomic<uint64_t> writes_{0};
-  std::atomic<size_t> generations_{0};  // chat generations running (generation.max_concurrent)  // registry writes by this engine (ingest commits, deletes)
+  std::atomic<uint64_t> writes_{0};     // registry writes by this engine (ingest commits, deletes)
+  std::atomic<size_t> generations_{0};  // chat generations running (generation.max_concurrent)
   std::mutex ns_counts_mu_;
-  std::map<std::string, NamespaceCounts> ns_counts_;  // documents deleted so far (ingest's registry step, reembed's check)
+  std::map<std::string, NamespaceCounts> ns_counts_;
   std::recursive_mutex init_mu_;
   std::atomic<bool> core_ready_{false}, biomed_ready_{false};
-  std::once_flag registry_once_;
+  std::once_flag registry_once_, sessions_once_;
   std::unique_ptr<store::Catalog> catalog_;
   std::unique_ptr<registry::DocumentRegistry> registry_;
+  // Sessions on a connection of their own: an ingest's batch holds the documents'
+  // connection in one long transaction, which a turn must not join (it would become
+  // durable only when, and if, the batch commits).
+  std::unique_ptr<registry::DocumentRegistry> sessions_registry_;
   std::string registry_url_;
   encode::EncoderRegistry encoders_;
   search::HookBus bus_;

@@ -35,9 +35,17 @@ json document_view_json(const DocumentView& v) {
 }
 
 json collection_json(const CollectionInfo& i) {
-  return {{"name", i.name},         {"rows", i.rows},           {"deleted", i.deleted},
-          {"dimension", i.dimension}, {"metric", i.metric},       {"encoder", i.encoder},
-          {"index", i.index},       {"log_bytes", i.log_bytes}, {"last_lsn", i.last_lsn}};
+  return {{"name", i.name},
+          {"rows", i.rows},
+          {"deleted", i.deleted},
+          {"dimension", i.dimension},
+          {"metric", i.metric},
+          {"encoder", i.encoder},
+          {"encoder_identity", i.encoder_identity},
+          {"stand_in", i.stand_in.empty() ? json(nullptr) : json(i.stand_in)},
+          {"index", i.index},
+          {"log_bytes", i.log_bytes},
+          {"last_lsn", i.last_lsn}};
 }
 
 json collection_list_json(const std::vector<CollectionInfo>& infos) {
@@ -138,6 +146,10 @@ json compounds_json(const CompoundResult& r) {
 
 json search_response_json(const search::RetrievalResponse& resp, bool explain) {
   json route = resp.route.to_json();
+  // A plan whose encoder slot runs a stand-in says so (its vectors are not that model's).
+  if (auto st = resp.metadata.find("stand_ins"); st != resp.metadata.end() && route.contains("plans"))
+    for (auto& plan : route["plans"])
+      if (auto by = st->find(plan.value("encoder", std::string())); by != st->end()) plan["stand_in"] = *by;
   json out = {{"sources", sources_json(resp, explain)},
               {"route", route},
               {"steps", json::array({route_step_json(resp), recall_step_json(resp)})},

@@ -45,6 +45,9 @@ struct SessionCall {
   std::string session_id;
   std::string owner;
   std::vector<std::string> kb_scope;
+  // Asked once the answer is written: false (a stream's client has gone) keeps no
+  // turn, as its reader never saw the answer. Unset: the turn is kept.
+  std::function<bool()> still_wanted;
 };
 
 // Streaming callbacks (all optional): each step as it completes, the passages once

@@ -96,10 +96,10 @@ Orchestrator::Orchestrator(CollectionProvider collections, encode::EncoderRegist
       sink_(std::move(sink)),
       documents_(documents) {}
 
-// G4: the core text collection only, plus the core visual collection when the route
-// mode is hybrid/visual or an image is given; never a specialised collection. A plan
-// recalls at least the hits asked for (a top_k above the recall depth was cut to what
-// the legs recalled: issue 15, defect 6); a plan a CLASSIFY_QUERY subscriber builds
+// G4 (seed retrieval.txt §3): the core text collection only, plus the core visual
+// collection when the route mode is hybrid/visual or an image is given; never a
+// specialised collection. A plan recalls at least the hits asked for, so a top_k above
+// the recall depth still gets that many hits; a plan a CLASSIFY_QUERY subscriber builds
 // carries the depth its builder chose.
 RouteDecision Orchestrator::default_route(const RetrievalRequest& req) const {
   RouteDecision d;
@@ -118,7 +118,7 @@ RouteDecision Orchestrator::default_route(const RetrievalRequest& req) const {
     p.encoder = config_.core_visual_encoder;
     p.top_k = recall_depth(req);
     // Tiles are found by their text too (page text, captions): the lexical leg joins
-    // the dense one (issue 14).
+    // the dense one.
     p.hybrid = true;
     d.plans.push_back(p);
   }
@@ -276,7 +276,7 @@ HitList Orchestrator::run_plan(const CollectionQueryPlan& plan, const std::strin
   // Which legs run. The lexical leg needs words; the dense leg a query its encoder
   // embeds: the query's image for an image encoder (else its text when the encoder
   // maps text into the image space, CLIP-style; else the lexical leg alone finds the
-  // tiles by their page text and captions, issue 14), the text for any other.
+  // tiles by their page text and captions), the text for any other.
   const bool has_text = !query.empty();
   bool dense_on = !exp.lexical_only;
   bool image_query = false;
@@ -355,8 +355,8 @@ HitList Orchestrator::run_plan(const CollectionQueryPlan& plan, const std::strin
   const bool hybrid = plan.hybrid || config_.hybrid_text_collections.count(plan.collection);
   HitList hits;
   if (!dense_on) {
-    // No dense query for this encoder: the lexical leg alone (issue 15, defect 4; an
-    // image collection asked in words by an encoder that embeds images only).
+    // No dense query for this encoder: the lexical leg alone (a compound named without
+    // a structure; an image collection asked in words by an encoder that embeds images only).
     if (exp.lexical_only && ctx.telemetry)
       ctx.telemetry->audit("lexical_only", {{"collection", plan.collection}, {"encoder", plan.encoder}});
     if (has_text) hits = lexical_leg();
@@ -417,7 +417,7 @@ HitList Orchestrator::expand(HitList hits, const RouteDecision& route, const Ret
   const bool parent_doc = config_.parent_doc_retrieval && route.hints.value("parent_doc_retrieval", true);
   // A section summary's edges lead to its own chunks: following them is the
   // parent-document drill-down by another name, so they are followed only when the
-  // drill-down is on (route step 12's hint turns both off; issue 15, defect 1).
+  // drill-down is on (route step 12's hint turns both off).
   auto follows_edges = [&](const ScoredHit& h) {
     return config_.graph_expansion && h.metadata.contains("connect_to") &&
            (parent_doc || h.field("type") != "section_summary");
@@ -483,7 +483,7 @@ HitList Orchestrator::expand(HitList hits, const RouteDecision& route, const Ret
 }
 
 RetrievalResponse Orchestrator::retrieve(const RetrievalRequest& req) const {
-  // An image query (issue 14) may come without words; its bytes are bounded.
+  // An image query may come without words; its bytes are bounded.
   const bool image_only = !req.image.empty() && req.query.empty();
   if (req.image.size() > kMaxQueryImageBytes)
     fail(ErrorCode::too_large, "the query image is " + std::to_string(req.image.size()) + " bytes, more than " +
@@ -497,12 +497,12 @@ RetrievalResponse Orchestrator::retrieve(const RetrievalRequest& req) const {
   }
   if (!image_only && (req.query.empty() || req.query.size() > kMaxQueryBytes))
     fail(ErrorCode::invalid_argument, "query must be 1.." + std::to_string(kMaxQueryBytes) + " bytes");
-  // A query of blanks asks nothing: every hit would score 0 (issue 15, defect 6).
+  // A query of blanks asks nothing: every hit would score 0.
   if (!image_only && req.query.find_first_not_of(" \t\r\n\f\v") == std::string::npos)
     fail(ErrorCode::invalid_argument, "the query is empty (only white space)");
   // A query of stop words only ("the of and") asks nothing either: the lexical leg
   // finds no term and the dense leg returns whatever lies nearest to "the", at
-  // confident-looking scores (issue 15, defect 6).
+  // confident-looking scores.
   {
     static const text::Analyzer kQueryWords{text::AnalyzerOptions{text::Stemmer::none, true, false}};
     bool any_word = false;
@@ -528,7 +528,8 @@ RetrievalResponse Orchestrator::retrieve(const RetrievalRequest& req) const {
   for (auto& s : bus_.all<HookPoint::QUERY_ASSEMBLE>(ctx, query))
     if (!s.empty()) ctx.query_suffixes.push_back(std::move(s));
 
-  // CLASSIFY_QUERY (FIRST), else the core default (G4). An image without words goes
+  // CLASSIFY_QUERY (FIRST), else the core default route (G4: no specialised
+  // collection unless a classifier adds it). An image without words goes
   // to the visual collection only: there is nothing for a classifier to read.
   std::optional<RouteDecision> classified;
   if (!image_only) classified = bus_.first<HookPoint::CLASSIFY_QUERY>(ctx, req);
@@ -628,7 +629,7 @@ RetrievalResponse Orchestrator::retrieve(const RetrievalRequest& req) const {
   run_plans(route.plans);
   // G4 fallback: a classifier's route of which no plan could run (every collection
   // absent, every plan failed) falls back to the core default route, audited, rather
-  // than answering nothing (issue 15, defect 4).
+  // than answering nothing.
   if (succeeded == 0 && route.source != "core_default") {
     RouteDecision fallback = default_route(req);
     tel.audit("route_fallback", {{"from", route.source}, {"plans", route.plans.size()}});
@@ -654,9 +655,9 @@ RetrievalResponse Orchestrator::retrieve(const RetrievalRequest& req) const {
   // With no merged rerank, expansion only follows the hits that make the cut (children
   // come right after their parent, pulled up from wherever they were recalled), so
   // trimming first returns the same list.
-  // The near-duplicate collapse may fold some of the first top_k: twice as many are
-  // kept for it to fill the list from.
-  const size_t lazy_keep = config_.collapse_duplicates ? std::min(2 * req.top_k, kMaxFinalTopK) : req.top_k;
+  // The near-duplicate collapse may fold some of the first top_k, and a caption row
+  // whose table is listed too is dropped: twice as many are kept to fill the list from.
+  const size_t lazy_keep = std::min(2 * req.top_k, kMaxFinalTopK);
   if (lazy && merged.size() > lazy_keep) merged.resize(lazy_keep);
   materialize(merged);
   merged = resolve_captions(std::move(merged), scope, req.explain, tel);

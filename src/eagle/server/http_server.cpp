@@ -284,10 +284,9 @@ struct Server::Impl {
   app::QueryRequestFields query_request(const Call& c, const json& body) {
     if (!owner.ready()) throw HttpError{503, "unavailable", "the server is still loading", ""};
     auto q = app::query_request_from_json(body, opts.default_namespace, c.scope, engine.config().pipeline.final_top_k);
-    // A named session must be the caller's before anything is answered (a stream would
-    // otherwise report it as an error event after a 200).
-    if (!q.session_id.empty() && !engine.session(q.session_id, principal(c)))
-      throw HttpError{404, "not_found", "no session '" + q.session_id + "'", "session_id"};
+    // A named session must be the caller's, and have room for a turn, before anything
+    // is answered (a stream would otherwise report it as an error event after a 200).
+    if (!q.session_id.empty()) engine.check_session(q.session_id, principal(c));
     return q;
   }
 
@@ -574,23 +573,29 @@ struct Server::Impl {
     if (!out.body.empty()) c.res.set_content(out.body, type);
   }
 
+  static std::string query_param(const Call& c, const char* name) {
+    return c.req.has_param(name) ? c.req.get_param_value(name) : std::string();
+  }
+
+  // An integer query parameter in [lo, hi]; `fallback` when absent; 400 otherwise.
+  static size_t count_param(const Call& c, const char* name, size_t lo, size_t hi, size_t fallback) {
+    const std::string v = query_param(c, name);
+    if (v.empty()) return fallback;
+    try {
+      size_t pos;
+      long long n = std::stoll(v, &pos);
+      if (pos == v.size() && n >= static_cast<long long>(lo) && n <= static_cast<long long>(hi))
+        return static_cast<size_t>(n);
+    } catch (...) {
+    }
+    bad(name, std::string("'") + name + "' must be an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+  }
+
   registry::DocumentQuery document_query(const Call& c) {
     registry::DocumentQuery q;
-    auto param = [&](const char* name) { return c.req.has_param(name) ? c.req.get_param_value(name) : std::string(); };
-    auto count = [&](const char* name, size_t lo, size_t hi, size_t fallback) -> size_t {
-      const std::string v = param(name);
-      if (v.empty()) return fallback;
-      try {
-        size_t pos;
-        long long n = std::stoll(v, &pos);
-        if (pos == v.size() && n >= static_cast<long long>(lo) && n <= static_cast<long long>(hi))
-          return static_cast<size_t>(n);
-      } catch (...) {
-      }
-      bad(name, std::string("'") + name + "' must be an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
-    };
-    q.limit = count("limit", 1, kMaxListLimit, 50);
-    q.offset = count("offset", 0, 10'000'000, 0);
+    auto param = [&](const char* name) { return query_param(c, name); };
+    q.limit = count_param(c, "limit", 1, kMaxListLimit, 50);
+    q.offset = count_param(c, "offset", 0, 10'000'000, 0);
     const std::string kb = param("kb_name");
     if (kb.size() > kMaxKeyBytes) bad("kb_name", "'kb_name' is too long");
     if (!kb.empty()) {  // an empty ?kb_name= means "not given"
@@ -709,8 +714,9 @@ struct Server::Impl {
     });
     add("POST", "/query/stream", "/query/stream", [](Impl& s, Call& c) {
       auto q = s.query_request(c, parse_body(c.req));
-      s.stream_events(c, [&s, q, session = s.session_call(c, q.session_id)](const EventFn& event) {
+      s.stream_events(c, [&s, q, session = s.session_call(c, q.session_id)](const EventFn& event) mutable {
         bool open = true;
+        session.still_wanted = [&open] { return open; };  // a client gone keeps no turn
         app::QueryEvents ev;
         ev.step = [&](const json& step) { open = open && event("step", step); };
         ev.sources = [&](const app::QueryResult& r) {
@@ -729,16 +735,18 @@ struct Server::Impl {
     });
     // Sessions (Eagle-RAG's): the caller's own only; another token's is 404, as absent.
     add("GET", "/sessions", "/sessions", [](Impl& s, Call& c) {
-      const auto page = s.document_query(c);  // limit and offset, bounded as for documents
+      const size_t limit = count_param(c, "limit", 1, kMaxListLimit, 50);
+      const size_t offset = count_param(c, "offset", 0, 10'000'000, 0);
       size_t total = 0;
       json arr = json::array();
-      for (const auto& r : s.engine.list_sessions(principal(c), page.limit, page.offset, &total))
+      for (const auto& r : s.engine.list_sessions(principal(c), limit, offset, &total))
         arr.push_back(app::session_json(r));
-      s.reply(c.res, 200, {{"sessions", arr}, {"total", total}, {"limit", page.limit}, {"offset", page.offset}});
+      s.reply(c.res, 200, {{"sessions", arr}, {"total", total}, {"limit", limit}, {"offset", offset}});
     });
+    // The session and its last `limit` turns (100; at most 1,000 a page of turns).
     add("GET", "/sessions/([^/]+)", "/sessions/{session_id}", [](Impl& s, Call& c) {
       const std::string id = c.match[1].str();
-      auto found = s.engine.session(id, principal(c));
+      auto found = s.engine.session(id, principal(c), count_param(c, "limit", 1, 1000, 100));
       if (!found) throw HttpError{404, "not_found", "no session '" + id + "'", ""};
       json turns = json::array();
       for (const auto& t : found->second) turns.push_back(app::session_turn_json(t));
@@ -780,7 +788,7 @@ struct Server::Impl {
       if (!v) throw HttpError{404, "not_found", "no document '" + id + "'", ""};
       s.reply(c.res, 200, app::document_view_json(*v));
     });
-    // A visual hit's kept image, by its image_id (issue 14): a scoped token sees only
+    // A visual hit's kept image, by its image_id: a scoped token sees only
     // its knowledge bases' tiles (another's is 404, its existence not revealed).
     add("GET", "/images/(.+)", "/images/{image_id}", [](Impl& s, Call& c) {
       const std::string id = c.match[1].str();

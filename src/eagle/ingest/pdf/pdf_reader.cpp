@@ -772,14 +772,15 @@ class Reader {
   // column's right edge (the caption wraps), same size, usual spacing. A caption set
   // in a narrow box beside its figure wraps before the column's edge: there the lines
   // that start where the caption starts and stay narrow (under
-  // table_prose_width_ratio of the column, as prose never is) go on with it.
-  size_t caption_end(size_t i, std::string& caption) const {
+  // table_prose_width_ratio of the column, as prose never is) go on with a figure's.
+  size_t caption_end(size_t i, std::string& caption, bool figure) const {
     size_t j = i + 1;
     while (j < lines_.size()) {
       const Line& a = lines_[j - 1];
       const Line& b = lines_[j];
       const bool wraps = a.x1 >= a.col_right - o_.short_line_em * a.size;
-      const bool narrow_box = std::abs(b.x0 - lines_[i].x0) <= a.size &&
+      // (Not a table's: the one-cell line under a short table caption is its first row.)
+      const bool narrow_box = figure && std::abs(b.x0 - lines_[i].x0) <= a.size &&
                               a.width() < o_.table_prose_width_ratio * a.col_width() &&
                               b.width() < o_.table_prose_width_ratio * b.col_width();
       if (!(wraps || narrow_box) || b.page != a.page || b.cells.size() != 1 || !similar_size(a.size, b.size) ||
@@ -793,7 +794,7 @@ class Reader {
 
   size_t figure(size_t i, const std::string& label, const std::string& rest) {
     std::string caption = caption_text(rest);
-    const size_t end = caption_end(i, caption);
+    const size_t end = caption_end(i, caption, /*figure=*/true);
     Block b;
     b.kind = BlockKind::figure;
     b.headings = headings();
@@ -862,10 +863,12 @@ class Reader {
       std::smatch m;
       if (matches_line(b.text, m, table_caption_re()) || matches_line(b.text, m, figure_caption_re())) break;
       // A heading ends the table; a bold line (a row group label) only when prose
-      // follows it; a section word set smaller than the body ("Summary" over
-      // "estimate" in a header row) is a cell.
+      // follows it; a section word set smaller than the body with a row of cells right
+      // after it ("Summary" over "estimate | Heterogeneity" in a header) is a cell.
+      const bool small_cell = b.size < stats_.body_size * (1 - o_.size_tolerance) && j + 1 < lines_.size() &&
+                              lines_[j + 1].region == b.region && lines_[j + 1].cells.size() >= 2;
       if (const HeadingInfo h = heading(j);
-          h.level > 0 && !(h.style == HeadingInfo::section_word && b.size < stats_.body_size * (1 - o_.size_tolerance)) &&
+          h.level > 0 && !(h.style == HeadingInfo::section_word && small_cell) &&
           (h.style != HeadingInfo::bold || j + 1 >= lines_.size() || !table_like(lines_[j + 1])))
         break;
       std::string row;
@@ -891,7 +894,7 @@ class Reader {
 
   size_t table(size_t i, const std::string& label, const std::string& rest) {
     std::string caption = caption_text(rest);
-    size_t j = caption_end(i, caption);
+    size_t j = caption_end(i, caption, /*figure=*/false);
     std::string rows;
     j = table_rows(i, j, rows, false);
     if (rows.empty() && lines_[i].column != Column::full)

@@ -596,7 +596,9 @@ function renderQueryDetails(data) {
   const plans = el('div', { className: 'table-wrap' }, el('table', { className: 'plans', dataset: { testid: 'route-plans' } },
     el('thead', {}, el('tr', {}, ['collection', 'encoder', 'top k', 'hybrid', 'filter'].map((h) => el('th', { scope: 'col', text: h })))),
     el('tbody', {}, (route.plans || []).map((p) => el('tr', {},
-      el('td', { text: p.collection }), el('td', { text: p.encoder }), el('td', { text: p.top_k }),
+      el('td', { text: p.collection }),
+      // A stand-in says what runs in the slot: its vectors are not the named model's.
+      el('td', { text: p.stand_in ? `${p.encoder} (stand-in: ${p.stand_in})` : p.encoder }), el('td', { text: p.top_k }),
       el('td', { text: p.hybrid ? 'yes' : 'no' }), el('td', {}, p.filter ? el('code', { text: p.filter }) : '—'))))));
 
   // Each hint, step and audit is a free-form object: "name: k = v, k = v".
