@@ -800,9 +800,10 @@ TEST(ServerAuth, TokensAndAKbScopeThatDoesNotLeak) {
   auto bio_search = as("admin-secret", {"POST", "/search", "/search", R"({"query": "imatinib", "plugin_namespace": "biomed"})"});
   ASSERT_EQ(bio_search.status, 200) << bio_search.body;
   bool plan_says = false;
-  for (const auto& plan : bio_search.j()["route"]["plans"])
+  const json bio_route = bio_search.j()["route"];  // named: a temporary's member would dangle
+  for (const auto& plan : bio_route["plans"])
     if (plan["encoder"] == "pubmedbert") plan_says = plan.value("stand_in", "") == "the embedded GloVe vectors";
-  EXPECT_TRUE(plan_says) << bio_search.j()["route"].dump();
+  EXPECT_TRUE(plan_says) << bio_route.dump();
   auto admin_core = as("admin-secret", {"POST", "/search", "/search", R"({"query": "zzshared", "plugin_namespace": "core"})"});
   ASSERT_EQ(admin_core.status, 200) << admin_core.body;
   const json admin_step = admin_core.j()["steps"][0];

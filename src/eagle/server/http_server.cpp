@@ -286,7 +286,10 @@ struct Server::Impl {
     auto q = app::query_request_from_json(body, opts.default_namespace, c.scope, engine.config().pipeline.final_top_k);
     // A named session must be the caller's, and have room for a turn, before anything
     // is answered (a stream would otherwise report it as an error event after a 200).
-    if (!q.session_id.empty()) engine.check_session(q.session_id, principal(c));
+    if (!q.session_id.empty()) {
+      if (!engine.config().sessions.enabled) bad("session_id", "'session_id': sessions are off (sessions.enabled: false)");
+      engine.check_session(q.session_id, principal(c));
+    }
     return q;
   }
 
