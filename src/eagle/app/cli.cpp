@@ -17,4 +17,8 @@ Config resolve_config(const GlobalFlags& g) {
   return cfg;
 }
 
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
 }  // namespace eagle::app
