@@ -61,8 +61,15 @@ std::string fmt(double d) {
 std::vector<std::string> split_list(const std::string& v);
 std::string join_list(const std::vector<std::string>& v);
 
-// biomed.*: the plugin's vocabularies and the seed's options (BiomedOptions).
-void add_biomed_options(std::vector<ConfigOption>& o) {
+// A biomed option that is a comma-separated list of words.
+void add_biomed_words(std::vector<ConfigOption>& o, const std::string& key, const std::string& doc,
+                      std::vector<std::string> biomed::BiomedOptions::*field) {
+  o.push_back({key, doc, [=](Config& c, const std::string& v) { c.biomed.options.*field = split_list(v); },
+               [=](const Config& c) { return join_list(c.biomed.options.*field); }});
+}
+
+// biomed.*: the seed's numbers, the route keywords and the collections a biomed query also searches.
+void add_biomed_seed_options(std::vector<ConfigOption>& o) {
   using B = biomed::BiomedOptions;
   // A count that may be 0 (0 turns the step off), bounded.
   auto count = [&](const std::string& key, const std::string& doc, size_t B::*field, size_t max) {
@@ -80,10 +87,6 @@ void add_biomed_options(std::vector<ConfigOption>& o) {
                    c.biomed.options.*field = d;
                  },
                  [=](const Config& c) { return fmt(c.biomed.options.*field); }});
-  };
-  auto words = [&](const std::string& key, const std::string& doc, std::vector<std::string> B::*field) {
-    o.push_back({key, doc, [=](Config& c, const std::string& v) { c.biomed.options.*field = split_list(v); },
-                 [=](const Config& c) { return join_list(c.biomed.options.*field); }});
   };
   // The seed's numbers (biomed-retrieval.txt), each a key with the seed's default.
   o.push_back({"biomed.expansion_encoder", "the encoder whose dense query gets the entity suffix (seed: pubmedbert only)",
@@ -124,10 +127,12 @@ void add_biomed_options(std::vector<ConfigOption>& o) {
   weight("biomed.injection_boost", "RRF_POST_MERGE: score boost of an injected hit (seed +100)", &B::injection_boost);
   count("biomed.chunk_primary_drugs", "CHUNK: primary_drugs stamped per chunk (most mentioned first)",
         &B::chunk_primary_drugs, 100);
-  words("biomed.radiology_keywords", "route: comma-separated words that send an image query to the radiology slot",
-        &B::radiology_keywords);
-  words("biomed.pathology_keywords", "route: comma-separated words that send an image query to the pathology slot",
-        &B::pathology_keywords);
+  add_biomed_words(o, "biomed.radiology_keywords",
+                   "route: comma-separated words that send an image query to the radiology slot",
+                   &B::radiology_keywords);
+  add_biomed_words(o, "biomed.pathology_keywords",
+                   "route: comma-separated words that send an image query to the pathology slot",
+                   &B::pathology_keywords);
   o.push_back({"biomed.hybrid_text_collections",
                "comma-separated collections whose plans also run the BM25 leg (seed router.hybrid_text_collections)",
                [](Config& c, const std::string& v) {
@@ -158,6 +163,10 @@ void add_biomed_options(std::vector<ConfigOption>& o) {
                    l.push_back(e.collection + ":" + e.encoder);
                  return join_list(l);
                }});
+}
+
+// biomed.vocab_dir and biomed.vocab_cache: where the vocabularies are read and compiled to.
+void add_biomed_vocab_options(std::vector<ConfigOption>& o) {
   o.push_back({"biomed.vocab_dir", "vocabulary folder (DrugBank, genes, MeSH, DOID, UMLS RRF); empty = ../shared/data/vocab",
                [](Config& c, const std::string& v) { c.biomed.vocab_dir = v; },
                [](const Config& c) { return c.biomed.vocab_dir; }});
@@ -165,6 +174,11 @@ void add_biomed_options(std::vector<ConfigOption>& o) {
                "compiled vocabulary + matcher cache (rebuilt when a source changes); empty: CACHE_DIR/biomed-vocab.bin",
                [](Config& c, const std::string& v) { c.biomed.vocab_cache = v; },
                [](const Config& c) { return vocab_cache_of(c); }});
+}
+
+// biomed.*: the switches of the seed's steps, the document profile (TDR) and the recall depth.
+void add_biomed_step_options(std::vector<ConfigOption>& o) {
+  using B = biomed::BiomedOptions;
   auto flag = [&](const std::string& key, const std::string& doc, bool B::*field) {
     o.push_back({key, doc, [=](Config& c, const std::string& v) { c.biomed.options.*field = to_bool(key, v); },
                  [=](const Config& c) { return std::string(c.biomed.options.*field ? "true" : "false"); }});
@@ -207,10 +221,10 @@ void add_biomed_options(std::vector<ConfigOption>& o) {
        "a static word-vector encoder in the entity-suffix slot embeds the raw query (the suffix is for a "
        "contextual pubmedbert)",
        &B::suffix_skip_static_encoders);
-  words("biomed.xdrug_source_types",
-        "Tier-2: comma-separated source types whose hits the cross-drug penalty applies to (empty: every hit, "
-        "the seed)",
-        &B::xdrug_source_types);
+  add_biomed_words(o, "biomed.xdrug_source_types",
+                   "Tier-2: comma-separated source types whose hits the cross-drug penalty applies to (empty: every "
+                   "hit, the seed)",
+                   &B::xdrug_source_types);
   flag("biomed.tier1_cosine_rerank", "Tier-1: cosine rerank of the biomedical and chemical plans", &B::tier1_cosine_rerank);
   flag("biomed.tier1_skip_static_encoders", "Tier-1: no cosine rerank with a static word-vector encoder",
        &B::tier1_skip_static_encoders);
@@ -221,6 +235,11 @@ void add_biomed_options(std::vector<ConfigOption>& o) {
                  c.biomed.options.collection_recall_top_k = to_count("biomed.collection_recall_top_k", v, kMaxTopK);
                },
                [](const Config& c) { return std::to_string(c.biomed.options.collection_recall_top_k); }});
+}
+
+// biomed.<slot>_collection and biomed.<slot>_encoder of each slot, and the Tier-2 cross-encoder.
+void add_biomed_slot_options(std::vector<ConfigOption>& o) {
+  using B = biomed::BiomedOptions;
   auto pair = [&](const std::string& name, biomed::CollectionEncoder B::*field) {
     o.push_back({"biomed." + name + "_collection", "collection of the " + name + " slot",
                  [=](Config& c, const std::string& v) { (c.biomed.options.*field).collection = v; },
@@ -239,7 +258,10 @@ void add_biomed_options(std::vector<ConfigOption>& o) {
   o.push_back({"biomed.domain_rerank_encoder", "Tier-2 cross-encoder label (missing: the fused score is used)",
                [](Config& c, const std::string& v) { c.biomed.options.domain_rerank_encoder = v; },
                [](const Config& c) { return c.biomed.options.domain_rerank_encoder; }});
-  // biomed.weights.<profile>.<w>: the Tier-2 profile table (seed: _PROFILE_WEIGHTS).
+}
+
+// biomed.weights.<profile>.<w>: the Tier-2 profile table (seed: _PROFILE_WEIGHTS).
+void add_biomed_profile_weights(std::vector<ConfigOption>& o) {
   for (const auto& [profile, w] : biomed::default_profile_weights()) {
     const std::pair<const char*, double biomed::ProfileWeights::*> fields[] = {
         {"w_ce", &biomed::ProfileWeights::w_ce},
@@ -260,6 +282,15 @@ void add_biomed_options(std::vector<ConfigOption>& o) {
                    [=](const Config& c) { return fmt(c.biomed.options.profiles.at(prof).*field); }});
     }
   }
+}
+
+// biomed.*: the plugin's vocabularies and the seed's options (BiomedOptions).
+void add_biomed_options(std::vector<ConfigOption>& o) {
+  add_biomed_seed_options(o);
+  add_biomed_vocab_options(o);
+  add_biomed_step_options(o);
+  add_biomed_slot_options(o);
+  add_biomed_profile_weights(o);
 }
 
 std::vector<std::string> split_list(const std::string& v) {
@@ -400,8 +431,8 @@ void add_server_options(std::vector<ConfigOption>& o) {
                [](const Config& c) { return c.auth_tokens.dump(); }});
 }
 
-std::vector<ConfigOption> make_options() {
-  std::vector<ConfigOption> o;
+// data_dir, bm25.*, analyzer.*, search.*, eval.run_depth, the ingest input flags, glove.* and cache_dir.
+void add_base_options(std::vector<ConfigOption>& o) {
   o.push_back({"data_dir", "folder of the embedded store (created by `eagle ingest`)",
                [](Config& c, const std::string& v) { c.data_dir = v; },
                [](const Config& c) { return c.data_dir; }});
@@ -460,6 +491,10 @@ std::vector<ConfigOption> make_options() {
                "$XDG_CACHE_HOME/eagle, else $HOME/.cache/eagle, else DATA_DIR/cache",
                [](Config& c, const std::string& v) { c.cache_dir = v; },
                [](const Config& c) { return cache_dir_of(c); }});
+}
+
+// pipeline.* (recall, fusion, expansion, rerank policy) and tenancy.isolate_statistics.
+void add_pipeline_options(std::vector<ConfigOption>& o) {
   using P = Config::Pipeline;
   auto count_opt = [&](const char* key, const char* doc, size_t P::*field, size_t max) {
     o.push_back({key, doc, [=](Config& c, const std::string& v) { c.pipeline.*field = to_count(key, v, max); },
@@ -554,113 +589,119 @@ std::vector<ConfigOption> make_options() {
                  for (const auto& [ns, p] : c.pipeline.rerank_policy) l.push_back(ns + "=" + p);
                  return join_list(l);
                }});
-  // Evidence strength (answer/evidence.h): the logistic model's weights and the levels.
-  {
-    using E = answer::EvidenceOptions;
-    auto ev_number = [&o](const std::string& key, const std::string& help, double E::*field, double lo, double hi) {
-      o.push_back({key, help,
-                   [key, field, lo, hi](Config& c, const std::string& v) {
-                     const double d = to_double(key, v);
-                     if (d < lo || d > hi)
-                       fail(ErrorCode::invalid_argument, key + " must be in [" + fmt(lo) + ", " + fmt(hi) + "]");
-                     c.evidence.*field = d;
-                   },
-                   [field](const Config& c) { return fmt(c.evidence.*field); }});
-    };
-    ev_number("evidence.bias", "evidence model: intercept of the per-hit logistic score", &E::bias, -50, 50);
-    ev_number("evidence.w_coverage", "evidence model: weight of the idf-weighted share of the question a hit holds",
-              &E::w_coverage, -50, 50);
-    ev_number("evidence.w_top_term", "evidence model: weight of holding the question's most specific term",
-              &E::w_top_term, -50, 50);
-    ev_number("evidence.w_entities", "evidence model: weight of the share of the question's entities a hit names",
-              &E::w_entities, -50, 50);
-    ev_number("evidence.w_bm25", "evidence model: weight of a hit's BM25 over the most any text could score for the question",
-              &E::w_bm25, -50, 50);
-    ev_number("evidence.strong", "a response is strong when its best hit's score reaches this", &E::strong, 0, 1);
-    ev_number("evidence.none", "a response is none when its best hit's score is below this", &E::none, 0, 1);
-    ev_number("evidence.min_coverage", "a response is none when no hit holds this share of the question", &E::min_coverage,
-              0, 1);
-    o.push_back({"evidence.max_hits", "hits given a per-hit evidence score (0: evidence is not computed; level none)",
-                 [](Config& c, const std::string& v) {
-                   c.evidence.max_hits = v == "0" ? 0 : to_count("evidence.max_hits", v, 1000);
+}
+
+// Evidence strength (answer/evidence.h): the logistic model's weights and the levels.
+void add_evidence_options(std::vector<ConfigOption>& o) {
+  using E = answer::EvidenceOptions;
+  auto ev_number = [&o](const std::string& key, const std::string& help, double E::*field, double lo, double hi) {
+    o.push_back({key, help,
+                 [key, field, lo, hi](Config& c, const std::string& v) {
+                   const double d = to_double(key, v);
+                   if (d < lo || d > hi)
+                     fail(ErrorCode::invalid_argument, key + " must be in [" + fmt(lo) + ", " + fmt(hi) + "]");
+                   c.evidence.*field = d;
                  },
-                 [](const Config& c) { return std::to_string(c.evidence.max_hits); }});
-    o.push_back({"evidence.top_n", "hits whose best score makes a search's level (an answer uses its own passages)",
-                 [](Config& c, const std::string& v) { c.evidence.top_n = to_count("evidence.top_n", v, 100); },
-                 [](const Config& c) { return std::to_string(c.evidence.top_n); }});
-  }
-  // The answer stage (POST /query, eagle query, MCP core_query).
-  {
-    using G = answer::GenerationOptions;
-    auto gen_string = [&o](const std::string& key, const std::string& help, std::string G::*field) {
-      o.push_back({key, help, [field](Config& c, const std::string& v) { c.generation.*field = v; },
-                   [field](const Config& c) { return c.generation.*field; }});
-    };
-    auto gen_ms = [&o](const std::string& key, const std::string& help, int G::*field, size_t max) {
-      o.push_back({key, help,
-                   [key, field, max](Config& c, const std::string& v) {
-                     c.generation.*field = static_cast<int>(to_count(key, v, max));
-                   },
-                   [field](const Config& c) { return std::to_string(c.generation.*field); }});
-    };
-    auto gen_count = [&o](const std::string& key, const std::string& help, size_t G::*field, size_t max) {
-      o.push_back({key, help, [key, field, max](Config& c, const std::string& v) { c.generation.*field = to_count(key, v, max); },
-                   [field](const Config& c) { return std::to_string(c.generation.*field); }});
-    };
-    gen_string("generation.base_url",
-               "OpenAI-compatible chat endpoint that writes answers (vLLM, llama.cpp server, Ollama, OpenAI, DashScope "
-               "compatible mode); requests go to {base_url}/v1/chat/completions (a trailing /v1 is not doubled). "
-               "Empty: the extractive answer. The passages are sent to it: a remote endpoint receives them",
-               &G::base_url);
-    gen_string("generation.model", "model name sent to the chat endpoint (required with base_url)", &G::model);
-    gen_string("generation.api_key_env", "environment variable holding the chat endpoint's key (empty: no Authorization)",
-               &G::api_key_env);
-    gen_ms("generation.connect_timeout_ms", "connect timeout of the chat endpoint, ms", &G::connect_timeout_ms, 600000);
-    gen_ms("generation.idle_timeout_ms", "longest wait for the next bytes of a reply, ms", &G::idle_timeout_ms, 3600000);
-    gen_ms("generation.timeout_ms", "the whole reply, ms; beyond, the extractive answer with a warning",
-           &G::timeout_ms, 3600000);
-    o.push_back({"generation.max_retries",
-                 "retries of a failed chat request (connection errors, 408, 429, 5xx) before any reply byte, 0..10",
-                 [](Config& c, const std::string& v) {
-                   c.generation.max_retries = v == "0" ? 0 : static_cast<int>(to_count("generation.max_retries", v, 10));
+                 [field](const Config& c) { return fmt(c.evidence.*field); }});
+  };
+  ev_number("evidence.bias", "evidence model: intercept of the per-hit logistic score", &E::bias, -50, 50);
+  ev_number("evidence.w_coverage", "evidence model: weight of the idf-weighted share of the question a hit holds",
+            &E::w_coverage, -50, 50);
+  ev_number("evidence.w_top_term", "evidence model: weight of holding the question's most specific term",
+            &E::w_top_term, -50, 50);
+  ev_number("evidence.w_entities", "evidence model: weight of the share of the question's entities a hit names",
+            &E::w_entities, -50, 50);
+  ev_number("evidence.w_bm25", "evidence model: weight of a hit's BM25 over the most any text could score for the question",
+            &E::w_bm25, -50, 50);
+  ev_number("evidence.strong", "a response is strong when its best hit's score reaches this", &E::strong, 0, 1);
+  ev_number("evidence.none", "a response is none when its best hit's score is below this", &E::none, 0, 1);
+  ev_number("evidence.min_coverage", "a response is none when no hit holds this share of the question", &E::min_coverage,
+            0, 1);
+  o.push_back({"evidence.max_hits", "hits given a per-hit evidence score (0: evidence is not computed; level none)",
+               [](Config& c, const std::string& v) {
+                 c.evidence.max_hits = v == "0" ? 0 : to_count("evidence.max_hits", v, 1000);
+               },
+               [](const Config& c) { return std::to_string(c.evidence.max_hits); }});
+  o.push_back({"evidence.top_n", "hits whose best score makes a search's level (an answer uses its own passages)",
+               [](Config& c, const std::string& v) { c.evidence.top_n = to_count("evidence.top_n", v, 100); },
+               [](const Config& c) { return std::to_string(c.evidence.top_n); }});
+}
+
+// The answer stage (POST /query, eagle query, MCP core_query).
+void add_generation_options(std::vector<ConfigOption>& o) {
+  using G = answer::GenerationOptions;
+  auto gen_string = [&o](const std::string& key, const std::string& help, std::string G::*field) {
+    o.push_back({key, help, [field](Config& c, const std::string& v) { c.generation.*field = v; },
+                 [field](const Config& c) { return c.generation.*field; }});
+  };
+  auto gen_ms = [&o](const std::string& key, const std::string& help, int G::*field, size_t max) {
+    o.push_back({key, help,
+                 [key, field, max](Config& c, const std::string& v) {
+                   c.generation.*field = static_cast<int>(to_count(key, v, max));
                  },
-                 [](const Config& c) { return std::to_string(c.generation.max_retries); }});
-    gen_ms("generation.backoff_ms", "first retry delay, ms (doubled after each retry)", &G::backoff_ms, 60000);
-    o.push_back({"generation.temperature", "sampling temperature sent to the model, 0..2",
-                 [](Config& c, const std::string& v) {
-                   const double t = to_double("generation.temperature", v);
-                   if (t < 0 || t > 2) fail(ErrorCode::invalid_argument, "generation.temperature must be in [0, 2]");
-                   c.generation.temperature = t;
-                 },
-                 [](const Config& c) { return fmt(c.generation.temperature); }});
-    gen_count("generation.max_tokens", "longest answer the model may write, tokens", &G::max_tokens, 32768);
-    gen_count("generation.top_n", "passages the answer is written from (seed retrieval.txt 10.4: top_n 3), 1..20",
-              &G::top_n, 20);
-    o.push_back({"generation.vision", "send image tiles to the model as images (it must accept image_url parts)",
-                 [](Config& c, const std::string& v) { c.generation.vision = to_bool("generation.vision", v); },
-                 [](const Config& c) { return std::string(c.generation.vision ? "true" : "false"); }});
-    gen_count("generation.max_concurrent",
-              "answers a server has the model write at once; beyond, the extractive answer with a warning",
-              &G::max_concurrent, 1024);
-    gen_count("generation.history_turns", "earlier turns of a session given to the model", &G::history_turns, 50);
-    gen_count("generation.extractive_sentences", "sentences of the extractive answer, at most", &G::extractive_sentences, 20);
-    gen_count("generation.sentences_per_passage", "sentences the extractive answer takes from one passage, at most",
-              &G::sentences_per_passage, 20);
-    o.push_back({"generation.extractive_min_score",
-                 "a sentence quoted by the extractive answer covers at least this idf-weighted share of the question, "
-                 "0..1",
-                 [](Config& c, const std::string& v) {
-                   const double t = to_double("generation.extractive_min_score", v);
-                   if (t < 0 || t > 1) fail(ErrorCode::invalid_argument, "generation.extractive_min_score must be in [0, 1]");
-                   c.generation.extractive_min_score = t;
-                 },
-                 [](const Config& c) { return fmt(c.generation.extractive_min_score); }});
-    o.push_back({"rerank.text",
-                 "reranker label (from encoders:) that orders the passages before the answer's top_n cut (seed "
-                 "retrieval.txt 10.4); empty: the search's order",
-                 [](Config& c, const std::string& v) { c.generation.reranker = v; },
-                 [](const Config& c) { return c.generation.reranker; }});
-  }
+                 [field](const Config& c) { return std::to_string(c.generation.*field); }});
+  };
+  auto gen_count = [&o](const std::string& key, const std::string& help, size_t G::*field, size_t max) {
+    o.push_back({key, help, [key, field, max](Config& c, const std::string& v) { c.generation.*field = to_count(key, v, max); },
+                 [field](const Config& c) { return std::to_string(c.generation.*field); }});
+  };
+  gen_string("generation.base_url",
+             "OpenAI-compatible chat endpoint that writes answers (vLLM, llama.cpp server, Ollama, OpenAI, DashScope "
+             "compatible mode); requests go to {base_url}/v1/chat/completions (a trailing /v1 is not doubled). "
+             "Empty: the extractive answer. The passages are sent to it: a remote endpoint receives them",
+             &G::base_url);
+  gen_string("generation.model", "model name sent to the chat endpoint (required with base_url)", &G::model);
+  gen_string("generation.api_key_env", "environment variable holding the chat endpoint's key (empty: no Authorization)",
+             &G::api_key_env);
+  gen_ms("generation.connect_timeout_ms", "connect timeout of the chat endpoint, ms", &G::connect_timeout_ms, 600000);
+  gen_ms("generation.idle_timeout_ms", "longest wait for the next bytes of a reply, ms", &G::idle_timeout_ms, 3600000);
+  gen_ms("generation.timeout_ms", "the whole reply, ms; beyond, the extractive answer with a warning",
+         &G::timeout_ms, 3600000);
+  o.push_back({"generation.max_retries",
+               "retries of a failed chat request (connection errors, 408, 429, 5xx) before any reply byte, 0..10",
+               [](Config& c, const std::string& v) {
+                 c.generation.max_retries = v == "0" ? 0 : static_cast<int>(to_count("generation.max_retries", v, 10));
+               },
+               [](const Config& c) { return std::to_string(c.generation.max_retries); }});
+  gen_ms("generation.backoff_ms", "first retry delay, ms (doubled after each retry)", &G::backoff_ms, 60000);
+  o.push_back({"generation.temperature", "sampling temperature sent to the model, 0..2",
+               [](Config& c, const std::string& v) {
+                 const double t = to_double("generation.temperature", v);
+                 if (t < 0 || t > 2) fail(ErrorCode::invalid_argument, "generation.temperature must be in [0, 2]");
+                 c.generation.temperature = t;
+               },
+               [](const Config& c) { return fmt(c.generation.temperature); }});
+  gen_count("generation.max_tokens", "longest answer the model may write, tokens", &G::max_tokens, 32768);
+  gen_count("generation.top_n", "passages the answer is written from (seed retrieval.txt 10.4: top_n 3), 1..20",
+            &G::top_n, 20);
+  o.push_back({"generation.vision", "send image tiles to the model as images (it must accept image_url parts)",
+               [](Config& c, const std::string& v) { c.generation.vision = to_bool("generation.vision", v); },
+               [](const Config& c) { return std::string(c.generation.vision ? "true" : "false"); }});
+  gen_count("generation.max_concurrent",
+            "answers a server has the model write at once; beyond, the extractive answer with a warning",
+            &G::max_concurrent, 1024);
+  gen_count("generation.history_turns", "earlier turns of a session given to the model", &G::history_turns, 50);
+  gen_count("generation.extractive_sentences", "sentences of the extractive answer, at most", &G::extractive_sentences, 20);
+  gen_count("generation.sentences_per_passage", "sentences the extractive answer takes from one passage, at most",
+            &G::sentences_per_passage, 20);
+  o.push_back({"generation.extractive_min_score",
+               "a sentence quoted by the extractive answer covers at least this idf-weighted share of the question, "
+               "0..1",
+               [](Config& c, const std::string& v) {
+                 const double t = to_double("generation.extractive_min_score", v);
+                 if (t < 0 || t > 1) fail(ErrorCode::invalid_argument, "generation.extractive_min_score must be in [0, 1]");
+                 c.generation.extractive_min_score = t;
+               },
+               [](const Config& c) { return fmt(c.generation.extractive_min_score); }});
+  o.push_back({"rerank.text",
+               "reranker label (from encoders:) that orders the passages before the answer's top_n cut (seed "
+               "retrieval.txt 10.4); empty: the search's order",
+               [](Config& c, const std::string& v) { c.generation.reranker = v; },
+               [](const Config& c) { return c.generation.reranker; }});
+}
+
+// sessions.*: the turns /query keeps.
+void add_session_options(std::vector<ConfigOption>& o) {
   o.push_back({"sessions.enabled", "keep /query turns in sessions (in the registry; a writer engine only)",
                [](Config& c, const std::string& v) { c.sessions.enabled = to_bool("sessions.enabled", v); },
                [](const Config& c) { return std::string(c.sessions.enabled ? "true" : "false"); }});
@@ -674,6 +715,10 @@ std::vector<ConfigOption> make_options() {
                  c.sessions.max_turns = to_count("sessions.max_turns", v, registry::kMaxTurnsPerSession);
                },
                [](const Config& c) { return std::to_string(c.sessions.max_turns); }});
+}
+
+// pipeline.exclude_chunk_types and pipeline.general_reranker.
+void add_chunk_filter_and_reranker_options(std::vector<ConfigOption>& o) {
   o.push_back({"pipeline.exclude_chunk_types",
                "chunk types left out of searches that name no chunk type (a type or chunk_type facet, or the filter), "
                "comma-separated; empty: none",
@@ -684,6 +729,10 @@ std::vector<ConfigOption> make_options() {
                "plugin rerank passes through)",
                [](Config& c, const std::string& v) { c.pipeline.general_reranker = v; },
                [](const Config& c) { return c.pipeline.general_reranker; }});
+}
+
+// store.hnsw_*: the HNSW parameters of a collection an ingest creates.
+void add_store_hnsw_options(std::vector<ConfigOption>& o) {
   auto hnsw_opt = [&](const std::string& key, const char* doc, uint32_t HnswParams::*field) {
     o.push_back({key, doc,
                  [=](Config& c, const std::string& v) { c.hnsw.*field = static_cast<uint32_t>(to_count(key, v, 4096)); },
@@ -694,6 +743,10 @@ std::vector<ConfigOption> make_options() {
            &HnswParams::ef_construction);
   hnsw_opt("store.hnsw_ef_search", "HNSW search beam of a collection an ingest creates (seed ef=64)",
            &HnswParams::ef_search);
+}
+
+// visual.*: the visual collection and its tiles.
+void add_visual_options(std::vector<ConfigOption>& o) {
   o.push_back({"visual.encoder", "encoder label of the visual collection (the seed's Qwen3-VL slot; unconfigured, the embedded dct-lowfreq-v1 image descriptor stands in)",
                [](Config& c, const std::string& v) { c.visual.encoder = v; },
                [](const Config& c) { return c.visual.encoder; }});
@@ -744,6 +797,10 @@ std::vector<ConfigOption> make_options() {
                  c.visual.tile_text_chars = to_count("visual.tile_text_chars", v, size_t{1} << 20);
                },
                [](const Config& c) { return std::to_string(c.visual.tile_text_chars); }});
+}
+
+// pipeline.telemetry_file and pipeline.namespace.
+void add_telemetry_and_namespace_options(std::vector<ConfigOption>& o) {
   o.push_back({"pipeline.telemetry_file", "append per-query JSONL telemetry events here (empty: off)",
                [](Config& c, const std::string& v) { c.pipeline.telemetry_file = v; },
                [](const Config& c) { return c.pipeline.telemetry_file; }});
@@ -756,6 +813,10 @@ std::vector<ConfigOption> make_options() {
                  c.pipeline.plugin_namespace = v;
                },
                [](const Config& c) { return c.pipeline.plugin_namespace; }});
+}
+
+// ingest.*: slices, chunks, summaries and the closing checkpoint.
+void add_ingest_options(std::vector<ConfigOption>& o) {
   o.push_back({"ingest.commit_rows", "rows per slice of an ingest: read, embedded and staged together (whole documents), so memory holds one slice beside the collections; the ingest commits once, all-or-nothing; a delete waits at most one slice",
                [](Config& c, const std::string& v) { c.ingest_commit_rows = to_count("ingest.commit_rows", v, 100000); },
                [](const Config& c) { return std::to_string(c.ingest_commit_rows); }});
@@ -773,6 +834,10 @@ std::vector<ConfigOption> make_options() {
   o.push_back(bool_option("ingest.checkpoint",
                           "end each ingest with a checkpoint (fast opens: a segment instead of a log replay)",
                           &Config::checkpoint_after_ingest));
+}
+
+// store.*: checkpoints, segment merges, mapped vectors and the graph builder.
+void add_store_options(std::vector<ConfigOption>& o) {
   o.push_back({"store.checkpoint_log_bytes",
                "a collection writes a checkpoint by itself once its log passes this size",
                [](Config& c, const std::string& v) {
@@ -826,6 +891,21 @@ std::vector<ConfigOption> make_options() {
                    fail(ErrorCode::invalid_argument, "store.builder_threads must be at least 1");
                },
                [](const Config& c) { return std::to_string(c.builder_threads); }});
+}
+
+std::vector<ConfigOption> make_options() {
+  std::vector<ConfigOption> o;
+  add_base_options(o);
+  add_pipeline_options(o);
+  add_evidence_options(o);
+  add_generation_options(o);
+  add_session_options(o);
+  add_chunk_filter_and_reranker_options(o);
+  add_store_hnsw_options(o);
+  add_visual_options(o);
+  add_telemetry_and_namespace_options(o);
+  add_ingest_options(o);
+  add_store_options(o);
   add_server_options(o);
   o.push_back({"registry.url", "document registry: empty = SQLite at <data_dir>/registry.db; sqlite:PATH; postgresql://...",
                [](Config& c, const std::string& v) { c.registry_url = v; },

@@ -164,6 +164,63 @@ Tool make_tool(std::string name, std::string title, std::string description, std
   return t;
 }
 
+// core_retrieve_text: the text collections of the core namespace alone (route_mode text).
+Tool make_retrieve_tool(app::Engine* e, size_t top_k_default) {
+  Tool retrieve = make_tool(
+      "core_retrieve_text", "Retrieve text passages",
+      "Dense and lexical retrieval over the text collections, fused (RRF) and reranked; returns the passages with "
+      "their scores. Filter by knowledge base, scope and facets.",
+      "core", object_schema(retrieval_properties(top_k_default), {"query"}),
+      result_schema({{"sources", array_of(hit_schema())}, {"took_ms", typed("number")}, {"evidence", evidence_schema()}},
+                    {"sources", "took_ms", "evidence"}));
+  retrieve.run = [e, top_k_default](const json& args, const ToolContext& ctx) {
+    json body = args;
+    body["plugin_namespace"] = "core";
+    body["route_mode"] = "text";
+    auto req = app::search_request_from_json(body, "core", ctx.scope, top_k_default);
+    return search_output(e->search(req), false, false);
+  };
+  return retrieve;
+}
+
+// The input of core_search: the retrieval arguments plus filter, plugin_namespace, route_mode and explain (core_query
+// reuses the first two).
+json search_properties(size_t top_k_default) {
+  json search_props = retrieval_properties(top_k_default);
+  search_props["filter"] =
+      string_schema("a filter expression on chunk fields, e.g. year >= 2020 and source_type == \"paper\"", kFilterChars);
+  search_props["plugin_namespace"] = {{"type", "string"},
+                                      {"enum", {"core", "biomed"}},
+                                      {"description", "the plugin namespace (default: the server's)"}};
+  search_props["route_mode"] = {{"type", "string"}, {"enum", {"auto", "text", "visual", "hybrid"}}, {"default", "auto"}};
+  search_props["explain"] = {{"type", "boolean"},
+                             {"default", false},
+                             {"description", "per-hit legs (rank and score of each retriever) and rerank terms"}};
+  return search_props;
+}
+
+// core_search: the whole query pipeline of the given namespace.
+Tool make_search_tool(app::Engine* e, const std::string& ns_default, size_t top_k_default, const json& search_props) {
+  Tool whole = make_tool(
+      "core_search", "Search (whole pipeline)",
+      "The whole query pipeline: routing to collections, dense and lexical recall, fusion, the namespace's reranks; "
+      "with explain, each hit's legs and rerank terms and the query's audit events.",
+      "core", object_schema(search_props, {"query"}),
+      result_schema({{"sources", array_of(hit_schema())},
+                     {"route", typed("object")},
+                     {"steps", array_of(typed("object"))},
+                     {"took_ms", typed("number")},
+                     {"scope_capped", typed("boolean")},
+                     {"audits", typed("array")},
+                     {"evidence", evidence_schema()}},
+                    {"sources", "route", "steps", "took_ms", "evidence"}));
+  whole.run = [e, ns_default, top_k_default](const json& args, const ToolContext& ctx) {
+    auto req = app::search_request_from_json(args, ns_default, ctx.scope, top_k_default);
+    return search_output(e->search(req), req.explain, true);
+  };
+  return whole;
+}
+
 // Eagle-RAG's core_query: the answer stage (app/query.h), as POST /query answers.
 Tool make_query_tool(app::Engine* e, const std::string& ns_default, size_t top_k_default, const json& search_props,
                      bool with_sessions) {
@@ -268,65 +325,10 @@ Tool make_ingest_tool() {
 
 }
 
-}  // namespace
-
-ToolSet::ToolSet(app::Engine& engine, const std::string& default_namespace, bool with_ingest) {
-  app::Engine* e = &engine;
-  const std::string ns_default = engine.resolve_namespace(default_namespace);
-  default_namespace_ = ns_default;
-  const size_t top_k_default = engine.config().pipeline.final_top_k;
-
-  Tool retrieve = make_tool(
-      "core_retrieve_text", "Retrieve text passages",
-      "Dense and lexical retrieval over the text collections, fused (RRF) and reranked; returns the passages with "
-      "their scores. Filter by knowledge base, scope and facets.",
-      "core", object_schema(retrieval_properties(top_k_default), {"query"}),
-      result_schema({{"sources", array_of(hit_schema())}, {"took_ms", typed("number")}, {"evidence", evidence_schema()}},
-                    {"sources", "took_ms", "evidence"}));
-  retrieve.run = [e, top_k_default](const json& args, const ToolContext& ctx) {
-    json body = args;
-    body["plugin_namespace"] = "core";
-    body["route_mode"] = "text";
-    auto req = app::search_request_from_json(body, "core", ctx.scope, top_k_default);
-    return search_output(e->search(req), false, false);
-  };
-  tools_.push_back(std::move(retrieve));
-
-  json search_props = retrieval_properties(top_k_default);
-  search_props["filter"] =
-      string_schema("a filter expression on chunk fields, e.g. year >= 2020 and source_type == \"paper\"", kFilterChars);
-  search_props["plugin_namespace"] = {{"type", "string"},
-                                      {"enum", {"core", "biomed"}},
-                                      {"description", "the plugin namespace (default: the server's)"}};
-  search_props["route_mode"] = {{"type", "string"}, {"enum", {"auto", "text", "visual", "hybrid"}}, {"default", "auto"}};
-  search_props["explain"] = {{"type", "boolean"},
-                             {"default", false},
-                             {"description", "per-hit legs (rank and score of each retriever) and rerank terms"}};
-  Tool whole = make_tool(
-      "core_search", "Search (whole pipeline)",
-      "The whole query pipeline: routing to collections, dense and lexical recall, fusion, the namespace's reranks; "
-      "with explain, each hit's legs and rerank terms and the query's audit events.",
-      "core", object_schema(search_props, {"query"}),
-      result_schema({{"sources", array_of(hit_schema())},
-                     {"route", typed("object")},
-                     {"steps", array_of(typed("object"))},
-                     {"took_ms", typed("number")},
-                     {"scope_capped", typed("boolean")},
-                     {"audits", typed("array")},
-                     {"evidence", evidence_schema()}},
-                    {"sources", "route", "steps", "took_ms", "evidence"}));
-  whole.run = [e, ns_default, top_k_default](const json& args, const ToolContext& ctx) {
-    auto req = app::search_request_from_json(args, ns_default, ctx.scope, top_k_default);
-    return search_output(e->search(req), req.explain, true);
-  };
-  tools_.push_back(std::move(whole));
-
-  tools_.push_back(make_query_tool(e, ns_default, top_k_default, search_props, /*with_sessions=*/with_ingest));
-  if (with_ingest) tools_.push_back(make_ingest_tool());
-
-  // seed retrieval.txt §12: core_retrieve_visual {query, scope, top_k, kb_name} ->
-  // {image_id, document_id, page, position, score} (PixelRAGVisualRetriever); an
-  // image (Base64) asks by pixels instead of, or beside, words.
+// seed retrieval.txt §12: core_retrieve_visual {query, scope, top_k, kb_name} ->
+// {image_id, document_id, page, position, score} (PixelRAGVisualRetriever); an
+// image (Base64) asks by pixels instead of, or beside, words.
+Tool make_visual_tool(app::Engine* e, size_t top_k_default) {
   json visual_props = retrieval_properties(top_k_default);
   visual_props["query"] = string_schema("words to find tiles by (their page text and captions)", kQueryChars, 1);
   visual_props["image"] = {{"type", "string"},
@@ -373,8 +375,11 @@ ToolSet::ToolSet(app::Engine& engine, const std::string& default_namespace, bool
     }
     return ToolOutput{{{"images", images}, {"took_ms", resp.metadata.value("took_ms", 0.0)}}, t.str()};
   };
-  tools_.push_back(std::move(visual));
+  return visual;
+}
 
+// core_list_documents: a page of the documents the caller may see.
+Tool make_list_documents_tool(app::Engine* e) {
   Tool list = make_tool(
       "core_list_documents", "List documents",
       "The documents in the store, newest first, with their knowledge base, namespace, source type and tags.", "core",
@@ -410,8 +415,11 @@ ToolSet::ToolSet(app::Engine& engine, const std::string& default_namespace, bool
         << d["kb_name"].get<std::string>() << ", " << d["plugin_namespace"].get<std::string>() << ")";
     return ToolOutput{out, t.str()};
   };
-  tools_.push_back(std::move(list));
+  return list;
+}
 
+// biomed_query_entities: the vocabularies' entities named in a text.
+Tool make_entities_tool(app::Engine* e) {
   json entity_item = result_schema({{"text", typed("string")},
                                     {"start", typed("integer")},
                                     {"end", typed("integer")},
@@ -437,8 +445,11 @@ ToolSet::ToolSet(app::Engine& engine, const std::string& default_namespace, bool
         << m["id"].get<std::string>() << ")";
     return ToolOutput{{{"entities", found}}, t.str()};
   };
-  tools_.push_back(std::move(entities));
+  return entities;
+}
 
+// biomed_retrieve_compounds: compounds by name, structure or substructure.
+Tool make_compounds_tool(app::Engine* e) {
   json compound_item = result_schema({{"id", typed("string")},
                                       {"name", typed("string")},
                                       {"smiles", typed("string")},
@@ -488,7 +499,26 @@ ToolSet::ToolSet(app::Engine& engine, const std::string& default_namespace, bool
         << ") " << h["score"].get<double>() << " " << h["smiles"].get<std::string>();
     return ToolOutput{out, t.str()};
   };
-  tools_.push_back(std::move(compounds));
+  return compounds;
+}
+
+}  // namespace
+
+ToolSet::ToolSet(app::Engine& engine, const std::string& default_namespace, bool with_ingest) {
+  app::Engine* e = &engine;
+  const std::string ns_default = engine.resolve_namespace(default_namespace);
+  default_namespace_ = ns_default;
+  const size_t top_k_default = engine.config().pipeline.final_top_k;
+
+  tools_.push_back(make_retrieve_tool(e, top_k_default));
+  const json search_props = search_properties(top_k_default);
+  tools_.push_back(make_search_tool(e, ns_default, top_k_default, search_props));
+  tools_.push_back(make_query_tool(e, ns_default, top_k_default, search_props, /*with_sessions=*/with_ingest));
+  if (with_ingest) tools_.push_back(make_ingest_tool());
+  tools_.push_back(make_visual_tool(e, top_k_default));
+  tools_.push_back(make_list_documents_tool(e));
+  tools_.push_back(make_entities_tool(e));
+  tools_.push_back(make_compounds_tool(e));
 
   // G3: core_* plus the default namespace's own tools.
   std::erase_if(tools_, [&](const Tool& t) { return t.plugin_namespace != "core" && t.plugin_namespace != ns_default; });

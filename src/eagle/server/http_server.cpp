@@ -660,7 +660,22 @@ struct Server::Impl {
     return o.str();
   }
 
+  // Route matching goes in order: the groups below are registered in this order.
   void add_routes() {
+    add_status_routes();
+    add_console_routes();
+    add_search_routes();
+    add_query_routes();
+    add_session_routes();
+    add_ingest_and_mcp_routes();
+    add_task_routes();
+    add_document_routes();
+    add_collection_routes();
+    add_knowledge_base_and_tag_routes();
+  }
+
+  // /health, /ready, /metrics and /openapi.json.
+  void add_status_routes() {
     add("GET", "/health", "/health",
         [](Impl& s, Call& c) { s.reply(c.res, 200, {{"status", "ok"}, {"version", "0.1.0"}}); }, true);
     add("GET", "/ready", "/ready", [](Impl& s, Call& c) {
@@ -679,11 +694,18 @@ struct Server::Impl {
       c.res.status = 200;
       c.res.set_content(openapi_document(), "application/json");
     });
-    // The web console: static files, public (a browser navigation carries no bearer
-    // token; the page asks for one when the API answers 401).
+  }
+
+  // The web console: static files, public (a browser navigation carries no bearer
+  // token; the page asks for one when the API answers 401).
+  void add_console_routes() {
     add("GET", "/", "/", [](Impl& s, Call& c) { s.serve_console_file("index.html", c.res); }, true);
     add("GET", "/console/([A-Za-z0-9._-]+)", "/console/{file}",
         [](Impl& s, Call& c) { s.serve_console_file(c.match[1].str(), c.res); }, true);
+  }
+
+  // POST /search and its streamed form.
+  void add_search_routes() {
     add("POST", "/search", "/search", [](Impl& s, Call& c) {
       auto r = s.search_request(c, search_body(c.req));
       // Test hook (EAGLE_FAULT_INJECT=search): an unexpected exception inside a
@@ -707,9 +729,12 @@ struct Server::Impl {
         event("done", json::object());
       });
     });
-    // The answer stage (app/query.h): POST /query answers at once; /query/stream sends
-    // step events as the pipeline goes, the numbered sources, the answer's tokens as
-    // the model writes them, then done (the body of /query without its sources).
+  }
+
+  // The answer stage (app/query.h): POST /query answers at once; /query/stream sends
+  // step events as the pipeline goes, the numbered sources, the answer's tokens as
+  // the model writes them, then done (the body of /query without its sources).
+  void add_query_routes() {
     add("POST", "/query", "/query", [](Impl& s, Call& c) {
       auto q = s.query_request(c, parse_body(c.req));
       const auto result = s.engine.converse(q.request, s.session_call(c, q.session_id));
@@ -736,7 +761,10 @@ struct Server::Impl {
         event("done", done);
       });
     });
-    // Sessions (Eagle-RAG's): the caller's own only; another token's is 404, as absent.
+  }
+
+  // Sessions (Eagle-RAG's): the caller's own only; another token's is 404, as absent.
+  void add_session_routes() {
     add("GET", "/sessions", "/sessions", [](Impl& s, Call& c) {
       const size_t limit = count_param(c, "limit", 1, kMaxListLimit, 50);
       const size_t offset = count_param(c, "offset", 0, 10'000'000, 0);
@@ -761,11 +789,19 @@ struct Server::Impl {
       if (!n) throw HttpError{404, "not_found", "no session '" + id + "'", ""};
       s.reply(c.res, 200, {{"session_id", id}, {"deleted_turns", *n}});
     });
+  }
+
+  // POST /ingest and the MCP endpoint.
+  void add_ingest_and_mcp_routes() {
     add("POST", "/ingest", "/ingest", [](Impl& s, Call& c) { s.handle_ingest(c); });
     // MCP over Streamable HTTP: the Host, Origin and token checks above hold, and a
     // token's knowledge bases scope every tool.
     for (const char* method : {"POST", "GET", "DELETE"})
       add(method, "/mcp", "/mcp", [](Impl& s, Call& c) { s.handle_mcp(c); });
+  }
+
+  // The ingest and re-embed tasks: the recent ones, and one by id.
+  void add_task_routes() {
     add("GET", "/tasks", "/tasks", [](Impl& s, Call& c) {
       json arr = json::array();
       for (const auto& t : s.tasks.recent(100))
@@ -779,6 +815,10 @@ struct Server::Impl {
         throw HttpError{404, "not_found", "no task '" + c.match[1].str() + "'", ""};
       s.reply(c.res, 200, task_json(*t));
     });
+  }
+
+  // The documents: listed, viewed, deleted and tagged, and a visual hit's image.
+  void add_document_routes() {
     add("GET", "/documents", "/documents", [](Impl& s, Call& c) {
       auto q = s.document_query(c);
       size_t total = 0;
@@ -825,6 +865,10 @@ struct Server::Impl {
       auto now = s.engine.set_tags(id, ns, tags, c.scope);
       s.reply(c.res, 200, {{"document_id", id}, {"tags", now}});
     });
+  }
+
+  // The collections, one collection, and its re-embedding.
+  void add_collection_routes() {
     add("GET", "/collections", "/collections", [](Impl& s, Call& c) {
       s.reply(c.res, 200, app::collection_list_json(s.engine.collection_infos(c.scope)));
     });
@@ -852,6 +896,10 @@ struct Server::Impl {
       std::string id = s.tasks.submit(std::move(job));
       s.reply(c.res, 202, {{"task_id", id}, {"state", "queued"}});
     });
+  }
+
+  // The knowledge bases and the tags, with their document counts.
+  void add_knowledge_base_and_tag_routes() {
     add("GET", "/knowledge_bases", "/knowledge_bases", [](Impl& s, Call& c) {
       json arr = json::array();
       for (const auto& k : s.engine.knowledge_bases(c.scope)) arr.push_back({{"kb_name", k.name}, {"documents", k.count}});
