@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "eagle/app/config.h"
+#include "eagle/app/ingest/slice.h"
 #include "eagle/app/query.h"
 #include "eagle/answer/extractive.h"
 #include "eagle/ingest/tiles/image_store.h"
@@ -164,6 +165,8 @@ struct CompoundResult {
 // ingest, delete, tagging and checkpoints are serialised, prepare their work outside
 // the state lock and hold it exclusively only to swap in each commit, so a reader
 // sees every document whole or not at all.
+class IngestRun;
+
 class Engine {
  public:
   explicit Engine(Config cfg, StoreAccess access = StoreAccess::write, const std::string& owner = "eagle");
@@ -288,7 +291,13 @@ class Engine {
   void checkpoint();
   size_t compact();
 
+ // Where plain text goes (the core text collection, the core pipeline's encoder) and
+  // where image tiles go (the core visual collection, the visual encoder).
+  IngestRoute core_text_route() const;
+  IngestRoute visual_route() const;
+
  private:
+  friend class IngestRun;  // the ingest's stages (app/ingest/run.h)
   void ensure_plugin(const std::string& ns);
   // The pipeline without the evidence: `req.plugin_namespace` resolved in place (auto),
   // the response's namespace step in its metadata.
