@@ -100,7 +100,7 @@ struct Fixture {
     reg.add(std::make_unique<HashEncoder>("text-embedding-v4"));
     reg.add(encode::make_chem_encoder("molformer"));
     for (const auto& c : text_collections) {
-      auto s = chunk_schema(c, 32);
+      auto s = chunk_schema(c, 32, Metric::cosine, chunk_fields());
       s.vector.index = VectorIndexKind::flat;
       colls[c] = store::Collection::in_memory(s);
     }
@@ -259,7 +259,7 @@ TEST(BiomedRoute, Step6TextPlansWithDualSearchAndRecallTopK) {
   o.default_dual_text_search = false;
   o.medcpt_dual_search = true;
   o.collection_recall_top_k = 7;
-  f.colls["eagle_text_medcpt"] = store::Collection::in_memory(chunk_schema("eagle_text_medcpt", 32));
+  f.colls["eagle_text_medcpt"] = store::Collection::in_memory(chunk_schema("eagle_text_medcpt", 32, Metric::cosine, chunk_fields()));
   auto p2 = f.plugin(o);
   auto ctx2 = context(req);
   auto d2 = *p2.route(ctx2, req);

@@ -52,8 +52,15 @@ TEST(Schema, ChunkSchemaHasEverySpecFieldAndRoundTrips) {
   auto s = chunk_schema("eagle_text", 100);
   for (const char* f : {"kb_name", "document_id", "type", "path", "source_type", "year", "chunk_type",
                         "parent_section", "source_chunk_id", "file_name", "document_name", "source_uri",
-                        "primary_drugs", "biomed_section", "content_summary", "connect_to"})
+                        "content_summary", "connect_to"})
     EXPECT_TRUE(s.field_index(f).has_value()) << f;
+  // A plugin's chunk fields come after the core's, with their type and index.
+  const auto with = chunk_schema("eagle_text", 100, Metric::cosine, {{"topics", FieldType::string_list, true}});
+  ASSERT_TRUE(with.field_index("topics").has_value());
+  EXPECT_EQ(*with.field_index("topics"), s.fields.size());
+  EXPECT_EQ(with.fields.back().type, FieldType::string_list);
+  EXPECT_TRUE(with.fields.back().indexed);
+  EXPECT_FALSE(s.field_index("topics").has_value());
   auto back = CollectionSchema::from_json(s.to_json());
   EXPECT_EQ(back.to_json(), s.to_json());
   EXPECT_EQ(back.vector.hnsw.m, 16u);

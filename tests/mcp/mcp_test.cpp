@@ -82,7 +82,7 @@ const fs::path kWork = fs::temp_directory_path() / ("eagle_mcp_test_" + std::to_
 
 app::Config test_config() {
   app::Config cfg = eagle::test_support::engine_test_config(kWork / "store");
-  cfg.biomed.vocab_dir = std::string(EAGLE_SHARED_DATA) + "/vocab";
+  app::set_option(cfg, "biomed.vocab_dir", std::string(EAGLE_SHARED_DATA) + "/vocab");
   cfg.pipeline.final_top_k = 3;  // not the default (5): a request without top_k must get this
   return cfg;
 }

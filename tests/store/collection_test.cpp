@@ -47,7 +47,7 @@ class CollectionTest : public ::testing::Test {
     dir_ = fs::temp_directory_path() /
            ("eagle_coll_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
     fs::remove_all(dir_);
-    schema_ = chunk_schema("chunks", kDim);
+    schema_ = chunk_schema("chunks", kDim, Metric::cosine, {{"topics", FieldType::string_list, true}});
     schema_.vector.index = Flavour::kind;
     c_ = Flavour::persistent ? Collection::create(dir_, schema_) : Collection::in_memory(schema_);
   }
@@ -72,7 +72,7 @@ class CollectionTest : public ::testing::Test {
     r.values[*schema_.field_index("kb_name")] = kb;
     r.values[*schema_.field_index("year")] = year;
     r.values[*schema_.field_index("document_id")] = "doc-" + id.substr(0, 2);
-    r.values[*schema_.field_index("primary_drugs")] = StringList{year % 2 ? "imatinib" : "nilotinib"};
+    r.values[*schema_.field_index("topics")] = StringList{year % 2 ? "imatinib" : "nilotinib"};
     return r;
   }
   std::vector<Record> batch(int n, std::mt19937& rng, const std::string& prefix = "r") {
@@ -138,7 +138,7 @@ TYPED_TEST(CollectionTest, AcknowledgedWritesAreSearchableAtOnce) {
   EXPECT_EQ(t[0].id, "r42");
   EXPECT_EQ(this->c_->filter("kb_name == \"kb_b\"").count(), 100u);
   EXPECT_EQ(this->c_->filter("2015 <= year < 2017").count(), 60u);
-  EXPECT_EQ(this->c_->filter("array_contains(primary_drugs, \"imatinib\")").count(), 150u);
+  EXPECT_EQ(this->c_->filter("array_contains(topics, \"imatinib\")").count(), 150u);
 }
 
 TYPED_TEST(CollectionTest, FilteredVectorSearchKeepsRecallAtEverySelectivity) {

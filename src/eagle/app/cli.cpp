@@ -1,4 +1,5 @@
 #include "eagle/app/cli.h"
+#include "eagle/plugin/plugin.h"
 
 #include "eagle/core/error.h"
 
@@ -15,6 +16,16 @@ Config resolve_config(const GlobalFlags& g) {
   }
   if (!g.data_dir.empty()) cfg.data_dir = g.data_dir;
   return cfg;
+}
+
+std::string auto_reason(const std::string& resolved) {
+  if (resolved == "core") {
+    std::string plugins;
+    for (const auto& n : plugin::namespaces())
+      if (n != "core") plugins += (plugins.empty() ? "" : " or ") + n;
+    return plugins.empty() ? "no plugin in this build" : "the store holds no " + plugins + " documents";
+  }
+  return "the store holds " + resolved + " documents";
 }
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {

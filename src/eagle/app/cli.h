@@ -21,6 +21,10 @@ struct GlobalFlags {
 // Defaults <- YAML file <- EAGLE_* environment <- --set <- --data-dir.
 Config resolve_config(const GlobalFlags& g);
 
+// Why `pipeline.namespace: auto` chose `resolved`: "the store holds biomed documents",
+// or "the store holds no plugin's documents" for core.
+std::string auto_reason(const std::string& resolved);
+
 // Wall time since t0, in seconds (the timings the commands print).
 double seconds_since(std::chrono::steady_clock::time_point t0);
 
@@ -36,8 +40,6 @@ void add_config_command(CLI::App& app, const GlobalFlags& g, std::vector<Command
 void add_ingest_command(CLI::App& app, const GlobalFlags& g, std::vector<Command>& out);
 // search (the retrieval pipeline's top hits).
 void add_search_command(CLI::App& app, const GlobalFlags& g, std::vector<Command>& out);
-// entities (vocabulary matches in a text).
-void add_entities_command(CLI::App& app, const GlobalFlags& g, std::vector<Command>& out);
 // eval and bench. Not const: eval's own --data-dir writes the global flag.
 void add_eval_commands(CLI::App& app, GlobalFlags& g, std::vector<Command>& out);
 // similar-compounds (Tanimoto neighbours or a SMARTS search over a compound CSV).

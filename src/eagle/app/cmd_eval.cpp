@@ -21,7 +21,7 @@
 #include "eagle/app/engine.h"
 #include "eagle/app/eval_evidence.h"
 #include "eagle/app/progress.h"
-#include "eagle/biomed/plugin.h"
+#include "eagle/plugin/plugin.h"
 #include "eagle/core/error.h"
 #include "eagle/eval/beir.h"
 #include "eagle/eval/failure_class.h"
@@ -73,7 +73,7 @@ std::unique_ptr<eagle::store::Collection> beir_collection(const std::vector<eagl
                                                           const std::string& ns = "core") {
   // The schema `eagle ingest` gives the collection (HNSW, not an exact scan), so this
   // shortcut returns what a store built by `eagle ingest` returns (a test compares).
-  auto schema = eagle::chunk_schema(name, encoder.info().dim, encoder.info().metric);
+  auto schema = eagle::chunk_schema(name, encoder.info().dim, encoder.info().metric, eagle::plugin::plugin_chunk_fields());
   eagle::store::CollectionOptions opts;
   opts.bm25 = cfg.bm25;
   opts.analyzer = cfg.analyzer;
@@ -187,41 +187,40 @@ int cmd_eval_pipeline(const eagle::app::Config& cfg, const std::string& beir, co
   auto docs = load_beir_corpus(beir);
   auto registry = eagle::app::build_encoder_registry(cfg);
   auto t0 = std::chrono::steady_clock::now();
-  // In the biomed namespace the corpus is the biomedical text collection (the
-  // route's text_biomed slot, embedded with the core text encoder), recorded in an
-  // in-memory registry so the entity-anchored supplement can find documents by name.
-  const bool biomed_ns = ns == "biomed";
-  auto bopts = cfg.biomed.options;
-  const std::string coll_name = biomed_ns ? bopts.text_biomed.collection : "eagle_text";
+  // In a plugin's namespace the corpus is the plugin's text collection (embedded
+  // with the core text encoder), recorded in an in-memory registry so steps that look
+  // documents up by name (the biomed entity supplement) find them.
+  auto ecfg = cfg;
+  const auto* plugin = eagle::plugin::find_plugin(ns);
+  std::string coll_name = "eagle_text";
+  if (plugin) {
+    if (auto c = plugin->eval_text_collection(ecfg); !c.empty()) coll_name = c;
+    // Plans recall at least 100 (Recall@100 needs it) but not the run depth: a
+    // rerank that re-encodes every recalled text would dominate the run at 1000 a plan.
+    plugin->set_recall_floor(ecfg, std::min<size_t>(depth, 100));
+  }
   std::unique_ptr<eagle::store::Collection> coll;
   auto provider = [&](const std::string& n) { return n == coll_name ? coll.get() : nullptr; };
   eagle::search::HookBus bus;
-  std::unique_ptr<eagle::biomed::EntityKnowledge> knowledge;
   std::unique_ptr<eagle::registry::DocumentRegistry> docs_registry;
-  std::unique_ptr<eagle::biomed::BiomedPlugin> plugin;
-  if (biomed_ns) {
-    knowledge = eagle::app::load_knowledge(cfg);
+  std::unique_ptr<eagle::plugin::Instance> instance;
+  if (plugin) {
     docs_registry = eagle::registry::open_registry("sqlite::memory:");
     for (const auto& d : docs) {
       eagle::registry::DocumentRecord r;
       r.document_id = d.id;
       r.name = d.title.empty() ? d.id : d.title;
       r.document_name = d.title;
-      r.plugin_namespace = "biomed";
+      r.plugin_namespace = ns;
       r.collections_used = {coll_name};
       docs_registry->upsert(r);
     }
-    bopts.text_biomed.encoder = cfg.pipeline.text_encoder;
-    bopts.core_text.encoder = cfg.pipeline.text_encoder;
-    // Plans recall at least 100 (Recall@100 needs it) but not the run depth: Tier-1
-    // re-encodes every recalled text, which at 1000 per plan would dominate the run.
-    bopts.collection_recall_top_k = std::max(bopts.collection_recall_top_k, std::min<size_t>(depth, 100));
-    plugin = std::make_unique<eagle::biomed::BiomedPlugin>(*knowledge, provider, registry, docs_registry.get(), bopts);
-    plugin->register_hooks(bus);
+    instance = plugin->attach(eagle::plugin::Host{ecfg, provider, registry, docs_registry.get(), bus});
+    instance->subscribe();
   }
-  coll = beir_collection(docs, registry.encoder(cfg.pipeline.text_encoder), cfg, coll_name, &bus, ns);
+  coll = beir_collection(docs, registry.encoder(ecfg.pipeline.text_encoder), ecfg, coll_name, &bus, ns);
   const double build_s = seconds_since(t0);
-  auto pc = eagle::app::pipeline_config(cfg);
+  auto pc = eagle::app::pipeline_config(ecfg);
   pc.recall_top_k = depth;
   if (retriever == "dense") pc.hybrid_text_collections.clear();
   if (retriever == "alpha-hybrid") pc.hybrid_mode = eagle::search::HybridMode::alpha;
@@ -254,8 +253,7 @@ int cmd_eval_store(const GlobalFlags& g, const std::string& queries_file, const 
   if (depth > eagle::search::kMaxFinalTopK)
     eagle::fail(ErrorCode::invalid_argument, "--depth must be at most " + std::to_string(eagle::search::kMaxFinalTopK));
   cfg.pipeline.recall_top_k = depth;
-  cfg.biomed.options.collection_recall_top_k =
-      std::max(cfg.biomed.options.collection_recall_top_k, std::min<size_t>(depth, 100));
+  for (const auto* p : eagle::plugin::builtin_plugins()) p->set_recall_floor(cfg, std::min<size_t>(depth, 100));
   const auto qrels = eagle::eval::load_qrels(qrels_file);
   std::vector<eagle::eval::Query> queries;
   for (auto& q : eagle::eval::load_queries(queries_file))

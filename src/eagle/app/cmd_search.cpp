@@ -139,8 +139,8 @@ int cmd_search(const GlobalFlags& g, const std::vector<std::string>& words, cons
               resp.metadata.value("took_ms", 0.0), resp.route.source.c_str(), plans.c_str());
   if (const auto& ns = resp.metadata["namespace_step"]; ns.is_object()) {
     if (ns.value("requested", "") == "auto")
-      std::printf("namespace: %s (auto: the store %s biomed documents)\n", ns.value("used", "").c_str(),
-                  ns.value("used", "") == "biomed" ? "holds" : "holds no");
+      std::printf("namespace: %s (auto: %s)\n", ns.value("used", "").c_str(),
+                  auto_reason(ns.value("used", "")).c_str());
     if (ns.contains("note")) std::printf("note: %s\n", ns.value("note", "").c_str());
   }
   int rank = 0;

@@ -58,9 +58,7 @@ int serve(const GlobalFlags& g, const ServeFlags& f) {
   const std::string& ns = cfg.pipeline.plugin_namespace;
   const std::string resolved = engine.resolve_namespace(ns);
   std::printf("eagle: ready (%zu collections, namespace %s%s)\n", engine.catalog().list().size(), resolved.c_str(),
-              ns == "auto" ? (resolved == "biomed" ? ", auto: the store holds biomed documents"
-                                                   : ", auto: the store holds no biomed documents")
-                           : "");
+              ns == "auto" ? (", auto: " + auto_reason(resolved)).c_str() : "");
   std::fflush(stdout);
   int sig = 0;
   sigwait(&stop_signals, &sig);

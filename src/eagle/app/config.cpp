@@ -15,9 +15,9 @@
 #include "eagle/core/error.h"
 #include "eagle/core/utf8.h"
 #include "eagle/core/json_input.h"
+#include "eagle/plugin/plugin.h"
 
 namespace eagle::app {
-namespace {
 
 double to_double(const std::string& key, const std::string& v) {
   try {
@@ -46,11 +46,15 @@ bool to_bool(const std::string& key, const std::string& v) {
   fail(ErrorCode::invalid_argument, key + ": expected true or false, got '" + v + "'");
 }
 
+namespace {
+
 // An option that is one of Config's booleans (read by to_bool, printed true/false).
 ConfigOption bool_option(const std::string& key, std::string doc, bool Config::*field) {
   return {key, std::move(doc), [key, field](Config& c, const std::string& v) { c.*field = to_bool(key, v); },
           [field](const Config& c) { return std::string(c.*field ? "true" : "false"); }};
 }
+
+}  // namespace
 
 std::string fmt(double d) {
   std::ostringstream s;
@@ -58,240 +62,7 @@ std::string fmt(double d) {
   return s.str();
 }
 
-std::vector<std::string> split_list(const std::string& v);
-std::string join_list(const std::vector<std::string>& v);
 
-// A biomed option that is a comma-separated list of words.
-void add_biomed_words(std::vector<ConfigOption>& o, const std::string& key, const std::string& doc,
-                      std::vector<std::string> biomed::BiomedOptions::*field) {
-  o.push_back({key, doc, [=](Config& c, const std::string& v) { c.biomed.options.*field = split_list(v); },
-               [=](const Config& c) { return join_list(c.biomed.options.*field); }});
-}
-
-// biomed.*: the seed's numbers, the route keywords and the collections a biomed query also searches.
-void add_biomed_seed_options(std::vector<ConfigOption>& o) {
-  using B = biomed::BiomedOptions;
-  // A count that may be 0 (0 turns the step off), bounded.
-  auto count = [&](const std::string& key, const std::string& doc, size_t B::*field, size_t max) {
-    o.push_back({key, doc,
-                 [=](Config& c, const std::string& v) {
-                   c.biomed.options.*field = v == "0" ? 0 : to_count(key, v, max);
-                 },
-                 [=](const Config& c) { return std::to_string(c.biomed.options.*field); }});
-  };
-  auto weight = [&](const std::string& key, const std::string& doc, double B::*field) {
-    o.push_back({key, doc,
-                 [=](Config& c, const std::string& v) {
-                   const double d = to_double(key, v);
-                   if (!(d >= 0) || !std::isfinite(d)) fail(ErrorCode::invalid_argument, key + " must be a number >= 0");
-                   c.biomed.options.*field = d;
-                 },
-                 [=](const Config& c) { return fmt(c.biomed.options.*field); }});
-  };
-  // The seed's numbers (biomed-retrieval.txt), each a key with the seed's default.
-  o.push_back({"biomed.expansion_encoder", "the encoder whose dense query gets the entity suffix (seed: pubmedbert only)",
-               [](Config& c, const std::string& v) { c.biomed.options.expansion_encoder = v; },
-               [](const Config& c) { return c.biomed.options.expansion_encoder; }});
-  count("biomed.aliases_per_entity", "entity suffix: aliases per entity (seed 2)", &B::aliases_per_entity, 100);
-  count("biomed.pathways_per_entity", "entity suffix: pathways per entity (seed 1)", &B::pathways_per_entity, 100);
-  count("biomed.expansion_cap", "entity suffix: at most this many terms (seed 12; 0: no suffix)", &B::expansion_cap, 1000);
-  count("biomed.rerank_text_chars", "characters of a hit's text given to an encoder or cross-encoder (seed 2048)",
-        &B::rerank_text_chars, 1 << 20);
-  count("biomed.entity_text_chars", "characters of a hit's text searched for the query's drugs (seed 512)",
-        &B::entity_text_chars, 1 << 20);
-  o.push_back({"biomed.entity_min_query_share",
-               "Tier-2 entity evidence counts when the query's drug mentions carry at least this share of its "
-               "BM25 idf (0: always, the seed)",
-               [](Config& c, const std::string& v) {
-                 const double d = to_double("biomed.entity_min_query_share", v);
-                 if (!(d >= 0 && d <= 1)) fail(ErrorCode::invalid_argument, "biomed.entity_min_query_share must be in [0, 1]");
-                 c.biomed.options.entity_min_query_share = d;
-               },
-               [](const Config& c) { return fmt(c.biomed.options.entity_min_query_share); }});
-  weight("biomed.supplement_entity_weight", "supplement score: weight of the entity score (seed 2.0)",
-         &B::supplement_entity_weight);
-  weight("biomed.supplement_dense_weight", "supplement score: weight of the dense score (seed 0.1)",
-         &B::supplement_dense_weight);
-  count("biomed.supplement_min_docs_limit", "supplement recall: at least this many hits (seed 8)",
-        &B::supplement_min_docs_limit, 100000);
-  count("biomed.supplement_docs_per_hit", "supplement recall: hits per matched document (seed 4)",
-        &B::supplement_docs_per_hit, 1000);
-  count("biomed.max_supplement_documents", "supplement: documents the registry name lookup may return",
-        &B::max_supplement_documents, 100000);
-  count("biomed.related_drugs_for_supplement", "supplement: related drugs of the first entity when the query names none (seed 4)",
-        &B::related_drugs_for_supplement, 100);
-  count("biomed.related_drugs_for_boost", "Tier-2: related drugs used as boost terms when the query names none (seed 6)",
-        &B::related_drugs_for_boost, 100);
-  count("biomed.injection_min_new", "RRF_POST_MERGE: supplement hits injected at least (seed min_new 2)",
-        &B::injection_min_new, 1000);
-  weight("biomed.injection_boost", "RRF_POST_MERGE: score boost of an injected hit (seed +100)", &B::injection_boost);
-  count("biomed.chunk_primary_drugs", "CHUNK: primary_drugs stamped per chunk (most mentioned first)",
-        &B::chunk_primary_drugs, 100);
-  add_biomed_words(o, "biomed.radiology_keywords",
-                   "route: comma-separated words that send an image query to the radiology slot",
-                   &B::radiology_keywords);
-  add_biomed_words(o, "biomed.pathology_keywords",
-                   "route: comma-separated words that send an image query to the pathology slot",
-                   &B::pathology_keywords);
-  o.push_back({"biomed.hybrid_text_collections",
-               "comma-separated collections whose plans also run the BM25 leg (seed router.hybrid_text_collections)",
-               [](Config& c, const std::string& v) {
-                 auto l = split_list(v);
-                 c.biomed.options.hybrid_text_collections = std::set<std::string>(l.begin(), l.end());
-               },
-               [](const Config& c) {
-                 return join_list({c.biomed.options.hybrid_text_collections.begin(),
-                                   c.biomed.options.hybrid_text_collections.end()});
-               }});
-  o.push_back({"biomed.exploratory_search_collections",
-               "comma-separated collection:encoder pairs every biomed query also searches (seed "
-               "exploratory_search_collections; empty: none)",
-               [](Config& c, const std::string& v) {
-                 std::vector<biomed::CollectionEncoder> out;
-                 for (const auto& item : split_list(v)) {
-                   const auto colon = item.find(':');
-                   if (colon == std::string::npos || colon == 0 || colon + 1 == item.size())
-                     fail(ErrorCode::invalid_argument,
-                          "biomed.exploratory_search_collections: expected collection:encoder, got '" + item + "'");
-                   out.push_back({item.substr(0, colon), item.substr(colon + 1)});
-                 }
-                 c.biomed.options.exploratory_search_collections = std::move(out);
-               },
-               [](const Config& c) {
-                 std::vector<std::string> l;
-                 for (const auto& e : c.biomed.options.exploratory_search_collections)
-                   l.push_back(e.collection + ":" + e.encoder);
-                 return join_list(l);
-               }});
-}
-
-// biomed.vocab_dir and biomed.vocab_cache: where the vocabularies are read and compiled to.
-void add_biomed_vocab_options(std::vector<ConfigOption>& o) {
-  o.push_back({"biomed.vocab_dir", "vocabulary folder (DrugBank, genes, MeSH, DOID, UMLS RRF); empty = ../shared/data/vocab",
-               [](Config& c, const std::string& v) { c.biomed.vocab_dir = v; },
-               [](const Config& c) { return c.biomed.vocab_dir; }});
-  o.push_back({"biomed.vocab_cache",
-               "compiled vocabulary + matcher cache (rebuilt when a source changes); empty: CACHE_DIR/biomed-vocab.bin",
-               [](Config& c, const std::string& v) { c.biomed.vocab_cache = v; },
-               [](const Config& c) { return vocab_cache_of(c); }});
-}
-
-// biomed.*: the switches of the seed's steps, the document profile (TDR) and the recall depth.
-void add_biomed_step_options(std::vector<ConfigOption>& o) {
-  using B = biomed::BiomedOptions;
-  auto flag = [&](const std::string& key, const std::string& doc, bool B::*field) {
-    o.push_back({key, doc, [=](Config& c, const std::string& v) { c.biomed.options.*field = to_bool(key, v); },
-                 [=](const Config& c) { return std::string(c.biomed.options.*field ? "true" : "false"); }});
-  };
-  flag("biomed.default_dual_text_search", "route step 6: also search the core text collection", &B::default_dual_text_search);
-  flag("biomed.medcpt_dual_search", "route step 6: also search the MedCPT collection", &B::medcpt_dual_search);
-  flag("biomed.sparse_terms_enabled", "QUERY_DENSE_EXPAND: drug names and section cues added to the BM25 leg",
-       &B::sparse_terms_enabled);
-  flag("biomed.chunk_stamps_enabled", "CHUNK: stamp primary_drugs and biomed_section at ingest", &B::chunk_stamps_enabled);
-  flag("biomed.document_profile_routing",
-       "ingest: biomedical text to the biomedical collection, general text to the core one (TDR)",
-       &B::document_profile_routing);
-  o.push_back({"biomed.profile_min_density", "TDR: biomedical cues or entities per 100 tokens for a biomedical profile",
-               [](Config& c, const std::string& v) {
-                 double d = to_double("biomed.profile_min_density", v);
-                 if (d < 0) fail(ErrorCode::invalid_argument, "biomed.profile_min_density must be >= 0");
-                 c.biomed.options.profile_min_density = d;
-               },
-               [](const Config& c) { return fmt(c.biomed.options.profile_min_density); }});
-  o.push_back({"biomed.document_profile_unit",
-               "TDR: input (each input file or folder goes whole to one collection, by the profile of its first "
-               "documents) or document (the seed's per-document decision)",
-               [](Config& c, const std::string& v) {
-                 if (v != "input" && v != "document")
-                   fail(ErrorCode::invalid_argument, "biomed.document_profile_unit must be input or document, got '" + v + "'");
-                 c.biomed.options.document_profile_unit = v;
-               },
-               [](const Config& c) { return c.biomed.options.document_profile_unit; }});
-  o.push_back({"biomed.profile_sample_documents", "TDR, unit input: documents of each input whose profiles decide it",
-               [](Config& c, const std::string& v) {
-                 c.biomed.options.profile_sample_documents = to_count("biomed.profile_sample_documents", v, 1000000);
-               },
-               [](const Config& c) { return std::to_string(c.biomed.options.profile_sample_documents); }});
-  flag("biomed.supplement_enabled", "RETRIEVE_SUPPLEMENT: entity-anchored supplemental recall", &B::supplement_enabled);
-  flag("biomed.injection_enabled", "RRF_POST_MERGE: inject supplement hits (min_new, +boost)", &B::injection_enabled);
-  flag("biomed.tier2_enabled", "RERANK_MERGED: the Tier-2 fusion rerank", &B::tier2_enabled);
-  flag("biomed.tier1_entity_filter", "Tier-1: keep only hits naming the query's drugs (when any remain)",
-       &B::tier1_entity_filter);
-  flag("biomed.suffix_skip_static_encoders",
-       "a static word-vector encoder in the entity-suffix slot embeds the raw query (the suffix is for a "
-       "contextual pubmedbert)",
-       &B::suffix_skip_static_encoders);
-  add_biomed_words(o, "biomed.xdrug_source_types",
-                   "Tier-2: comma-separated source types whose hits the cross-drug penalty applies to (empty: every "
-                   "hit, the seed)",
-                   &B::xdrug_source_types);
-  flag("biomed.tier1_cosine_rerank", "Tier-1: cosine rerank of the biomedical and chemical plans", &B::tier1_cosine_rerank);
-  flag("biomed.tier1_skip_static_encoders", "Tier-1: no cosine rerank with a static word-vector encoder",
-       &B::tier1_skip_static_encoders);
-  flag("biomed.tier1_structure_search_skips_entity_filter",
-       "Tier-1: no entity filter on a molecule collection searched by structure", &B::tier1_structure_search_skips_entity_filter);
-  o.push_back({"biomed.collection_recall_top_k", "recall depth of each biomed plan (seed: 20)",
-               [](Config& c, const std::string& v) {
-                 c.biomed.options.collection_recall_top_k = to_count("biomed.collection_recall_top_k", v, kMaxTopK);
-               },
-               [](const Config& c) { return std::to_string(c.biomed.options.collection_recall_top_k); }});
-}
-
-// biomed.<slot>_collection and biomed.<slot>_encoder of each slot, and the Tier-2 cross-encoder.
-void add_biomed_slot_options(std::vector<ConfigOption>& o) {
-  using B = biomed::BiomedOptions;
-  auto pair = [&](const std::string& name, biomed::CollectionEncoder B::*field) {
-    o.push_back({"biomed." + name + "_collection", "collection of the " + name + " slot",
-                 [=](Config& c, const std::string& v) { (c.biomed.options.*field).collection = v; },
-                 [=](const Config& c) { return (c.biomed.options.*field).collection; }});
-    o.push_back({"biomed." + name + "_encoder", "encoder label of the " + name + " slot",
-                 [=](Config& c, const std::string& v) { (c.biomed.options.*field).encoder = v; },
-                 [=](const Config& c) { return (c.biomed.options.*field).encoder; }});
-  };
-  pair("text_biomed", &B::text_biomed);
-  pair("text_medcpt", &B::text_medcpt);
-  pair("core_text", &B::core_text);
-  pair("chemical", &B::chemical);
-  pair("radiology", &B::radiology);
-  pair("pathology", &B::pathology);
-  pair("visual", &B::visual);
-  o.push_back({"biomed.domain_rerank_encoder", "Tier-2 cross-encoder label (missing: the fused score is used)",
-               [](Config& c, const std::string& v) { c.biomed.options.domain_rerank_encoder = v; },
-               [](const Config& c) { return c.biomed.options.domain_rerank_encoder; }});
-}
-
-// biomed.weights.<profile>.<w>: the Tier-2 profile table (seed: _PROFILE_WEIGHTS).
-void add_biomed_profile_weights(std::vector<ConfigOption>& o) {
-  for (const auto& [profile, w] : biomed::default_profile_weights()) {
-    const std::pair<const char*, double biomed::ProfileWeights::*> fields[] = {
-        {"w_ce", &biomed::ProfileWeights::w_ce},
-        {"w_entity", &biomed::ProfileWeights::w_entity},
-        {"w_sec", &biomed::ProfileWeights::w_sec},
-        {"w_xdrug_penalty", &biomed::ProfileWeights::w_xdrug_penalty}};
-    for (const auto& entry : fields) {
-      const auto& name = entry.first;
-      const auto field = entry.second;  // named: the lambdas below capture it
-      const std::string key = "biomed.weights." + profile + "." + name;
-      const std::string prof = profile;
-      o.push_back({key, "Tier-2 weight of the " + profile + " profile",
-                   [=](Config& c, const std::string& v) {
-                     double d = to_double(key, v);
-                     if (d < 0) fail(ErrorCode::invalid_argument, key + " must be >= 0");
-                     c.biomed.options.profiles[prof].*field = d;
-                   },
-                   [=](const Config& c) { return fmt(c.biomed.options.profiles.at(prof).*field); }});
-    }
-  }
-}
-
-// biomed.*: the plugin's vocabularies and the seed's options (BiomedOptions).
-void add_biomed_options(std::vector<ConfigOption>& o) {
-  add_biomed_seed_options(o);
-  add_biomed_vocab_options(o);
-  add_biomed_step_options(o);
-  add_biomed_slot_options(o);
-  add_biomed_profile_weights(o);
-}
 
 std::vector<std::string> split_list(const std::string& v) {
   std::vector<std::string> out;
@@ -309,6 +80,8 @@ std::string join_list(const std::vector<std::string>& v) {
   for (const auto& x : v) out += (out.empty() ? "" : ",") + x;
   return out;
 }
+
+namespace {
 
 // auth.tokens: a list of {name, token_env, kb_names?}; checked here so a typo is an
 // error at start, not a server that lets everyone in.
@@ -804,12 +577,16 @@ void add_telemetry_and_namespace_options(std::vector<ConfigOption>& o) {
   o.push_back({"pipeline.telemetry_file", "append per-query JSONL telemetry events here (empty: off)",
                [](Config& c, const std::string& v) { c.pipeline.telemetry_file = v; },
                [](const Config& c) { return c.pipeline.telemetry_file; }});
+  std::string names;  // "core, biomed" with the biomed plugin built
+  for (const auto& n : plugin::namespaces()) names += (names.empty() ? "" : ", ") + n;
   o.push_back({"pipeline.namespace",
-               "plugin namespace of searches that name none: core, biomed, or auto (biomed when the caller's documents "
-               "include biomed ones, else core)",
-               [](Config& c, const std::string& v) {
-                 if (v != "core" && v != "biomed" && v != "auto")
-                   fail(ErrorCode::invalid_argument, "pipeline.namespace: expected core, biomed or auto, got '" + v + "'");
+               "plugin namespace of searches that name none: " + names +
+                   ", or auto (a plugin's namespace when the caller's documents include ones of it, else core)",
+               [names](Config& c, const std::string& v) {
+                 const auto known = plugin::namespaces();
+                 if (v != "auto" && std::find(known.begin(), known.end(), v) == known.end())
+                   fail(ErrorCode::invalid_argument,
+                        "pipeline.namespace: expected " + names + " or auto, got '" + v + "'");
                  c.pipeline.plugin_namespace = v;
                },
                [](const Config& c) { return c.pipeline.plugin_namespace; }});
@@ -910,7 +687,8 @@ std::vector<ConfigOption> make_options() {
   o.push_back({"registry.url", "document registry: empty = SQLite at <data_dir>/registry.db; sqlite:PATH; postgresql://...",
                [](Config& c, const std::string& v) { c.registry_url = v; },
                [](const Config& c) { return c.registry_url; }});
-  add_biomed_options(o);
+  // The plugins' keys, after the core's (plugin/plugin.h).
+  for (const auto* p : plugin::builtin_plugins()) p->add_options(o);
   return o;
 }
 
@@ -1063,9 +841,6 @@ std::string glove_file_of(const Config& cfg) {
                                 : cfg.glove_file;
 }
 
-std::string vocab_cache_of(const Config& cfg) {
-  return cfg.biomed.vocab_cache.empty() ? (std::filesystem::path(cache_dir_of(cfg)) / "biomed-vocab.bin").string()
-                                        : cfg.biomed.vocab_cache;
-}
+
 
 }  // namespace eagle::app

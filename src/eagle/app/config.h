@@ -3,6 +3,7 @@
 // environment variables, then command-line flags (each later source wins).
 // Every option is one entry of a table, so the YAML key, the environment variable,
 // the documentation and the default printed by `eagle config` cannot drift apart.
+#include <any>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <functional>
@@ -12,7 +13,6 @@
 #include <vector>
 
 #include "eagle/store/merge_policy.h"
-#include "eagle/biomed/plugin.h"
 #include "eagle/app/build_paths.h"
 #include "eagle/core/schema.h"
 #include "eagle/index/lexical/bm25_index.h"
@@ -148,14 +148,24 @@ struct Config {
   // The document registry: empty = SQLite at <data_dir>/registry.db; else a URL
   // (sqlite:PATH, postgresql://...; see registry/registry.h).
   std::string registry_url;
-  // The biomedical plugin: vocabularies and the hooks' options (one source of
-  // defaults: biomed::BiomedOptions, the seed's numbers).
-  struct Biomed {
-    std::string vocab_dir;  // empty = ../shared/data/vocab when that folder exists
-    std::string vocab_cache;  // empty = CACHE_DIR/biomed-vocab.bin (vocab_cache_of)
-    biomed::BiomedOptions options;
-  } biomed;
+  // Each plugin's settings, by its name (plugin/plugin.h): a value of the plugin's
+  // own type, read with settings_of<T>(cfg, name).
+  std::map<std::string, std::any> plugin_settings;
 };
+
+// A plugin's settings: its defaults until an option sets one.
+template <class T>
+T& settings_of(Config& cfg, const std::string& plugin) {
+  auto& a = cfg.plugin_settings[plugin];
+  if (!a.has_value()) a = T{};
+  return std::any_cast<T&>(a);
+}
+template <class T>
+const T& settings_of(const Config& cfg, const std::string& plugin) {
+  static const T defaults{};
+  const auto it = cfg.plugin_settings.find(plugin);
+  return it == cfg.plugin_settings.end() ? defaults : std::any_cast<const T&>(it->second);
+}
 
 struct ConfigOption {
   std::string key;  // YAML path, dotted: "bm25.k1"
@@ -184,7 +194,14 @@ std::string describe_config(const Config& cfg);
 std::string cache_dir_of(const Config& cfg);
 // glove.file, else CACHE_DIR/glove100.eaglewv.
 std::string glove_file_of(const Config& cfg);
-// biomed.vocab_cache, else CACHE_DIR/biomed-vocab.bin.
-std::string vocab_cache_of(const Config& cfg);
+
+// Option values (what an option's setter reads and its getter prints), for the
+// plugins' options as for the core's: each failure names the key.
+double to_double(const std::string& key, const std::string& v);
+size_t to_count(const std::string& key, const std::string& v, size_t max);  // in [1, max]
+bool to_bool(const std::string& key, const std::string& v);
+std::string fmt(double d);
+std::vector<std::string> split_list(const std::string& v);  // comma-separated, trimmed
+std::string join_list(const std::vector<std::string>& v);
 
 }  // namespace eagle::app

@@ -15,10 +15,6 @@
 #include "eagle/encode/image/descriptor_encoder.h"
 #include "eagle/encode/registry_config.h"
 #include "eagle/encode/static/word_vectors.h"
-#include "eagle/biomed/ingest/chunker.h"
-#include "eagle/biomed/ingest/compound_cards.h"
-#include "eagle/biomed/ingest/doc_profile.h"
-#include "eagle/biomed/ingest/spl.h"
 #include "eagle/encode/chem/chem.h"
 #include "eagle/ingest/corpus_reader.h"
 #include "eagle/search/registry_catalog.h"
@@ -31,12 +27,13 @@ using nlohmann::json;
 
 namespace {
 
-// The seed's text slots that fall back to the embedded GloVe vectors when the
-// configuration does not map them to a model.
-const char* const kGloveTextSlots[] = {"pubmedbert", "medcpt-query", "medcpt-article", "text-embedding-v4"};
+// The seed's core text slot, which falls back to the embedded GloVe vectors when the
+// configuration does not map it to a model (a plugin's text slots do the same:
+// Plugin::add_encoders).
+const char* const kGloveTextSlots[] = {"text-embedding-v4"};
 // The seed's general visual slot (Qwen3-VL-Embedding), which falls back to the
-// embedded image descriptor. The medical-imaging slots (BiomedCLIP, UNI2) never fall
-// back to anything (seed: biomed-retrieval.txt, cross-modal): they stay unconfigured.
+// embedded image descriptor. A plugin's medical-imaging slots never fall back to
+// anything (seed: biomed-retrieval.txt, cross-modal): they stay unconfigured.
 const char* const kDescriptorVisualSlots[] = {"qwen3-vl"};
 // The embedded image descriptor's own label.
 constexpr const char* kDescriptorLabel = "dct-lowfreq";
@@ -48,7 +45,6 @@ bool listed(const char* const* begin, const char* const* end, const std::string&
 search::PipelineConfig pipeline_config_of(const Config& cfg) {
   search::PipelineConfig p;
   p.core_text_encoder = cfg.pipeline.text_encoder;
-  p.core_visual_collection = cfg.biomed.options.visual.collection;
   p.core_visual_encoder = cfg.visual.encoder;
   p.default_text_encoder = cfg.pipeline.text_encoder;
   p.recall_top_k = cfg.pipeline.recall_top_k;
@@ -69,12 +65,13 @@ search::PipelineConfig pipeline_config_of(const Config& cfg) {
   p.collapse_duplicates = cfg.pipeline.collapse_duplicates;
   p.exclude_chunk_types = cfg.pipeline.exclude_chunk_types;
   p.duplicate_similarity = cfg.pipeline.duplicate_similarity;
-  for (const auto& c : cfg.biomed.options.hybrid_text_collections) p.hybrid_text_collections.insert(c);
   for (const auto& [ns, policy] : cfg.pipeline.rerank_policy)
     p.rerank_policy[ns] = policy == "domain" ? search::RerankPolicy::domain
                           : policy == "general" ? search::RerankPolicy::general
                                                 : search::RerankPolicy::none;
   p.general_reranker = cfg.pipeline.general_reranker;
+  p.plugin_fields = plugin::plugin_chunk_fields();
+  for (const auto* plugin : plugin::builtin_plugins()) plugin->configure_pipeline(cfg, p);
   return p;
 }
 
@@ -84,27 +81,31 @@ search::PipelineConfig pipeline_config(const Config& cfg) { return pipeline_conf
 
 std::string stand_in_of(const Config& cfg, const std::string& label) {
   if (cfg.encoders.is_object() && cfg.encoders.contains(label)) return {};
-  if (listed(std::begin(kGloveTextSlots), std::end(kGloveTextSlots), label)) return "the embedded GloVe vectors";
+  if (listed(std::begin(kGloveTextSlots), std::end(kGloveTextSlots), label)) return kGloveStandIn;
   if (listed(std::begin(kDescriptorVisualSlots), std::end(kDescriptorVisualSlots), label))
     return "the embedded dct-lowfreq-v1 image descriptor";
+  for (const auto* p : plugin::builtin_plugins())
+    if (auto by = p->stand_in_of(cfg, label); !by.empty()) return by;
   return {};
+}
+
+std::string glove_vectors_file(const Config& cfg) {
+  const std::string file = glove_file_of(cfg);
+  if (!fs::exists(file)) {
+    if (!fs::exists(cfg.glove_json))
+      fail(ErrorCode::not_found, "GloVe vectors not found at " + cfg.glove_json +
+                                     " (scripts/setup.sh installs them; or set glove.json)");
+    std::fprintf(stderr, "converting %s -> %s (once)...\n", cfg.glove_json.c_str(), file.c_str());
+    auto n = encode::convert_wink_json(cfg.glove_json, file);
+    std::fprintf(stderr, "converted %zu words\n", n);
+  }
+  return file;
 }
 
 encode::EncoderRegistry build_encoder_registry(const Config& cfg) {
   encode::EncoderRegistry reg;
   encode::add_from_config(reg, cfg.encoders);
-  auto glove_file = [&]() {
-    const std::string file = glove_file_of(cfg);
-    if (!fs::exists(file)) {
-      if (!fs::exists(cfg.glove_json))
-        fail(ErrorCode::not_found, "GloVe vectors not found at " + cfg.glove_json +
-                                       " (scripts/setup.sh installs them; or set glove.json)");
-      std::fprintf(stderr, "converting %s -> %s (once)...\n", cfg.glove_json.c_str(), file.c_str());
-      auto n = encode::convert_wink_json(cfg.glove_json, file);
-      std::fprintf(stderr, "converted %zu words\n", n);
-    }
-    return file;
-  };
+  auto glove_file = [&]() { return glove_vectors_file(cfg); };
   if (!reg.has_encoder("glove")) reg.add(encode::make_identified_static("glove", glove_file()));
   for (const char* slot : kGloveTextSlots)
     if (!reg.has_encoder(slot) && !reg.has_reranker(slot)) reg.add(encode::make_identified_static(slot, glove_file()));
@@ -112,28 +113,22 @@ encode::EncoderRegistry build_encoder_registry(const Config& cfg) {
   if (!reg.has_encoder(kDescriptorLabel)) reg.add(encode::make_descriptor_encoder(kDescriptorLabel));
   for (const char* slot : kDescriptorVisualSlots)
     if (!reg.has_encoder(slot) && !reg.has_reranker(slot)) reg.add(encode::make_descriptor_encoder(slot));
+  for (const auto* p : plugin::builtin_plugins()) p->add_encoders(cfg, reg);
   return reg;
 }
 
 ingest::ImageStore Engine::image_store() const { return ingest::ImageStore(fs::path(cfg_.data_dir) / "images"); }
 
-std::string resolve_vocab_dir(const Config& cfg) {
-  if (!cfg.biomed.vocab_dir.empty()) {
-    if (!fs::is_directory(cfg.biomed.vocab_dir))
-      fail(ErrorCode::not_found, "biomed.vocab_dir '" + cfg.biomed.vocab_dir + "' is not a folder");
-    return cfg.biomed.vocab_dir;
-  }
-  for (const auto& p : {fs::path("../shared/data/vocab"), fs::path(build_source_dir()) / "../shared/data/vocab"})
-    if (fs::is_directory(p)) return p.lexically_normal().string();
-  fail(ErrorCode::not_found,
-       "no vocabulary folder: set biomed.vocab_dir (DrugBank CSVs, genes_human.tsv, MeSH, DOID, UMLS RRF)");
-}
 
 bool AccessScope::allows(const std::string& kb) const {
   return kb_names.empty() || std::find(kb_names.begin(), kb_names.end(), kb) != kb_names.end();
 }
 
-Engine::Engine(Config cfg, StoreAccess access, const std::string& owner) : cfg_(std::move(cfg)), access_(access) {
+Engine::Engine(Config cfg, StoreAccess access, const std::string& owner)
+    : cfg_(std::move(cfg)),
+      access_(access),
+      plugin_ready_(std::make_unique<std::atomic<bool>[]>(plugin::builtin_plugins().size())),
+      instances_(plugin::builtin_plugins().size()) {
   store::CollectionOptions copts;
   copts.bm25 = cfg_.bm25;
   copts.analyzer = cfg_.analyzer;
@@ -179,59 +174,67 @@ search::CollectionProvider Engine::collections() {
 }
 
 std::string Engine::default_encoder(const std::string& collection) const {
-  const auto& o = cfg_.biomed.options;
-  for (const auto* slot : {&o.text_biomed, &o.text_medcpt, &o.chemical, &o.radiology, &o.pathology, &o.visual})
-    if (slot->collection == collection) return slot->encoder;
+  for (const auto* p : plugin::builtin_plugins())
+    if (auto label = p->slot_encoder(cfg_, collection)) return *label;
+  if (collection == pipeline_config_of(cfg_).core_visual_collection) return cfg_.visual.encoder;
   return cfg_.pipeline.text_encoder;  // the core text collection and any other text collection
 }
 
-const biomed::EntityKnowledge& Engine::knowledge() {
-  {
-    std::lock_guard init(init_mu_);
-    if (!knowledge_) knowledge_ = std::make_unique<biomed::BrandAwareKnowledge>(load_knowledge(cfg_));
-  }
-  // Outside init_mu_: the registry opens under its own once-flag.
-  std::call_once(brands_once_, [&] { refresh_brands(); });
-  return *knowledge_;
-}
-
-void Engine::refresh_brands() {
-  biomed::BrandAwareKnowledge* kb = nullptr;
-  {
-    std::lock_guard init(init_mu_);
-    kb = knowledge_.get();
-  }
-  if (!kb) return;  // loaded (with the brands) on first use
-  // Brand names improve matching; a registry that cannot be read leaves the
-  // vocabulary as it is, said once, and the caller's own registry use reports it.
-  try {
-    std::vector<std::pair<std::string, std::string>> pairs;
-    for (auto& b : registry().brands("biomed")) pairs.emplace_back(std::move(b.brand), std::move(b.generic));
-    kb->set_brands(pairs);
-  } catch (const std::exception& e) {
-    spdlog::warn("brand names of the store's drug labels not loaded: {}", e.what());
-  }
-}
-
 void Engine::ensure_plugin(const std::string& ns) {
-  const bool ready = ns == "biomed" ? biomed_ready_.load() : core_ready_.load();
-  if (ready) return;
-  // The slow parts (the registry, the vocabulary) load without holding searches
-  // back; only subscribing the hooks below excludes them.
+  const auto& plugins = plugin::builtin_plugins();
+  size_t index = plugins.size();
+  for (size_t i = 0; i < plugins.size(); ++i)
+    if (plugins[i]->name() == ns) index = i;
+  if (ns != "core" && index == plugins.size())
+    fail(ErrorCode::invalid_argument, "unknown plugin namespace '" + ns + "'");
+  if (ns == "core" ? core_ready_.load() : plugin_ready_[index].load()) return;
+  // One attach at a time (a plugin's data loads once). The slow parts (the registry,
+  // a plugin's own data such as a vocabulary) load without holding searches back;
+  // only subscribing the hooks excludes them.
+  std::lock_guard attaching(attach_mu_);
+  if (ns == "core" ? core_ready_.load() : plugin_ready_[index].load()) return;
   registry();
-  if (ns == "biomed") knowledge();
+  std::unique_ptr<plugin::Instance> instance;
+  if (ns != "core") instance = plugins[index]->attach(plugin::Host{cfg_, collections(), encoders_, &registry(), bus_});
   // Subscribing hooks changes what running searches read: exclusive.
   std::unique_lock state(state_mu_);
   ensure_plugin_locked(ns);
+  if (instance) {
+    std::lock_guard init(init_mu_);
+    instance->subscribe();
+    instances_[index] = std::move(instance);
+    plugin_ready_[index] = true;
+  }
+}
+
+plugin::Instance* Engine::plugin_instance(const std::string& ns) {
+  if (ns == "core") return nullptr;
+  ensure_plugin(ns);
+  const auto& plugins = plugin::builtin_plugins();
+  std::lock_guard init(init_mu_);
+  for (size_t i = 0; i < plugins.size(); ++i)
+    if (plugins[i]->name() == ns) return instances_[i].get();
+  return nullptr;
+}
+
+void Engine::plugins_after_ingest() {
+  std::vector<plugin::Instance*> attached;
+  {
+    std::lock_guard init(init_mu_);
+    for (auto& instance : instances_)
+      if (instance) attached.push_back(instance.get());
+  }
+  for (auto* instance : attached) instance->after_ingest();
 }
 
 void Engine::ensure_plugin_locked(const std::string& ns) {
+  (void)ns;
   std::lock_guard init(init_mu_);
   if (!orchestrator_) {
     // Scope tags and the scope-aware collection union read the registry.
     doc_catalog_ = std::make_unique<search::RegistryCatalog>(registry());
     auto pipeline = pipeline_config_of(cfg_);
-    // As for the biomed slots: the vectors the core text collection holds decide the
+    // As for a plugin's slots: the vectors the core text collection holds decide the
     // encoder its plans use (`eagle reembed` may have given them another label).
     if (auto* c = catalog_->find(pipeline.core_text_collection); c && !c->schema().vector.encoder.empty())
       pipeline.core_text_encoder = c->schema().vector.encoder;
@@ -240,19 +243,6 @@ void Engine::ensure_plugin_locked(const std::string& ns) {
     orchestrator_ = std::make_unique<search::Orchestrator>(collections(), encoders_, bus_, std::move(pipeline), sink_,
                                                            doc_catalog_.get());
     core_ready_ = true;
-  }
-  if (ns == "biomed" && !biomed_) {
-    auto opts = cfg_.biomed.options;
-    // The vectors a collection holds decide the encoder its plans use (a slot's
-    // default label would not compare with them).
-    for (auto* slot : biomed::collection_slots(opts))
-      if (auto* c = catalog_->find(slot->collection)) {
-        const auto& recorded = c->schema().vector.encoder;
-        if (!recorded.empty()) slot->encoder = recorded;
-      }
-    biomed_ = std::make_unique<biomed::BiomedPlugin>(knowledge(), collections(), encoders_, &registry(), opts);
-    biomed_->register_hooks(bus_);
-    biomed_ready_ = true;
   }
 }
 
@@ -281,7 +271,7 @@ std::map<std::string, size_t> Engine::namespace_counts(const std::vector<std::st
       return it->second.counts;
   }
   std::map<std::string, size_t> counts;
-  for (const char* ns : {"core", "biomed"}) {
+  for (const auto& ns : plugin::namespaces()) {
     registry::DocumentQuery q;
     q.kb_names = kb_names;
     q.plugin_namespace = ns;
@@ -294,10 +284,16 @@ std::map<std::string, size_t> Engine::namespace_counts(const std::vector<std::st
 }
 
 std::string Engine::resolve_namespace(const std::string& configured, const std::vector<std::string>& kb_names) {
-  if (configured == "core" || configured == "biomed") return configured;
+  const auto names = plugin::namespaces();
+  if (std::find(names.begin(), names.end(), configured) != names.end()) return configured;
   if (configured != "auto")
-    fail(ErrorCode::invalid_argument, "unknown plugin namespace '" + configured + "' (core, biomed or auto)");
-  return namespace_counts(kb_names).count("biomed") ? "biomed" : "core";
+    fail(ErrorCode::invalid_argument,
+         "unknown plugin namespace '" + configured + "' (" + join_list(names) + " or auto)");
+  // The first plugin (in build order) whose namespace holds documents of the scope.
+  const auto counts = namespace_counts(kb_names);
+  for (const auto* p : plugin::builtin_plugins())
+    if (counts.count(p->name())) return p->name();
+  return "core";
 }
 
 answer::Evidence Engine::evidence_of(const search::RetrievalRequest& req, const search::HitList& hits, size_t top_n,
@@ -313,7 +309,7 @@ answer::Evidence Engine::evidence_of(const search::RetrievalRequest& req, const 
     // An image tile is read by its indexed text (its page's words, its caption).
     texts.push_back(h.field("document_name") + "\n" + h.field("path") + "\n" + h.text);
   }
-  const auto question = question_terms(req, hits, req.plugin_namespace == "biomed");
+  const auto question = question_terms(req, hits, req.plugin_namespace != "core");
   // Each hit's BM25 over the question's own maximum, in its collection (the caller's
   // statistics): a filtered search of the one row.
   std::vector<double> bm25;
@@ -365,9 +361,14 @@ search::RetrievalResponse Engine::retrieve(search::RetrievalRequest& req) {
   const auto counts = namespace_counts(req.allowed_kbs);
   for (const auto& [name, n] : counts) store_has.push_back(name);
   ns_step["store_has"] = store_has;
-  if (ns == "core" && counts.count("biomed"))
-    ns_step["note"] = "documents of this scope were ingested in the biomed namespace; the core pipeline does not "
-                      "search them: use plugin_namespace biomed (or auto)";
+  if (ns == "core")
+    for (const auto& [other, n] : counts)
+      if (other != "core") {
+        ns_step["note"] = "documents of this scope were ingested in the " + other +
+                          " namespace; the core pipeline does not search them: use plugin_namespace " + other +
+                          " (or auto)";
+        break;
+      }
   search::RetrievalResponse resp;
   {
     std::shared_lock state(state_mu_);
@@ -377,17 +378,21 @@ search::RetrievalResponse Engine::retrieve(search::RetrievalRequest& req) {
   // Each plan's encoder as it really is: a slot left to a stand-in says what runs in it.
   for (const auto& plan : resp.route.plans)
     if (const auto by = stand_in_of(cfg_, plan.encoder); !by.empty()) resp.metadata["stand_ins"][plan.encoder] = by;
-  // A core search of a store whose text was all ingested in the biomed namespace
-  // (TDR sends biomedical inputs to the biomedical collection) finds nothing: say
-  // where the text is instead of a bare "no document matches".
-  const auto& text_biomed = cfg_.biomed.options.text_biomed.collection;
-  if (req.plugin_namespace == "core" && resp.hits.empty() && !catalog_->exists(orchestrator_->config().core_text_collection) &&
-      catalog_->exists(text_biomed)) {
-    const std::string hint = "collection '" + orchestrator_->config().core_text_collection + "' does not exist; this store's text is in '" +
-                             text_biomed + "' (ingested with --namespace biomed): search it with --namespace biomed";
-    spdlog::warn("{}", hint);
-    resp.metadata["audits"].push_back({{"audit", "namespace_hint"}, {"message", hint}});
-  }
+  // A core search of a store whose text was all ingested in a plugin's namespace (its
+  // routing sends the inputs to its own collection) finds nothing: say where the text
+  // is instead of a bare "no document matches".
+  const std::string& core_text = orchestrator_->config().core_text_collection;
+  if (req.plugin_namespace == "core" && resp.hits.empty() && !catalog_->exists(core_text))
+    for (const auto* p : plugin::builtin_plugins()) {
+      const std::string text = p->text_collection(cfg_);
+      if (text.empty() || !catalog_->exists(text)) continue;
+      const std::string hint = "collection '" + core_text + "' does not exist; this store's text is in '" + text +
+                               "' (ingested with --namespace " + p->name() + "): search it with --namespace " +
+                               p->name();
+      spdlog::warn("{}", hint);
+      resp.metadata["audits"].push_back({{"audit", "namespace_hint"}, {"message", hint}});
+      break;
+    }
   return resp;
 }
 

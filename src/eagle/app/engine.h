@@ -9,19 +9,19 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <shared_mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "eagle/app/config.h"
+#include "eagle/app/ingest/extension.h"
 #include "eagle/app/ingest/slice.h"
 #include "eagle/app/query.h"
 #include "eagle/answer/extractive.h"
 #include "eagle/ingest/tiles/image_store.h"
-#include "eagle/biomed/brand_knowledge.h"
-#include "eagle/biomed/knowledge.h"
-#include "eagle/biomed/plugin.h"
 #include "eagle/encode/encoder.h"
+#include "eagle/plugin/plugin.h"
 #include "eagle/registry/registry.h"
 #include "eagle/search/hookbus.h"
 #include "eagle/search/orchestrator.h"
@@ -32,24 +32,22 @@
 namespace eagle::app {
 
 // The embedded encoders: `glove` (GloVe 6B 100d, converted once from the npm asset),
-// the seed's text slots (pubmedbert, medcpt-query, medcpt-article, text-embedding-v4)
-// on the same GloVe vectors unless `encoders:` configures them, and `molformer` on
-// RDKit Morgan fingerprints unless configured. Configured labels always win.
+// the seed's core text slot (text-embedding-v4) on the same GloVe vectors unless
+// `encoders:` configures it, `molformer` on RDKit Morgan fingerprints and the general
+// visual slot (qwen3-vl) on the embedded image descriptor unless configured; then each
+// plugin's slots (Plugin::add_encoders). Configured labels always win.
 encode::EncoderRegistry build_encoder_registry(const Config& cfg);
+// The GloVe vectors' file, converted from the npm asset on first use: what the text
+// slots left to a stand-in embed with.
+std::string glove_vectors_file(const Config& cfg);
 // What stands in for `label` when it is one of the seed's slots the configuration maps
-// to no model: "the embedded GloVe vectors" for the text slots (pubmedbert, medcpt-*,
-// text-embedding-v4), "the embedded dct-lowfreq-v1 image descriptor" for the general
+// to no model: "the embedded GloVe vectors" for the text slots (text-embedding-v4 and
+// the plugins' own), "the embedded dct-lowfreq-v1 image descriptor" for the general
 // visual slot (qwen3-vl); empty for any other label. `eagle encoders` and the ingest
 // report say so.
 std::string stand_in_of(const Config& cfg, const std::string& label);
-
-// biomed.vocab_dir, else ../shared/data/vocab (from the working folder, then from the
-// source tree) when it exists; not_found otherwise.
-std::string resolve_vocab_dir(const Config& cfg);
-
-// The production EntityKnowledge: the vocabulary (from its binary cache) and the
-// Aho-Corasick matcher.
-std::unique_ptr<biomed::EntityKnowledge> load_knowledge(const Config& cfg, std::string* report = nullptr);
+// What the text slots left to a stand-in run on.
+inline constexpr const char* kGloveStandIn = "the embedded GloVe vectors";
 
 // The knowledge bases a caller may see (a token's kb_names); empty = all. Every
 // document read, listing, tag change, ingest and delete checks it; searches get it
@@ -66,11 +64,11 @@ void apply_document_kind(registry::DocumentQuery& q, const std::string& kind);
 
 struct IngestOptions {
   AccessScope scope;           // a scoped caller may not replace documents of other KBs
-  std::string collection;      // empty: eagle_text, or the biomed slot for spl/compounds
+  std::string collection;      // empty: eagle_text, or a plugin's slot for its formats
   std::string encoder;         // empty: the collection's recorded encoder, else the slot's default
   std::string kb_name;
   std::string plugin_namespace = "core";
-  std::string format = "auto";  // auto | beir | jsonl | folder | spl | jats | pubmed | pdf | html | markdown | compounds
+  std::string format = "auto";  // auto | beir | jsonl | folder | jats | pubmed | pdf | html | markdown | a plugin's
   bool skip_bad = false;
   // A structured file (SPL, JATS, PubMed, PDF, HTML, Markdown) whose bytes were ingested before
   // into the same KB and namespace is reported as unchanged, not read again (dedup by
@@ -133,32 +131,11 @@ struct CollectionInfo {
   uint64_t last_lsn = 0;
 };
 
-// A compound query (MCP biomed_retrieve_compounds): exactly one of name, smiles or
-// smarts; k results; kb_name narrows to one knowledge base.
-struct CompoundQuery {
-  std::string name, smiles, smarts;
-  size_t k = 10;
-  std::string kb_name;
-};
-
 // A tile's kept image (Engine::tile_image).
 struct TileImage {
   std::string image_id;
   std::string media_type;  // image/jpeg | image/png
   std::string bytes;
-};
-
-struct CompoundHit {
-  std::string id, name, smiles, document_id, kb_name;
-  double score = 0;  // Tanimoto on Morgan fingerprints; 1.0 for a substructure match
-};
-
-struct CompoundResult {
-  std::string collection;
-  std::string query_kind;    // name | smiles | smarts
-  std::string query_smiles;  // the structure searched with (name, smiles)
-  std::optional<CompoundHit> query;  // the compound a name resolved to
-  std::vector<CompoundHit> hits;
 };
 
 // Thread-safe: searches run in parallel (the store's state under a shared lock);
@@ -195,8 +172,8 @@ class Engine {
   // (ingest.commit_rows); the ingest ends with a checkpoint (ingest.checkpoint).
   IngestReport ingest(const std::vector<std::string>& inputs, const IngestOptions& opts, const ProgressFn& progress = {});
 
-  // The query pipeline; the biomed plugin and its vocabulary load on first use of
-  // the biomed namespace (or at start: preload()).
+  // The query pipeline; a plugin attaches on first use of its namespace (or at
+  // start: preload()).
   search::RetrievalResponse search(const search::RetrievalRequest& req);
   // A search, then an answer over its top_n passages (app/query.h): generated by the
   // configured chat model, else extractive; a model that fails or is busy degrades to
@@ -224,21 +201,26 @@ class Engine {
   registry::SessionRecord check_session(const std::string& session_id, const std::string& owner);
   // The registry connection sessions are kept on (sessions_registry_).
   registry::DocumentRegistry& session_registry();
-  // The vocabulary, plus the brand names the store's drug labels teach.
-  const biomed::EntityKnowledge& knowledge();
-  // Re-reads the labels' brand names from the registry (after an ingest wrote some).
-  void refresh_brands();
-  // Structural neighbours of a compound (by name or SMILES), or the compounds holding
-  // a SMARTS substructure, in the biomed chemical collection; a caller's scope holds.
-  CompoundResult retrieve_compounds(const CompoundQuery& q, const AccessScope& scope = {});
+  // The plugin of namespace `ns` attached to this engine (its hooks subscribed on
+  // first use); null for core. invalid_argument for a namespace no plugin has.
+  plugin::Instance* plugin_instance(const std::string& ns);
+  // A hold on the store's state as searches take it: collections found under it stay
+  // the same objects until it is let go (a reembed swaps them exclusively).
+  std::shared_lock<RwMutex> hold_state() { return std::shared_lock<RwMutex>(state_mu_); }
+  // The --format names an ingest takes (the core's and the plugins'), and the
+  // modality a format's rows are embedded from (text unless a plugin's format says).
+  std::vector<std::string> ingest_formats();
+  encode::Modality ingest_modality(const std::string& format);
+  // A new text collection's schema: the chunk fields of the core and of every plugin.
+  CollectionSchema text_schema(const std::string& collection, const encode::EncoderInfo& encoder) const;
   // Opens every collection and the registry, and loads the namespace's plugin, so
   // the first request does not pay for it (a server calls it before it is ready).
   void preload(const std::string& plugin_namespace);
 
   // `pipeline.namespace: auto`: the namespace that holds the caller's data. An explicit
-  // core or biomed is returned as is; auto is biomed when the documents within
-  // `kb_names` (empty: all) include biomed ones, else core. invalid_argument for any
-  // other name. Counts are cached for a second and dropped on this engine's writes.
+  // namespace (core or a plugin's) is returned as is; auto is the first plugin's
+  // namespace that the documents within `kb_names` (empty: all) are in, else core.
+  // invalid_argument for any other name. Counts are cached for a second and dropped on this engine's writes.
   std::string resolve_namespace(const std::string& configured, const std::vector<std::string>& kb_names = {});
   // Documents per plugin namespace within `kb_names` (namespaces with none left out).
   std::map<std::string, size_t> namespace_counts(const std::vector<std::string>& kb_names = {});
@@ -298,6 +280,10 @@ class Engine {
 
  private:
   friend class IngestRun;  // the ingest's stages (app/ingest/run.h)
+  // What the plugins add to an ingest in namespace `ns` (readers, formats, routing).
+  IngestExtensions ingest_extensions(const std::string& ns);
+  // Tells each attached plugin that an ingest wrote documents' brand names.
+  void plugins_after_ingest();
   void ensure_plugin(const std::string& ns);
   // The pipeline without the evidence: `req.plugin_namespace` resolved in place (auto),
   // the response's namespace step in its metadata.
@@ -333,7 +319,7 @@ class Engine {
   // state_mu_: searches shared, the swap of a commit exclusive. ingest_mu_ runs
   // ingests one at a time; write_mu_ orders each commit, delete, tag change and
   // checkpoint. init_mu_ guards lazy set-up (registry, vocabulary, plugins).
-  // Lock order: ingest_mu_, write_mu_, state_mu_, init_mu_.
+  // Lock order: ingest_mu_, attach_mu_, write_mu_, state_mu_, init_mu_.
   RwMutex state_mu_;
   std::mutex ingest_mu_;
   std::mutex write_mu_;
@@ -349,7 +335,11 @@ class Engine {
   std::mutex ns_counts_mu_;
   std::map<std::string, NamespaceCounts> ns_counts_;
   std::recursive_mutex init_mu_;
-  std::atomic<bool> core_ready_{false}, biomed_ready_{false};
+  std::mutex attach_mu_;  // a plugin attaching (before state_mu_ in the lock order)
+  std::atomic<bool> core_ready_{false};
+  // Per plugin of builtin_plugins(), in order: attached, and its instance.
+  std::unique_ptr<std::atomic<bool>[]> plugin_ready_;
+  std::vector<std::unique_ptr<plugin::Instance>> instances_;
   std::once_flag registry_once_, sessions_once_;
   std::unique_ptr<store::Catalog> catalog_;
   std::unique_ptr<registry::DocumentRegistry> registry_;
@@ -360,9 +350,6 @@ class Engine {
   std::string registry_url_;
   encode::EncoderRegistry encoders_;
   search::HookBus bus_;
-  std::unique_ptr<biomed::BrandAwareKnowledge> knowledge_;
-  std::once_flag brands_once_;  // the first load of the brand names
-  std::unique_ptr<biomed::BiomedPlugin> biomed_;
   std::unique_ptr<search::DocumentCatalog> doc_catalog_;
   std::unique_ptr<search::Orchestrator> orchestrator_;
   std::shared_ptr<search::TelemetrySink> sink_;
@@ -371,6 +358,6 @@ class Engine {
 }  // namespace eagle::app
 
 namespace eagle::app {
-// The pipeline settings of a configuration (pipeline.* and the biomed hybrid collections).
+// The pipeline settings of a configuration (pipeline.* and what each plugin adds).
 search::PipelineConfig pipeline_config(const Config& cfg);
 }  // namespace eagle::app

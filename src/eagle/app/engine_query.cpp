@@ -95,8 +95,8 @@ answer::QuestionTerms Engine::question_terms(const search::RetrievalRequest& req
     }
   }
   if (entities)
-    for (const auto& m : knowledge().match_entities(req.query)) {
-      std::string low = m.text;
+    for (const auto& mention : plugin_instance(req.plugin_namespace)->question_entities(req.query)) {
+      std::string low = mention;
       for (auto& c : low) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
       if (!low.empty() && std::find(qt.entities.begin(), qt.entities.end(), low) == qt.entities.end())
         qt.entities.push_back(low);
@@ -195,7 +195,7 @@ QueryResult Engine::query(const QueryRequest& req, const QueryEvents& events) {
   // The extractive answer: used unless a model answers.
   auto extractive = [&] {
     const text::Analyzer analyzer(cfg_.analyzer);
-    const auto qt = question_terms(sreq, hits, sreq.plugin_namespace == "biomed");
+    const auto qt = question_terms(sreq, hits, sreq.plugin_namespace != "core");
     std::vector<answer::Passage> passages;
     for (size_t i = 0; i < hits.size(); ++i)
       // Never quoted: reference lists, image tiles, compound cards (a name and a structure).

@@ -153,7 +153,8 @@ ReembedReport Engine::reembed(const std::string& collection, const std::string& 
       orchestrator_->set_core_text_encoder(rep.encoder);
     if (orchestrator_ && collection == orchestrator_->config().core_visual_collection)
       orchestrator_->set_core_visual_encoder(rep.encoder);
-    if (biomed_) biomed_->set_collection_encoder(collection, rep.encoder);
+    for (auto& instance : instances_)
+      if (instance) instance->set_collection_encoder(collection, rep.encoder);
   });
   spdlog::debug("re-embedded collection '{}': {} rows, encoder '{}' ({}) -> '{}' ({})", collection, rep.rows,
                rep.encoder_before, rep.identity_before, rep.encoder, rep.identity);

@@ -1,7 +1,5 @@
 #include "eagle/app/json_views.h"
 
-#include "eagle/biomed/vocab/entity.h"
-
 namespace eagle::app {
 using nlohmann::json;
 
@@ -106,42 +104,6 @@ json image_node_json(const search::ScoredHit& h) {
           {"page", m.is_object() && m.contains("page") ? m["page"] : json(nullptr)},
           {"position", h.field("position")},
           {"chunk_type", h.field("chunk_type")}};
-}
-
-json entities_json(const biomed::EntityKnowledge& kb, const std::vector<biomed::EntityMatch>& matches) {
-  json out = json::array();
-  for (const auto& m : matches) {
-    const auto& e = kb.entity(m.entity);
-    out.push_back({{"text", m.text}, {"start", m.start}, {"end", m.end}, {"type", biomed::entity_type_name(e.type)},
-                   {"name", e.name}, {"id", e.key}});
-  }
-  return out;
-}
-
-namespace {
-json compound_json(const CompoundHit& h) {
-  return {{"id", h.id},
-          {"name", h.name},
-          {"smiles", h.smiles},
-          {"score", h.score},
-          {"document_id", h.document_id},
-          {"kb_name", h.kb_name}};
-}
-}  // namespace
-
-json compounds_json(const CompoundResult& r) {
-  json hits = json::array();
-  int rank = 0;
-  for (const auto& h : r.hits) {
-    auto j = compound_json(h);
-    j["rank"] = ++rank;
-    hits.push_back(std::move(j));
-  }
-  return {{"collection", r.collection},
-          {"query_kind", r.query_kind},
-          {"query_smiles", r.query_smiles.empty() ? json(nullptr) : json(r.query_smiles)},
-          {"query", r.query ? compound_json(*r.query) : json(nullptr)},
-          {"compounds", hits}};
 }
 
 json search_response_json(const search::RetrievalResponse& resp, bool explain) {

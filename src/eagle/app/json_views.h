@@ -35,9 +35,5 @@ nlohmann::json session_turn_json(const registry::SessionTurn& t);
 // A visual hit as the seed's ImageNode: {image_id, page (null without pages), position,
 // chunk_type} (the source's "image" object; MCP core_retrieve_visual's items).
 nlohmann::json image_node_json(const search::ScoredHit& hit);
-// Entity matches: [{text, start, end, type, name, id}] (byte offsets into the text).
-nlohmann::json entities_json(const biomed::EntityKnowledge& kb, const std::vector<biomed::EntityMatch>& matches);
-// A compound retrieval: {collection, query_kind, query_smiles, query, compounds}.
-nlohmann::json compounds_json(const CompoundResult& r);
 
 }  // namespace eagle::app

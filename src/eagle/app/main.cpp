@@ -9,6 +9,7 @@
 #include "eagle/app/cli.h"
 #include "eagle/app/config.h"
 #include "eagle/core/error.h"
+#include "eagle/plugin/plugin.h"
 
 namespace {
 
@@ -36,7 +37,6 @@ int main(int argc, char** argv) {
   eagle::app::add_config_command(app, g, commands);
   eagle::app::add_ingest_command(app, g, commands);
   eagle::app::add_search_command(app, g, commands);
-  eagle::app::add_entities_command(app, g, commands);
   eagle::app::add_eval_commands(app, g, commands);
   eagle::app::add_compounds_command(app, g, commands);
   eagle::app::add_encoders_command(app, g, commands);
@@ -44,6 +44,8 @@ int main(int argc, char** argv) {
   eagle::app::add_serve_command(app, g, commands);
   eagle::app::add_mcp_command(app, g, commands);
   eagle::app::add_query_command(app, g, commands);
+  // The plugins' own commands, after the core's (plugin/plugin.h).
+  for (const auto* p : eagle::plugin::builtin_plugins()) p->add_commands(app, g, commands);
 
   // An unknown command gets a message that names it and the commands there are
   // (CLI11 would only say an argument was not expected).

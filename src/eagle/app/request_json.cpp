@@ -1,5 +1,9 @@
 #include "eagle/app/request_json.h"
 
+#include <algorithm>
+
+#include "eagle/plugin/plugin.h"
+
 #include "eagle/core/base64.h"
 
 namespace eagle::app {
@@ -139,8 +143,9 @@ search::RetrievalRequest search_request_from_json(const json& body, const std::s
   else if (mode == "text" || mode == "visual" || mode == "hybrid") r.route_mode = search::parse_route_mode(mode);
   else bad_request("route_mode", "'route_mode' must be auto, text, visual or hybrid");
   r.plugin_namespace = str_field(body, "plugin_namespace", 64, false, default_namespace);
-  if (r.plugin_namespace != "core" && r.plugin_namespace != "biomed" && r.plugin_namespace != "auto")
-    bad_request("plugin_namespace", "'plugin_namespace' must be core, biomed or auto");
+  if (const auto known = plugin::namespaces();
+      r.plugin_namespace != "auto" && std::find(known.begin(), known.end(), r.plugin_namespace) == known.end())
+    bad_request("plugin_namespace", "'plugin_namespace' must be " + join_list(known) + " or auto");
   r.explain = bool_field(body, "explain", false);
   // A token limited to KBs: those it names must be its own, and its KBs are forced
   // onto every part of the search.

@@ -168,6 +168,10 @@ std::optional<json> BiomedPlugin::chunk_transform(HookContext&, const json& chun
   return out;
 }
 
+std::vector<FieldSchema> chunk_fields() {
+  return {{"primary_drugs", FieldType::string_list, true}, {"biomed_section", FieldType::string, true}};
+}
+
 std::vector<CollectionEncoder*> collection_slots(BiomedOptions& o) {
   std::vector<CollectionEncoder*> out = {&o.text_biomed, &o.text_medcpt, &o.core_text, &o.chemical,
                                          &o.radiology,   &o.pathology,   &o.visual};

@@ -141,6 +141,10 @@ struct BiomedOptions {
   std::map<std::string, ProfileWeights> profiles = default_profile_weights();
 };
 
+// The chunk fields biomed_chunk_transform stamps (CHUNK) and the query-time entity
+// boost reads: primary_drugs (string list) and biomed_section, both indexed (facets).
+std::vector<FieldSchema> chunk_fields();
+
 // Every collection / encoder pair of the options (the seed's slots and the
 // exploratory collections): where a collection's recorded label replaces a slot's.
 std::vector<CollectionEncoder*> collection_slots(BiomedOptions& options);

@@ -122,7 +122,7 @@ CollectionSchema CollectionSchema::from_json(const nlohmann::json& j) {
   return s;
 }
 
-CollectionSchema chunk_schema(std::string name, uint32_t dim, Metric metric) {
+CollectionSchema chunk_schema(std::string name, uint32_t dim, Metric metric, const std::vector<FieldSchema>& extra) {
   CollectionSchema s;
   s.name = std::move(name);
   s.vector.dim = dim;
@@ -135,19 +135,19 @@ CollectionSchema chunk_schema(std::string name, uint32_t dim, Metric metric) {
       {"chunk_type", T::string, true},      {"parent_section", T::string, true},
       {"source_chunk_id", T::string, false}, {"file_name", T::string, false},
       {"document_name", T::string, false},  {"source_uri", T::string, false},
-      {"primary_drugs", T::string_list, true}, {"biomed_section", T::string, true},
       {"content_summary", T::string, false}, {"connect_to", T::json, false},
       // Structured documents: the depth of the chunk's section and its first page (PDF).
       {"level", T::int64, false},           {"page", T::int64, true},
       // The source's other metadata (journal, authors, DOI, nested maps), kept whole.
       {"metadata", T::json, false},
   };
+  s.fields.insert(s.fields.end(), extra.begin(), extra.end());
   s.validate();
   return s;
 }
 
-CollectionSchema visual_schema(std::string name, uint32_t dim, Metric metric) {
-  CollectionSchema s = chunk_schema(std::move(name), dim, metric);
+CollectionSchema visual_schema(std::string name, uint32_t dim, Metric metric, const std::vector<FieldSchema>& extra) {
+  CollectionSchema s = chunk_schema(std::move(name), dim, metric, extra);
   using T = FieldType;
   s.fields.push_back({"position", T::string, false});  // "x0,y0,x1,y1", normalised
   s.fields.push_back({"image", T::string, false});     // the kept image's name in the image store

@@ -65,8 +65,10 @@ struct CollectionSchema {
 };
 
 // The chunk schema of SPEC.md: every chunk field, with inverted indexes on
-// kb_name, document_id, source_type, year, chunk_type, parent_section, type.
-CollectionSchema chunk_schema(std::string name, uint32_t dim, Metric metric = Metric::cosine);
+// kb_name, document_id, source_type, year, chunk_type, parent_section, type; then
+// `extra`, the fields the build's plugins stamp on chunks (plugin/plugin.h).
+CollectionSchema chunk_schema(std::string name, uint32_t dim, Metric metric = Metric::cosine,
+                              const std::vector<FieldSchema>& extra = {});
 
 // The visual collection's schema (eagle_visual, seed retrieval.txt §6.2): the chunk
 // fields (so one scope or filter applies to both kinds of rows) plus an image tile's
@@ -75,7 +77,8 @@ CollectionSchema chunk_schema(std::string name, uint32_t dim, Metric metric = Me
 // is fully length-normalised (text_length_norm = 1): tiles mix whole pages (hundreds
 // of words) with captions (a dozen), and a caption holding every word of a question
 // must beat a page that mentions them among much else (the caller may override it).
-CollectionSchema visual_schema(std::string name, uint32_t dim, Metric metric = Metric::ip);
+CollectionSchema visual_schema(std::string name, uint32_t dim, Metric metric = Metric::ip,
+                               const std::vector<FieldSchema>& extra = {});
 
 // Collection names are used as folder names: [A-Za-z0-9_-], 1..64 characters.
 bool valid_collection_name(std::string_view name);

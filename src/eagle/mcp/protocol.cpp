@@ -1,5 +1,7 @@
 #include "eagle/mcp/protocol.h"
 
+#include "eagle/plugin/plugin.h"
+
 namespace eagle::mcp {
 using nlohmann::json;
 
@@ -11,12 +13,12 @@ const std::vector<std::string>& supported_revisions() {
 ServerInfo eagle_server_info(const std::string& default_namespace) {
   ServerInfo i;
   i.instructions =
-      "Eagle retrieves passages from a biomedical knowledge base (papers, abstracts, trials, drug labels, "
-      "compounds). Use core_retrieve_text for passages relevant to a question, core_search for the whole "
-      "pipeline with routing and explanations, core_list_documents to see what is indexed.";
-  if (default_namespace == "biomed")
-    i.instructions += " biomed_query_entities names the drugs, genes and diseases in a text; "
-                      "biomed_retrieve_compounds finds structurally similar compounds or a substructure.";
+      "Eagle retrieves passages from a knowledge base of documents. Use core_retrieve_text for passages relevant "
+      "to a question, core_search for the whole pipeline with routing and explanations, core_list_documents to see "
+      "what is indexed.";
+  // The default namespace's plugin says what its own tools do (exposure rule G3).
+  if (const auto* p = plugin::find_plugin(default_namespace); p && !p->mcp_instructions().empty())
+    i.instructions += " " + p->mcp_instructions();
   return i;
 }
 

@@ -64,7 +64,7 @@ struct Reply {
 
 struct ServerInfo {
   std::string name = "eagle";
-  std::string title = "Eagle biomedical retrieval";
+  std::string title = "Eagle retrieval";
   std::string version = "0.1.0";
   std::string instructions;
 };

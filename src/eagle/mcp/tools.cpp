@@ -1,4 +1,5 @@
 #include "eagle/mcp/tools.h"
+#include "eagle/mcp/schema.h"
 
 #include <spdlog/spdlog.h>
 
@@ -8,22 +9,12 @@
 #include "eagle/app/request_json.h"
 #include "eagle/core/error.h"
 #include "eagle/mcp/json_schema.h"
+#include "eagle/plugin/plugin.h"
 
 namespace eagle::mcp {
 using nlohmann::json;
 
-namespace {
-
-// String bounds are in characters (code points, as JSON Schema counts them), a
-// quarter of the byte bounds the request readers enforce, so a string the schema
-// admits always fits them (a UTF-8 character is at most 4 bytes).
-constexpr size_t kQueryChars = search::kMaxQueryBytes / 4;
-constexpr size_t kKeyChars = app::kMaxKeyBytes / 4;
-constexpr size_t kFilterChars = app::kMaxFilterBytes / 4;
-constexpr int64_t kMaxCompounds = 100;
-constexpr size_t kMaxStructureChars = 2048;
-
-json string_schema(const std::string& description, size_t max_chars, size_t min_chars = 0) {
+json string_schema(const std::string& description, size_t max_chars, size_t min_chars) {
   json s = {{"type", "string"}, {"description", description}, {"maxLength", max_chars}};
   if (min_chars) s["minLength"] = min_chars;
   return s;
@@ -40,11 +31,13 @@ json string_list_schema(const std::string& description, size_t max_items) {
           {"items", {{"type", "string"}, {"maxLength", kKeyChars}}}};
 }
 
-json object_schema(json properties, std::vector<std::string> required = {}) {
+json object_schema(json properties, std::vector<std::string> required) {
   json s = {{"type", "object"}, {"properties", std::move(properties)}, {"additionalProperties", false}};
   if (!required.empty()) s["required"] = required;
   return s;
 }
+
+namespace {
 
 // The retrieval arguments both search tools share (the fields of POST /search).
 json retrieval_properties(size_t default_top_k) {
@@ -137,6 +130,8 @@ ToolOutput search_output(const search::RetrievalResponse& resp, bool explain, bo
 }
 
 
+}  // namespace
+
 // An output schema: an object with these required members.
 json result_schema(json properties, std::vector<std::string> required) {
   return {{"type", "object"}, {"required", std::move(required)}, {"properties", std::move(properties)}};
@@ -146,12 +141,16 @@ json array_of(json items) { return {{"type", "array"}, {"items", std::move(items
 
 json typed(const char* type) { return {{"type", type}}; }
 
+namespace {
+
 // How strong the evidence is (answer/evidence.h): none when no passage holds the question.
 json evidence_schema() {
   return {{"type", "object"},
           {"required", {"level", "score"}},
           {"properties", {{"level", {{"type", "string"}, {"enum", {"strong", "weak", "none"}}}}, {"score", typed("number")}}}};
 }
+
+}  // namespace
 
 Tool make_tool(std::string name, std::string title, std::string description, std::string ns, json input, json output) {
   Tool t;
@@ -163,6 +162,8 @@ Tool make_tool(std::string name, std::string title, std::string description, std
   t.output_schema = std::move(output);
   return t;
 }
+
+namespace {
 
 // core_retrieve_text: the text collections of the core namespace alone (route_mode text).
 Tool make_retrieve_tool(app::Engine* e, size_t top_k_default) {
@@ -190,7 +191,7 @@ json search_properties(size_t top_k_default) {
   search_props["filter"] =
       string_schema("a filter expression on chunk fields, e.g. year >= 2020 and source_type == \"paper\"", kFilterChars);
   search_props["plugin_namespace"] = {{"type", "string"},
-                                      {"enum", {"core", "biomed"}},
+                                      {"enum", plugin::namespaces()},
                                       {"description", "the plugin namespace (default: the server's)"}};
   search_props["route_mode"] = {{"type", "string"}, {"enum", {"auto", "text", "visual", "hybrid"}}, {"default", "auto"}};
   search_props["explain"] = {{"type", "boolean"},
@@ -290,7 +291,7 @@ Tool make_query_tool(app::Engine* e, const std::string& ns_default, size_t top_k
 
 // Eagle-RAG's core_ingest: a file by its path under server.ingest_root, or its bytes
 // (Base64) with its name; the same scope, limits and task queue as POST /ingest.
-Tool make_ingest_tool() {
+Tool make_ingest_tool(const std::vector<std::string>& formats) {
   json ingest_props = {
       {"path", string_schema("a file or folder under the server's ingest root (server.ingest_root)", 4096, 1)},
       {"content", {{"type", "string"},
@@ -298,10 +299,8 @@ Tool make_ingest_tool() {
                    {"maxLength", (size_t{32} << 20) / 3 * 4 + 8}}},
       {"file_name", string_schema("the file's name: its extension tells the format (with format auto)", 255, 1)},
       {"kb_name", string_schema("the knowledge base the documents go to", kKeyChars)},
-      {"plugin_namespace", {{"type", "string"}, {"enum", {"core", "biomed"}}, {"default", "core"}}},
-      {"format", {{"type", "string"},
-                  {"enum", {"auto", "beir", "jsonl", "folder", "spl", "jats", "pubmed", "pdf", "html", "markdown", "compounds"}},
-                  {"default", "auto"}}},
+      {"plugin_namespace", {{"type", "string"}, {"enum", plugin::namespaces()}, {"default", "core"}}},
+      {"format", {{"type", "string"}, {"enum", formats}, {"default", "auto"}}},
       {"skip_bad", {{"type", "boolean"}, {"default", false}}},
       {"reindex", {{"type", "boolean"}, {"default", false}}}};
   Tool ingest_tool = make_tool(
@@ -384,7 +383,7 @@ Tool make_list_documents_tool(app::Engine* e) {
       "core_list_documents", "List documents",
       "The documents in the store, newest first, with their knowledge base, namespace, source type and tags.", "core",
       object_schema({{"kb_name", string_schema("only this knowledge base", kKeyChars)},
-                     {"plugin_namespace", string_schema("only this namespace (core, biomed)", 64)},
+                     {"plugin_namespace", string_schema("only this namespace (core or a plugin's)", 64)},
                      {"limit", integer_schema("page size", 1, static_cast<int64_t>(app::kMaxListLimit), 20)},
                      {"offset", integer_schema("documents to skip", 0, 10'000'000, 0)}}),
       result_schema({{"documents", array_of(result_schema({{"document_id", typed("string")}}, {"document_id"}))},
@@ -418,90 +417,6 @@ Tool make_list_documents_tool(app::Engine* e) {
   return list;
 }
 
-// biomed_query_entities: the vocabularies' entities named in a text.
-Tool make_entities_tool(app::Engine* e) {
-  json entity_item = result_schema({{"text", typed("string")},
-                                    {"start", typed("integer")},
-                                    {"end", typed("integer")},
-                                    {"type", typed("string")},
-                                    {"name", typed("string")},
-                                    {"id", typed("string")}},
-                                   {"text", "start", "end", "type", "name", "id"});
-  Tool entities = make_tool(
-      "biomed_query_entities", "Find biomedical entities",
-      "Drugs, genes, diseases and other biomedical entities named in a text, matched against the configured "
-      "vocabularies: each with its type, vocabulary id, preferred name and byte span.",
-      "biomed", object_schema({{"text", string_schema("the text to read", kQueryChars, 1)}}, {"text"}),
-      result_schema({{"entities", array_of(entity_item)}}, {"entities"}));
-  entities.run = [e](const json& args, const ToolContext&) {
-    const std::string text = app::str_field(args, "text", search::kMaxQueryBytes, true);
-    const auto& kb = e->knowledge();
-    json found = app::entities_json(kb, kb.match_entities(text));
-    std::ostringstream t;
-    t << found.size() << (found.size() == 1 ? " entity" : " entities");
-    for (const auto& m : found)
-      t << "\n- " << m["text"].get<std::string>() << " [" << m["start"].get<size_t>() << ", " << m["end"].get<size_t>()
-        << "): " << m["type"].get<std::string>() << " " << m["name"].get<std::string>() << " ("
-        << m["id"].get<std::string>() << ")";
-    return ToolOutput{{{"entities", found}}, t.str()};
-  };
-  return entities;
-}
-
-// biomed_retrieve_compounds: compounds by name, structure or substructure.
-Tool make_compounds_tool(app::Engine* e) {
-  json compound_item = result_schema({{"id", typed("string")},
-                                      {"name", typed("string")},
-                                      {"smiles", typed("string")},
-                                      {"score", typed("number")},
-                                      {"rank", typed("integer")},
-                                      {"document_id", typed("string")},
-                                      {"kb_name", typed("string")}},
-                                     {"id", "name", "smiles", "score"});
-  json compound_in = object_schema(
-      {{"name", string_schema("a compound or drug name (brand names and synonyms resolve through the vocabulary)",
-                              kKeyChars, 1)},
-       {"smiles", string_schema("a structure as SMILES", kMaxStructureChars, 1)},
-       {"smarts", string_schema("a substructure pattern as SMARTS", kMaxStructureChars, 1)},
-       {"k", integer_schema("how many compounds to return", 1, kMaxCompounds, 10)},
-       {"kb_name", string_schema("only this knowledge base", kKeyChars)}});
-  compound_in["oneOf"] = json::array({{{"required", {"name"}}}, {{"required", {"smiles"}}}, {{"required", {"smarts"}}}});
-  json query_item = {{"anyOf", json::array({compound_item, typed("null")})}};
-  Tool compounds = make_tool(
-      "biomed_retrieve_compounds", "Retrieve compounds",
-      "Compounds structurally similar to a named drug or a SMILES (Tanimoto on Morgan fingerprints, radius 2, 2048 "
-      "bits), or the compounds containing a SMARTS substructure. Give exactly one of name, smiles or smarts.",
-      "biomed", compound_in,
-      result_schema({{"collection", typed("string")},
-                     {"query_kind", {{"type", "string"}, {"enum", {"name", "smiles", "smarts"}}}},
-                     {"query_smiles", {{"type", {"string", "null"}}}},
-                     {"query", query_item},
-                     {"compounds", array_of(compound_item)}},
-                    {"collection", "query_kind", "compounds"}));
-  compounds.run = [e](const json& args, const ToolContext& ctx) {
-    app::CompoundQuery q;
-    q.name = app::str_field(args, "name", app::kMaxKeyBytes);
-    q.smiles = app::str_field(args, "smiles", kMaxStructureChars * 4);
-    q.smarts = app::str_field(args, "smarts", kMaxStructureChars * 4);
-    q.k = static_cast<size_t>(app::int_field(args, "k", 1, kMaxCompounds, 10));
-    q.kb_name = app::str_field(args, "kb_name", app::kMaxKeyBytes);
-    auto r = e->retrieve_compounds(q, ctx.scope);
-    json out = app::compounds_json(r);
-    std::ostringstream t;
-    if (r.query_kind == "smarts") {
-      t << r.hits.size() << (r.hits.size() == 1 ? " compound contains " : " compounds contain ") << q.smarts;
-    } else {
-      t << r.hits.size() << (r.hits.size() == 1 ? " compound" : " compounds") << " nearest to " << (r.query ? r.query->name + " " : std::string())
-        << r.query_smiles << " (Tanimoto)";
-    }
-    for (const auto& h : out["compounds"])
-      t << "\n" << h["rank"].get<int>() << ". " << h["name"].get<std::string>() << " (" << h["id"].get<std::string>()
-        << ") " << h["score"].get<double>() << " " << h["smiles"].get<std::string>();
-    return ToolOutput{out, t.str()};
-  };
-  return compounds;
-}
-
 }  // namespace
 
 ToolSet::ToolSet(app::Engine& engine, const std::string& default_namespace, bool with_ingest) {
@@ -514,11 +429,11 @@ ToolSet::ToolSet(app::Engine& engine, const std::string& default_namespace, bool
   const json search_props = search_properties(top_k_default);
   tools_.push_back(make_search_tool(e, ns_default, top_k_default, search_props));
   tools_.push_back(make_query_tool(e, ns_default, top_k_default, search_props, /*with_sessions=*/with_ingest));
-  if (with_ingest) tools_.push_back(make_ingest_tool());
+  if (with_ingest) tools_.push_back(make_ingest_tool(engine.ingest_formats()));
   tools_.push_back(make_visual_tool(e, top_k_default));
   tools_.push_back(make_list_documents_tool(e));
-  tools_.push_back(make_entities_tool(e));
-  tools_.push_back(make_compounds_tool(e));
+  // The plugins' tools (plugin/plugin.h).
+  for (const auto* p : plugin::builtin_plugins()) p->add_mcp_tools(engine, tools_);
 
   // G3: core_* plus the default namespace's own tools.
   std::erase_if(tools_, [&](const Tool& t) { return t.plugin_namespace != "core" && t.plugin_namespace != ns_default; });

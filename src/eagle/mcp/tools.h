@@ -3,8 +3,8 @@
 // kb_name, top_k and facet filters). Each has a JSON Schema 2020-12 input schema with
 // a bound on every number, string and list, an output schema, and answers with
 // structuredContent plus a readable text block. Exposure (rule G3, docs/glossary.md):
-// every core_* tool, plus the tools of the configured default namespace (biomed_*
-// when it is biomed).
+// every core_* tool, plus the tools of the configured default namespace's plugin
+// (plugin/plugin.h: Plugin::add_mcp_tools).
 #include <nlohmann/json.hpp>
 
 #include <functional>
@@ -37,7 +37,7 @@ struct Tool {
   std::string name;
   std::string title;
   std::string description;
-  std::string plugin_namespace;  // core | biomed: exposure rule G3 (docs/glossary.md)
+  std::string plugin_namespace;  // core or a plugin's: exposure rule G3 (docs/glossary.md)
   bool read_only = true;         // false: it changes the store (annotations readOnlyHint, destructiveHint)
   nlohmann::json input_schema;
   nlohmann::json output_schema;
@@ -52,7 +52,7 @@ class ToolSet {
   // `default_namespace` may be auto: resolved once here, from the store's documents.
   // `with_ingest`: list core_ingest (a server that owns the store).
   ToolSet(app::Engine& engine, const std::string& default_namespace, bool with_ingest = false);
-  // The namespace the tools were exposed for (core or biomed).
+  // The namespace the tools were exposed for (core or a plugin's).
   const std::string& default_namespace() const { return default_namespace_; }
 
   const std::vector<Tool>& tools() const { return tools_; }

@@ -27,10 +27,8 @@ std::string next_query_id() {
   return "q" + std::to_string(++n);
 }
 
-// Indexed chunk fields a request may facet on; string lists match any of the values.
-const std::set<std::string> kFacetFields = {"source_type", "year",    "chunk_type",     "parent_section",
-                                            "type",        "kb_name", "biomed_section", "primary_drugs"};
-const std::set<std::string> kListFacetFields = {"primary_drugs"};
+// Indexed chunk fields a request may facet on (the plugins' indexed fields too).
+const std::set<std::string> kFacetFields = {"source_type", "year", "chunk_type", "parent_section", "type", "kb_name"};
 
 // Accumulates time spent in the encoder and in index searches, so the pipeline's own
 // overhead (total minus these) can be reported.
@@ -193,18 +191,23 @@ Orchestrator::Scope Orchestrator::build_scope(const RetrievalRequest& req, HookC
   if (!req.filter.empty()) {
     // Parsed on its own first: a well-formed expression has balanced parentheses, so
     // AND-ing it below cannot escape into the scope's terms.
-    static const CollectionSchema kChunkFields = chunk_schema("filter_check", 1);
-    filter::parse(req.filter, kChunkFields, {});
+    filter::parse(req.filter, chunk_schema("filter_check", 1, Metric::cosine, config_.plugin_fields), {});
     parts.push_back(req.filter);
   }
+  std::set<std::string> facets = kFacetFields, list_facets;
+  for (const auto& f : config_.plugin_fields)
+    if (f.indexed) {
+      facets.insert(f.name);
+      if (f.type == FieldType::string_list) list_facets.insert(f.name);
+    }
   for (const auto& [field, value] : req.facets) {
-    if (!kFacetFields.count(field)) {
+    if (!facets.count(field)) {
       std::string known;
-      for (const auto& f : kFacetFields) known += (known.empty() ? "" : ", ") + f;
+      for (const auto& f : facets) known += (known.empty() ? "" : ", ") + f;
       fail(ErrorCode::invalid_argument, "unknown facet '" + field + "' (facets: " + known + ")");
     }
     const std::string param = "facet_" + field;
-    if (kListFacetFields.count(field)) {
+    if (list_facets.count(field)) {
       parts.push_back("array_contains_any(" + field + ", {" + param + "})");
       s.params[param] = value.is_array() ? value : json::array({value});
     } else {

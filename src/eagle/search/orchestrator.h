@@ -45,6 +45,9 @@ enum class RerankPolicy { domain, general, none };
 enum class HybridMode { true_hybrid, alpha };
 
 struct PipelineConfig {
+  // The chunk fields the build's plugins stamp (plugin/plugin.h): filters may name
+  // them, and the indexed ones are facets (a string list matches any of its values).
+  std::vector<FieldSchema> plugin_fields;
   std::string core_text_collection = "eagle_text";
   std::string core_text_encoder = "glove";        // what the core text collection's plans use
   // The label for a text collection that records none (pipeline.text_encoder; not

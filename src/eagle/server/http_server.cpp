@@ -25,6 +25,7 @@
 #include "eagle/mcp/http_transport.h"
 #include "eagle/mcp/protocol.h"
 #include "eagle/mcp/tools.h"
+#include "eagle/plugin/plugin.h"
 #include "eagle/server/console.h"
 #include "eagle/server/http_listener.h"
 #include "eagle/server/http_message.h"
@@ -338,15 +339,13 @@ struct Server::Impl {
     app::IngestOptions o;
     o.kb_name = str_field(obj, "kb_name", kMaxKeyBytes);
     o.plugin_namespace = str_field(obj, "plugin_namespace", 64, false, "core");
-    if (o.plugin_namespace != "core" && o.plugin_namespace != "biomed")
-      bad("plugin_namespace", "'plugin_namespace' must be core or biomed");
+    if (const auto known = plugin::namespaces();
+        std::find(known.begin(), known.end(), o.plugin_namespace) == known.end())
+      bad("plugin_namespace", "'plugin_namespace' must be one of " + app::join_list(known));
     o.collection = str_field(obj, "collection", 255);
     o.format = str_field(obj, "format", 16, false, "auto");
-    static const std::set<std::string> kFormats = {"auto", "beir",   "jsonl", "folder", "spl",      "jats",
-                                                   "pubmed", "pdf", "html",  "markdown", "compounds"};
-    if (!kFormats.count(o.format))
-      bad("format",
-          "'format' must be one of auto, beir, jsonl, folder, spl, jats, pubmed, pdf, html, markdown, compounds");
+    if (const auto formats = engine.ingest_formats(); std::find(formats.begin(), formats.end(), o.format) == formats.end())
+      bad("format", "'format' must be one of " + app::join_list(formats));
     if (form) {
       auto form_bool = [&](const std::string& name, bool fallback) {
         const std::string v = str_field(obj, name, 8, false, fallback ? "true" : "false");
@@ -546,7 +545,7 @@ struct Server::Impl {
     const std::string label = engine.collection_info(o.collection).encoder;
     if (label.empty() || !engine.encoders().has_encoder(label)) return;
     const bool molecules = engine.encoders().encoder(label).info().modality == encode::Modality::molecule;
-    const bool want_molecules = o.format == "compounds";
+    const bool want_molecules = engine.ingest_modality(o.format) == encode::Modality::molecule;
     if (molecules != want_molecules)
       throw HttpError{409, "conflict",
                       "collection '" + o.collection + "' holds " + (molecules ? "molecule" : "text") + " vectors ('" +

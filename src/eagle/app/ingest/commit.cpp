@@ -90,7 +90,7 @@ void IngestRun::write_registry() {
   });
   if (registry_batch) end_batch();
   // The labels' brand names are known to the next search at once.
-  if (brands_written) engine_.refresh_brands();
+  if (brands_written) engine_.plugins_after_ingest();
 }
 
 }  // namespace eagle::app

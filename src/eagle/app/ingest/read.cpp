@@ -50,12 +50,9 @@ std::vector<IngestRun::Work> IngestRun::plan_work(const std::vector<std::string>
   const ingest::FileKind forced = format_ == "auto" ? ingest::FileKind::unknown : ingest::file_kind_from_name(format_);
   const bool text_only = format_ == "beir" || format_ == "jsonl" || format_ == "folder";
   if (!text_only && format_ != "auto" && !ingest::is_structured(forced)) {
-    std::string known = "auto, beir, jsonl, folder";
-    for (const char* k : {"spl", "jats", "pubmed", "pdf", "html", "markdown"})
-      if (std::string_view(k) != "spl" || ext_.reader_of(ingest::FileKind::spl)) known += std::string(", ") + k;
-    for (const auto& f : ext_.formats) known += ", " + f.name;
-    const auto last = known.rfind(", ");
-    known.replace(last, 2, " or ");
+    std::string known;
+    for (const auto& f : engine_.ingest_formats()) known += (known.empty() ? "" : ", ") + f;
+    if (const auto last = known.rfind(", "); last != std::string::npos) known.replace(last, 2, " or ");
     fail(ErrorCode::invalid_argument, "unknown input format '" + format_ + "': expected " + known);
   }
   std::vector<Work> work;
@@ -386,7 +383,7 @@ void IngestRun::read_text(const std::string& input, const std::string& text_form
 
 // One record of a text corpus: PARSE subscribers, then a row of its document.
 void IngestRun::add_text_record(Document&& d, const std::optional<IngestRoute>& input_route) {
-  static const CollectionSchema kChunkFields = chunk_schema("chunk_fields", 1);
+  static const CollectionSchema kChunkFields = chunk_schema("chunk_fields", 1, Metric::cosine, plugin::plugin_chunk_fields());
   auto& bus = engine_.bus_;
   // PARSE (TRANSFORM): the parsed document ({id, title, text, metadata}) before it
   // becomes rows; a subscriber may clean its text or add metadata (not its id).

@@ -50,7 +50,7 @@ size_t IngestRun::target_index(const std::string& collection, const std::string&
       fail(ErrorCode::invalid_argument, "collection '" + collection + "' is not a visual collection (no image field)");
   } else if (visual) {
     // seed retrieval.txt §6.2: IP, HNSW M=16, efConstruction=256, ef=64, its own settings.
-    t.schema = visual_schema(collection, t.enc->info().dim, t.enc->info().metric);
+    t.schema = visual_schema(collection, t.enc->info().dim, t.enc->info().metric, plugin::plugin_chunk_fields());
     t.schema.vector.encoder = t.encoder;
     t.schema.vector.encoder_identity = t.enc->info().identity;
     t.schema.vector.hnsw = cfg.visual.hnsw;
@@ -58,7 +58,7 @@ size_t IngestRun::target_index(const std::string& collection, const std::string&
     t.schema.text_length_norm = cfg.visual.bm25_b;
   } else {
     t.schema = input_format_ ? input_format_->schema(collection, t.enc->info())
-                             : chunk_schema(collection, t.enc->info().dim, t.enc->info().metric);
+                             : engine_.text_schema(collection, t.enc->info());
     t.schema.vector.encoder = t.encoder;
     t.schema.vector.encoder_identity = t.enc->info().identity;
     t.schema.vector.hnsw = cfg.hnsw;

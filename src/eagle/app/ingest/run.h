@@ -30,6 +30,7 @@
 #include "eagle/app/ingest/slice.h"
 #include "eagle/app/ingest/spill.h"
 #include "eagle/ingest/article/article_chunker.h"
+#include "eagle/ingest/corpus_reader.h"
 #include "eagle/ingest/tiles/tiles.h"
 #include "eagle/store/collection.h"
 

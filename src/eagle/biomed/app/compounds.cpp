@@ -1,4 +1,4 @@
-// Engine::retrieve_compounds: the compound collection (biomed.chemical) asked by
+// retrieve_compounds: the compound collection (biomed.chemical) asked by
 // name, SMILES or SMARTS, for the MCP tool biomed_retrieve_compounds. A name or a
 // SMILES is a structure query: its Morgan fingerprint against the collection's
 // vectors (the flat index's Tanimoto, exact); a SMARTS is a substructure filter over
@@ -8,11 +8,11 @@
 #include <mutex>
 #include <shared_mutex>
 
-#include "eagle/app/engine.h"
+#include "eagle/biomed/app/biomed_app.h"
 #include "eagle/core/error.h"
 #include "eagle/encode/chem/chem.h"
 
-namespace eagle::app {
+namespace eagle::biomed {
 
 namespace {
 
@@ -33,7 +33,7 @@ std::string lower(std::string s) {
 
 }  // namespace
 
-CompoundResult Engine::retrieve_compounds(const CompoundQuery& q, const AccessScope& scope) {
+CompoundResult retrieve_compounds(app::Engine& engine, const CompoundQuery& q, const app::AccessScope& scope) {
   const int given = !q.name.empty() + !q.smiles.empty() + !q.smarts.empty();
   if (given != 1) fail(ErrorCode::invalid_argument, "give exactly one of name, smiles or smarts");
   if (q.k == 0 || q.k > store::kMaxSearchK)
@@ -41,11 +41,11 @@ CompoundResult Engine::retrieve_compounds(const CompoundQuery& q, const AccessSc
   if (!q.kb_name.empty() && !scope.allows(q.kb_name))
     fail(ErrorCode::permission_denied, "this token may not read knowledge base '" + q.kb_name + "'");
   CompoundResult out;
-  out.collection = cfg_.biomed.options.chemical.collection;
+  out.collection = biomed_settings(engine.config()).options.chemical.collection;
   // The collection, looked up again under each hold of the state lock: a reembed may
   // swap it for another object between them.
   auto chemical = [&]() -> store::Collection& {
-    store::Collection* c = catalog_->find(out.collection);
+    store::Collection* c = engine.catalog().find(out.collection);
     if (!c)
       fail(ErrorCode::not_found, "no compound collection '" + out.collection +
                                      "' in this store (ingest a SMILES CSV: eagle ingest --namespace biomed FILE.csv)");
@@ -64,7 +64,7 @@ CompoundResult Engine::retrieve_compounds(const CompoundQuery& q, const AccessSc
   if (!q.smarts.empty()) {
     out.query_kind = "smarts";
     const auto pattern = encode::chem::Molecule::from_smarts(q.smarts);
-    std::shared_lock state(state_mu_);
+    auto state = engine.hold_state();
     auto& coll = chemical();
     for (auto& r : coll.fetch(filter, params, store::kMaxSearchK)) {
       auto hit = compound_hit(r, coll.schema(), 1.0);
@@ -92,20 +92,20 @@ CompoundResult Engine::retrieve_compounds(const CompoundQuery& q, const AccessSc
     out.query_kind = "name";
     // The compound's own row (exact name, then case-insensitive over the names the
     // vocabulary knows: brand names and synonyms resolve to the ingredient).
-    std::shared_lock state(state_mu_);
+    auto state = engine.hold_state();
     out.query = row_named(q.name);
     if (!out.query) {
       state.unlock();
-      const biomed::EntityKnowledge* kb = nullptr;
+      const EntityKnowledge* kb = nullptr;
       try {
-        kb = &knowledge();
+        kb = &biomed_instance(engine).knowledge();
       } catch (const Error&) {
         // No vocabulary configured: names resolve only against the collection.
       }
-      for (const auto& m : kb ? kb->match_drug_entities(q.name) : std::vector<biomed::EntityMatch>{}) {
+      for (const auto& m : kb ? kb->match_drug_entities(q.name) : std::vector<EntityMatch>{}) {
         const auto& e = kb->entity(m.entity);
         if (lower(m.text) != lower(q.name)) continue;  // the whole name, not a word inside it
-        std::shared_lock again(state_mu_);
+        auto again = engine.hold_state();
         out.query = row_named(e.name);
         if (!out.query && !e.smiles.empty()) out.query = CompoundHit{"", e.name, e.smiles, "", "", 1.0};
         if (out.query) break;
@@ -123,14 +123,14 @@ CompoundResult Engine::retrieve_compounds(const CompoundQuery& q, const AccessSc
   encode::chem::Molecule::from_smiles(out.query_smiles);  // invalid_argument naming it
   std::string label;
   {
-    std::shared_lock state(state_mu_);
+    auto state = engine.hold_state();
     label = chemical().schema().vector.encoder;
   }
-  if (label.empty() || !encoders_.has_encoder(label))
+  if (label.empty() || !engine.encoders().has_encoder(label))
     fail(ErrorCode::conflict, "collection '" + out.collection + "' records encoder '" + label +
                                              "', which is not configured");
-  auto vec = encoders_.encoder(label).encode({out.query_smiles}, encode::EncodeMode::query).front();
-  std::shared_lock state(state_mu_);
+  auto vec = engine.encoders().encoder(label).encode({out.query_smiles}, encode::EncodeMode::query).front();
+  auto state = engine.hold_state();
   auto& coll = chemical();
   if (coll.schema().vector.encoder != label)
     fail(ErrorCode::unavailable, "collection '" + out.collection + "' was re-embedded during this request: retry");
@@ -143,4 +143,4 @@ CompoundResult Engine::retrieve_compounds(const CompoundQuery& q, const AccessSc
   return out;
 }
 
-}  // namespace eagle::app
+}  // namespace eagle::biomed

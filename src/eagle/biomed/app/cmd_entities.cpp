@@ -11,12 +11,13 @@
 
 #include "eagle/app/cli.h"
 #include "eagle/app/engine.h"
-#include "eagle/app/json_views.h"
-#include "eagle/biomed/plugin.h"
+#include "eagle/biomed/app/biomed_app.h"
 
 namespace fs = std::filesystem;
 
-namespace eagle::app {
+namespace eagle::biomed {
+using app::GlobalFlags;
+using app::Command;
 namespace {
 using nlohmann::json;
 
@@ -26,26 +27,26 @@ struct EntityFlags {
 };
 
 int cmd_entities(const GlobalFlags& g, const std::vector<std::string>& words, bool as_json, bool drugs_only) {
-  auto cfg = resolve_config(g);
+  auto cfg = app::resolve_config(g);
   std::string text;
   for (const auto& w : words) text += (text.empty() ? "" : " ") + w;
   auto t0 = std::chrono::steady_clock::now();
   std::string report;
   // With a store, its drug labels' brand names count too ("Humira" is adalimumab).
   std::unique_ptr<eagle::app::Engine> engine;
-  std::unique_ptr<eagle::biomed::EntityKnowledge> vocabulary;
-  const eagle::biomed::EntityKnowledge* kb = nullptr;
+  std::unique_ptr<EntityKnowledge> vocabulary;
+  const EntityKnowledge* kb = nullptr;
   if (fs::is_directory(cfg.data_dir)) {
     engine = std::make_unique<eagle::app::Engine>(cfg, eagle::app::StoreAccess::read_only);
-    kb = &engine->knowledge();
+    kb = &biomed_instance(*engine).knowledge();
     report = "vocabulary and the brand names of the labels in " + cfg.data_dir;
   } else {
-    vocabulary = eagle::app::load_knowledge(cfg, &report);
+    vocabulary = load_knowledge(cfg, &report);
     kb = vocabulary.get();
   }
-  const double load_s = seconds_since(t0);
+  const double load_s = app::seconds_since(t0);
   auto matches = drugs_only ? kb->match_drug_entities(text) : kb->match_entities(text);
-  json out = eagle::app::entities_json(*kb, matches);
+  json out = entities_json(*kb, matches);
   if (as_json) {
     std::cout << out.dump() << "\n";
     return 0;
@@ -70,4 +71,4 @@ void add_entities_command(CLI::App& app, const GlobalFlags& g, std::vector<Comma
   out.push_back({entities, [&g, f] { return cmd_entities(g, f->words, f->as_json, f->drugs_only); }});
 }
 
-}  // namespace eagle::app
+}  // namespace eagle::biomed

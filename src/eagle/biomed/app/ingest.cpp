@@ -1,8 +1,7 @@
 // The biomedical plugin's ingest extensions: drug labels (SPL), compound tables and
 // the document profile routing (TDR, docs/glossary.md).
-#include "eagle/app/ingest/biomed_readers.h"
-
 #include "eagle/app/ingest/run.h"
+#include "eagle/biomed/app/biomed_app.h"
 #include "eagle/biomed/ingest/chunker.h"
 #include "eagle/biomed/ingest/compound_cards.h"
 #include "eagle/biomed/ingest/doc_profile.h"
@@ -12,20 +11,23 @@
 #include "eagle/encode/chem/chem.h"
 #include "eagle/encode/chem/chem_encoder.h"
 
-namespace eagle::app {
+namespace eagle::biomed {
 namespace fs = std::filesystem;
+using app::IngestExtensions;
+using app::IngestRoute;
+using app::IngestRun;
 
 namespace {
 
-IngestRoute route_of(const biomed::CollectionEncoder& slot) { return {slot.collection, slot.encoder}; }
+IngestRoute route_of(const CollectionEncoder& slot) { return {slot.collection, slot.encoder}; }
 
 // One drug label (SPL): its sections, summaries and brand names. Its rows go to the
 // biomedical text slot whatever the namespace's routing says.
 void read_label(IngestRun& run, const fs::path& file, const IngestRoute& label_route) {
   const auto& opts = run.options();
-  biomed::SplLabel label;
+  SplLabel label;
   try {
-    label = biomed::parse_spl_file(file);
+    label = parse_spl_file(file);
   } catch (const Error& e) {
     if (!opts.skip_bad) throw;
     run.skip(e.what());
@@ -33,9 +35,9 @@ void read_label(IngestRun& run, const fs::path& file, const IngestRoute& label_r
   }
   label.file_name = repair_utf8(label.file_name);  // shown, not matched
   label.source_uri = repair_utf8(label.source_uri);
-  biomed::ChunkOptions co;
+  ChunkOptions co;
   co.kb_name = opts.kb_name;
-  auto chunks = biomed::chunk_label(label, co);
+  auto chunks = chunk_label(label, co);
   if (chunks.empty()) {
     run.skip(file.string() + ": no section text (indexing document?)");
     return;
@@ -65,9 +67,9 @@ void read_label(IngestRun& run, const fs::path& file, const IngestRoute& label_r
 
 // A compound table (CSV): a card per compound with a structure RDKit reads.
 void read_compounds(IngestRun& run, const std::string& in) {
-  biomed::CompoundCardOptions co;
+  CompoundCardOptions co;
   co.kb_name = run.options().kb_name;
-  for (auto& card : biomed::read_compound_cards_file(in, co)) {
+  for (auto& card : read_compound_cards_file(in, co)) {
     const std::string id = card.row.value("id", std::string());
     if (card.smiles.empty()) {
       run.skip(in + ": " + id + " has no SMILES");
@@ -95,9 +97,9 @@ void read_compounds(IngestRun& run, const std::string& in) {
 
 }  // namespace
 
-void add_biomed_ingest_extensions(Engine& engine, const std::string& plugin_namespace, IngestExtensions& ext) {
-  const Config& cfg = engine.config();
-  const auto& bo = cfg.biomed.options;
+void add_biomed_ingest_extensions(app::Engine& engine, const std::string& plugin_namespace, IngestExtensions& ext) {
+  const app::Config& cfg = engine.config();
+  const auto& bo = biomed_settings(cfg).options;
   const IngestRoute text_biomed = route_of(bo.text_biomed);
   ext.readers.push_back({ingest::FileKind::spl, "an SPL label", text_biomed,
                          [text_biomed](IngestRun& run, const fs::path& file) { read_label(run, file, text_biomed); }});
@@ -111,14 +113,14 @@ void add_biomed_ingest_extensions(Engine& engine, const std::string& plugin_name
   // (corporate memos, licences) to the core collection, instead of through PubMedBERT.
   if (plugin_namespace != "biomed" || !bo.document_profile_routing) return;
   const IngestRoute core{bo.core_text.collection, cfg.pipeline.text_encoder};
-  DocumentRouting routing;
-  biomed::ProfileOptions po;
+  app::DocumentRouting routing;
+  const EntityKnowledge& kb = biomed_instance(engine).knowledge();
+  ProfileOptions po;
   po.min_density = bo.profile_min_density;
-  routing.route = [&engine, po, text_biomed, core](std::string_view text) {
-    const auto& kb = engine.knowledge();
-    const auto p = biomed::classify_document_profile(
+  routing.route = [&kb, po, text_biomed, core](std::string_view text) {
+    const auto p = classify_document_profile(
         text, [&](std::string_view t) { return kb.match_entities(t).size(); }, po);
-    return p.profile == biomed::DocumentProfile::biomedical ? text_biomed : core;
+    return p.profile == DocumentProfile::biomedical ? text_biomed : core;
   };
   // Unit input: the input is biomedical when at least half of its first
   // profile_sample_documents readable documents are.
@@ -131,4 +133,4 @@ void add_biomed_ingest_extensions(Engine& engine, const std::string& plugin_name
   ext.routing = std::move(routing);
 }
 
-}  // namespace eagle::app
+}  // namespace eagle::biomed
