@@ -137,6 +137,7 @@ TEST(Cli, EvalWritesATrecRunAndMetrics) {
   fs::remove_all(dir);
 }
 
+#if EAGLE_TEST_WITH_BIOMED  // the biomed plugin's
 // The biomedical plugin over the real SPL labels and DrugBank structures: a regulatory
 // question returns a Humira warnings chunk first; a chemical question routes to the
 // compound collection and finds nilotinib among imatinib's 10 nearest structures.
@@ -244,7 +245,9 @@ TEST(Cli, BiomedDemoRegulatoryAndChemicalQuestions) {
   EXPECT_NE(std::find(ids.begin(), ids.end(), "DB04868"), ids.end()) << c["hits"].dump();  // nilotinib
   fs::remove_all(dir);
 }
+#endif
 
+#if EAGLE_TEST_WITH_BIOMED  // the biomed plugin's
 // TDR (doc_profile.py): text ingested in the biomed namespace is routed by its profile.
 // By default each input goes whole to one collection: the
 // oncology abstracts' file to the biomedical collection, the office memos' file to
@@ -288,6 +291,7 @@ TEST(Cli, BiomedIngestRoutesGeneralTextToTheCoreCollection) {
   EXPECT_NE(off.out.find("eagle_text +2 = 2 rows"), std::string::npos) << off.out;
   fs::remove_all(dir);
 }
+#endif
 
 // A Latin-1 file in a folder: an error naming the file and byte (not a JSON library's
 // internal error), the store unchanged; --skip-bad skips it, --repair-utf8 keeps it.
@@ -491,6 +495,7 @@ TEST(Cli, SearchGivesTheHitsAskedForAndFacetsEveryIndexedField) {
   EXPECT_NE(env.rc, 0);
   EXPECT_NE(env.out.find("search.top_k"), std::string::npos) << env.out;
 
+#if EAGLE_TEST_WITH_BIOMED  // the facets of the biomed plugin's chunk fields, on its labels
   const std::string spl = "--data-dir " + (dir / "spl").string() + " ";
   ASSERT_EQ(run(spl + "ingest --namespace biomed --skip-bad " + (eagle::testing::shared_data() / "spl").string()).rc, 0);
   auto years = [&](const std::string& facets) {
@@ -517,6 +522,7 @@ TEST(Cli, SearchGivesTheHitsAskedForAndFacetsEveryIndexedField) {
       EXPECT_FALSE(hits_of(r).empty()) << facet;
     }
   }
+#endif
   fs::remove_all(dir);
 }
 

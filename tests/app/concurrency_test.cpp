@@ -221,7 +221,7 @@ TEST(EngineConcurrency, ADocumentDeletedDuringAReembedStaysDeleted) {
   constexpr int kRows = 600;  // three pages of the rebuild
   engine.ingest({write_batch(dir, "rows", "deletemarker", kRows, "row").string()}, {});
   bool deleted = false;
-  const auto rep = engine.reembed("eagle_text", "pubmedbert", [&](size_t done, size_t) {
+  const auto rep = engine.reembed("eagle_text", "text-embedding-v4", [&](size_t done, size_t) {
     // After the first page: row5 was read and embedded already, row500 not yet.
     if (deleted || done == 0) return;
     EXPECT_EQ(engine.delete_document("row5"), 1u);
@@ -231,7 +231,7 @@ TEST(EngineConcurrency, ADocumentDeletedDuringAReembedStaysDeleted) {
   ASSERT_TRUE(deleted);
   EXPECT_EQ(rep.rows, static_cast<size_t>(kRows - 2));
   auto& c = engine.catalog().get("eagle_text");
-  EXPECT_EQ(c.schema().vector.encoder, "pubmedbert");
+  EXPECT_EQ(c.schema().vector.encoder, "text-embedding-v4");
   EXPECT_EQ(c.count(), static_cast<size_t>(kRows - 2));
   EXPECT_FALSE(c.get("row5"));
   EXPECT_FALSE(c.get("row500"));

@@ -72,6 +72,34 @@ TEST(Config, EncodersSectionIsKeptAsStructuredSettings) {
   fs::remove(f);
 }
 
+// The core's seed numbers (retrieval.txt: HNSW M=16, efConstruction=256, ef=64; the
+// hybrid mode) are keys with the seed's defaults in every build; a bad value names its key.
+TEST(Config, TheCoreSeedNumbersAreKeysWithTheSeedsDefaults) {
+  Config c;
+  auto get = [&](const std::string& key) {
+    for (const auto& o : config_options())
+      if (o.key == key) return o.get(c);
+    ADD_FAILURE() << "no key " << key;
+    return std::string();
+  };
+  for (const auto& [key, value] : std::vector<std::pair<std::string, std::string>>{
+           {"store.hnsw_m", "16"}, {"store.hnsw_ef_construction", "256"}, {"store.hnsw_ef_search", "64"},
+           {"pipeline.hybrid_mode", "true_hybrid"}, {"pipeline.hybrid_alpha", "0.6"}, {"pipeline.namespace", "auto"}})
+    EXPECT_EQ(get(key), value) << key;
+  set_option(c, "pipeline.rerank_policy", "core=general");
+  EXPECT_EQ(get("pipeline.rerank_policy"), "core=general");
+  for (const auto& [key, bad] : std::vector<std::pair<std::string, std::string>>{
+           {"store.hnsw_m", "0"}, {"pipeline.hybrid_mode", "both"}, {"pipeline.namespace", "nope"}}) {
+    try {
+      set_option(c, key, bad);
+      ADD_FAILURE() << key << "=" << bad << " was accepted";
+    } catch (const eagle::Error& e) {
+      EXPECT_NE(std::string(e.what()).find(key), std::string::npos) << e.what();
+    }
+  }
+}
+
+#if EAGLE_TEST_WITH_BIOMED  // the biomed plugin's
 // Every weight, threshold and count of both seeds is a key with the seed's
 // default, and a value out of its range names the key.
 TEST(Config, TheSeedsNumbersAreKeysWithTheSeedsDefaults) {
@@ -135,3 +163,4 @@ TEST(Config, TheSeedsNumbersAreKeysWithTheSeedsDefaults) {
     }
   }
 }
+#endif

@@ -384,6 +384,7 @@ TEST(VisualFiles, AnImageFileIsATileFoundByItsNameAndItsPixels) {
   EXPECT_EQ(s.engine->compact(), 0u);
 }
 
+#if EAGLE_TEST_WITH_BIOMED  // the biomed plugin's
 // The seed's hard rule (biomed-retrieval.txt): a medical image goes to its medical
 // slot (biomed's CLASSIFY_VISUAL subscriber, by caption or name) and is never embedded
 // by the general visual encoder; without the slot's model it is left out, said in the
@@ -433,6 +434,7 @@ TEST(VisualHooks, AMedicalImageGoesToItsSlotOrIsLeftOutNeverToTheGeneralEncoder)
   EXPECT_EQ(resp.hits[0].id, "ct_scan_of_the_liver.png");
   EXPECT_EQ(resp.hits[0].collection, "eagle_medical_radiology");
 }
+#endif
 
 // EMBED_VISUAL (FIRST) embeds images in place of the encoder, at ingest and for a
 // query image; a wrong dimension is refused before anything is written.
@@ -545,6 +547,7 @@ TEST(VisualFiles, AnImageTheEncoderRefusesIsSkippedWithSkipBad) {
   EXPECT_FALSE(s.engine->catalog().get("eagle_visual").get("large.png"));
 }
 
+#if EAGLE_TEST_WITH_BIOMED  // the biomed plugin's
 // The native CLIP runtime as the visual encoders (tiny random-weight fixtures of
 // tests/fixtures/clip): the general slot on a BiomedCLIP-shaped model (image and text
 // towers), the pathology slot on a UNI2-shaped image-only ViT. Tiles are embedded by
@@ -610,6 +613,7 @@ TEST(VisualNative, ClipAndVitTowersEmbedTilesTextAndImageQueries) {
   EXPECT_TRUE(found->explain.legs.contains("bm25:eagle_medical_pathology")) << found->explain.legs.dump();
   EXPECT_FALSE(found->explain.legs.contains("dense:eagle_medical_pathology")) << found->explain.legs.dump();
 }
+#endif
 
 // A JATS article's figures become figure tiles when their image files sit beside the
 // .nxml (as in a PMC package): found by their captions, linked to the caption chunk;

@@ -112,7 +112,7 @@ struct Fixture {
     };
   }
   void add_chemical() {
-    auto s = encode::compound_schema("eagle_chemical");
+    auto s = encode::compound_schema("eagle_chemical", {}, {{"primary_drugs", FieldType::string_list, true}});
     colls["eagle_chemical"] = store::Collection::in_memory(s);
   }
   void add_chunk(const std::string& coll, json fields) {

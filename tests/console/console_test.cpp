@@ -30,17 +30,24 @@ TEST(Console, SearchExplainFacetUploadDeleteInChromium) {
   const std::string eagle = std::string(EAGLE_BIN_DIR) + "/eagle --data-dir " + store.string();
   auto r = run_shell(eagle + " ingest --kb sample " + std::string(EAGLE_SOURCE_DIR) + "/examples/sample");
   ASSERT_EQ(r.rc, 0) << r.out;
+#if EAGLE_TEST_WITH_BIOMED  // drug labels, opened from a biomed search in the document step
   r = run_shell(eagle + " ingest --namespace biomed --kb labels --skip-bad " + std::string(EAGLE_SHARED_DATA) + "/spl");
   ASSERT_EQ(r.rc, 0) << r.out;
+  const std::string plugin_args = "EAGLE_TEST_NAMESPACE=biomed ";
+  const std::vector<std::string> server_args = {"--set", "biomed.vocab_dir=" + std::string(EAGLE_SHARED_DATA) + "/vocab"};
+#else
+  const std::string plugin_args = "EAGLE_TEST_NAMESPACE=core ";
+  const std::vector<std::string> server_args;
+#endif
   // A PDF: its pages are image tiles (the visual route's hits show their picture).
   r = run_shell(eagle + " ingest --kb papers " + std::string(EAGLE_SHARED_DATA) + "/docs/pdf/iron-deficiency-anaemia.pdf");
   ASSERT_EQ(r.rc, 0) << r.out;
-  ServerProcess server(store, {"--set", "biomed.vocab_dir=" + std::string(EAGLE_SHARED_DATA) + "/vocab"});
+  ServerProcess server(store, server_args);
   ASSERT_TRUE(server.running()) << server.log();
 
   const fs::path artifacts = fs::path(EAGLE_ARTIFACT_DIR) / "console";
   fs::remove_all(artifacts);
-  r = run_shell("cd " + std::string(EAGLE_SOURCE_DIR) + " && " + node.string() + " tests/console/console_test.mjs " +
+  r = run_shell("cd " + std::string(EAGLE_SOURCE_DIR) + " && " + plugin_args + node.string() + " tests/console/console_test.mjs " +
                 "http://127.0.0.1:" + std::to_string(server.port()) + " " + artifacts.string());
   std::printf("%s", r.out.c_str());
   EXPECT_EQ(r.rc, 0) << r.out << "\nserver log:\n" << server.log();

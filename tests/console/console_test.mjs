@@ -31,7 +31,11 @@ if (!baseArg || !artifactDir) {
 }
 const BASE = baseArg.replace(/\/+$/, '');
 const QUERY = 'PD-1 blockade adverse events';
-const BIOMED_QUERY = 'warnings on the Humira label';
+// The document step: a drug label's warnings in the biomed namespace when the build
+// has that plugin (EAGLE_TEST_NAMESPACE=biomed, set by console_test.cpp), else a
+// passage of the sample in core.
+const DOC_NAMESPACE = process.env.EAGLE_TEST_NAMESPACE || 'core';
+const DOC_QUERY = DOC_NAMESPACE === 'biomed' ? 'warnings on the Humira label' : QUERY;
 const TOKEN = process.env.EAGLE_TOKEN || '';
 const KB = `console-test-${Date.now()}`;
 const WAIT = 20_000;
@@ -251,12 +255,12 @@ async function main() {
     await step('document', async () => {
       await page.click('[data-testid="tab-search"]');
       await page.fill('#facet-source-type', '');
-      await page.selectOption('#ns', 'biomed');
-      await page.fill('#q', BIOMED_QUERY);
+      await page.selectOption('#ns', DOC_NAMESPACE);
+      await page.fill('#q', DOC_QUERY);
       await Promise.all([waitForSearch(page), page.click('#search-button')]);
       await expectSearchSettled(page);
       const first = page.locator('#hits [data-testid="hit"]').first();
-      check(await first.count() === 1, `no biomed hits for "${BIOMED_QUERY}"`);
+      check(await first.count() === 1, `no ${DOC_NAMESPACE} hits for "${DOC_QUERY}"`);
       const chunkId = await first.evaluate((li) => li.querySelector('[data-testid="hit-doc"]').getAttribute('href'));
       await first.locator('[data-testid="hit-doc"]').click();
       await page.locator('#view-document').waitFor({ state: 'visible' });

@@ -78,11 +78,19 @@ TEST(JsonSchema, RefusesKeywordsItDoesNotEnforce) {
 
 // ---- a real Engine: the sample passages (kb "sample") and ten compounds
 
+// The server's default namespace: biomed when the build has the plugin (its tools
+// are then listed too), else core.
+const char* const kDefaultNamespace = EAGLE_TEST_WITH_BIOMED ? "biomed" : "core";
+// The tools listed: the five core_* (a reader's; no core_ingest), and the biomed two.
+constexpr size_t kListedTools = EAGLE_TEST_WITH_BIOMED ? 7 : 5;
+
 const fs::path kWork = fs::temp_directory_path() / ("eagle_mcp_test_" + std::to_string(::getpid()));
 
 app::Config test_config() {
   app::Config cfg = eagle::test_support::engine_test_config(kWork / "store");
+#if EAGLE_TEST_WITH_BIOMED
   app::set_option(cfg, "biomed.vocab_dir", std::string(EAGLE_SHARED_DATA) + "/vocab");
+#endif
   cfg.pipeline.final_top_k = 3;  // not the default (5): a request without top_k must get this
   return cfg;
 }
@@ -103,13 +111,15 @@ class McpEngineTest : public ::testing::Test {
     app::IngestOptions text;
     text.kb_name = "sample";
     engine_->ingest({std::string(EAGLE_SOURCE_DIR) + "/examples/sample"}, text);
+#if EAGLE_TEST_WITH_BIOMED  // the biomed plugin's compound table, and its tools exposed
     app::IngestOptions compounds;
     compounds.kb_name = "chem";
     compounds.plugin_namespace = "biomed";
     engine_->ingest({std::string(EAGLE_SOURCE_DIR) + "/tests/fixtures/compounds.csv"}, compounds);
-    engine_->preload("biomed");
-    tools_ = new ToolSet(*engine_, "biomed");
-    server_ = new McpServer(*tools_, eagle_server_info("biomed"), 60000);
+#endif
+    engine_->preload(kDefaultNamespace);
+    tools_ = new ToolSet(*engine_, kDefaultNamespace);
+    server_ = new McpServer(*tools_, eagle_server_info(kDefaultNamespace), 60000);
   }
   static void TearDownTestSuite() {
     delete server_;
@@ -142,9 +152,12 @@ McpServer* McpEngineTest::server_ = nullptr;
 TEST_F(McpEngineTest, ExposureRuleG3ListsCorePlusTheDefaultNamespace) {
   std::vector<std::string> names;
   for (const auto& t : tools_->tools()) names.push_back(t.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"core_retrieve_text", "core_search", "core_query", "core_retrieve_visual",
-                                             "core_list_documents", "biomed_query_entities",
-                                             "biomed_retrieve_compounds"}));
+  std::vector<std::string> listed = {"core_retrieve_text", "core_search", "core_query", "core_retrieve_visual",
+                                     "core_list_documents"};
+#if EAGLE_TEST_WITH_BIOMED
+  listed.insert(listed.end(), {"biomed_query_entities", "biomed_retrieve_compounds"});
+#endif
+  EXPECT_EQ(names, listed);
   ToolSet core(*engine_, "core");
   names.clear();
   for (const auto& t : core.tools()) names.push_back(t.name);
@@ -175,7 +188,7 @@ TEST_F(McpEngineTest, StatefulHandshakeThenTools) {
   EXPECT_FALSE(r.message);
   EXPECT_TRUE(session.initialized);
   EXPECT_EQ((*server_->handle(request(2, "ping"), &session, {}).message)["result"], json::object());
-  EXPECT_EQ((*server_->handle(request(3, "tools/list"), &session, {}).message)["result"]["tools"].size(), 7u);
+  EXPECT_EQ((*server_->handle(request(3, "tools/list"), &session, {}).message)["result"]["tools"].size(), kListedTools);
   EXPECT_EQ((*server_->handle(request(4, "no/such"), &session, {}).message)["error"]["code"], kMethodNotFound);
   auto hit = (*server_->handle(request(5, "tools/call", {{"name", "core_retrieve_text"},
                                                            {"arguments", {{"query", "PD-1 blockade"}, {"top_k", 2}}}}),
@@ -216,7 +229,7 @@ TEST_F(McpEngineTest, StatelessResultsCarryTypeServerInfoAndCachingHints) {
   EXPECT_EQ(d["cacheScope"], "private");
   EXPECT_EQ(d["_meta"][kMetaServerInfo]["name"], "eagle");
   auto l = (*server_->handle(request(2, "tools/list", {{"_meta", stateless_meta()}}), nullptr, {}).message)["result"];
-  EXPECT_EQ(l["tools"].size(), 7u);
+  EXPECT_EQ(l["tools"].size(), kListedTools);
   EXPECT_EQ(l["ttlMs"], 60000);
   EXPECT_EQ(l["resultType"], "complete");
   auto p = (*server_->handle(request(3, "prompts/list", {{"_meta", stateless_meta()}}), nullptr, {}).message)["result"];
@@ -322,12 +335,15 @@ TEST_F(McpEngineTest, FailuresAreResultsWithIsError) {
   EXPECT_NE(error_text(call("core_retrieve_text", {{"query", "x"}, {"top_k", 100000}})).find("/top_k"), std::string::npos);
   EXPECT_NE(error_text(call("core_retrieve_text", {{"query", "x"}, {"bogus", 1}})).find("/bogus"), std::string::npos);
   EXPECT_NE(error_text(call("no_such_tool", json::object())).find("Unknown tool"), std::string::npos);
+#if EAGLE_TEST_WITH_BIOMED
   EXPECT_NE(error_text(call("biomed_retrieve_compounds", {{"smiles", "not a smiles"}})).find("SMILES"), std::string::npos);
   EXPECT_NE(error_text(call("biomed_retrieve_compounds", {{"name", "a"}, {"smiles", "C"}})).find("more than one"),
             std::string::npos);
+#endif
   EXPECT_NE(error_text(call("core_search", {{"query", "x"}, {"filter", "year >>> 3"}})).find("filter"), std::string::npos);
 }
 
+#if EAGLE_TEST_WITH_BIOMED  // the biomed plugin's
 TEST_F(McpEngineTest, CompoundsByNameSmilesAndSmarts) {
   auto r = call("biomed_retrieve_compounds", {{"name", "imatinib"}, {"k", 3}})["structuredContent"];
   EXPECT_EQ(r["query"]["id"], "C001");
@@ -351,7 +367,9 @@ TEST_F(McpEngineTest, CompoundsByNameSmilesAndSmarts) {
   EXPECT_EQ(ids, std::vector<std::string>{"C005"});
   EXPECT_FALSE(validate(tools_->find("biomed_retrieve_compounds")->output_schema, m));
 }
+#endif
 
+#if EAGLE_TEST_WITH_BIOMED  // the biomed plugin's
 TEST_F(McpEngineTest, EntitiesWithTypeIdAndSpan) {
   const std::string text = "imatinib and methotrexate in rheumatoid arthritis";
   auto r = call("biomed_query_entities", {{"text", text}})["structuredContent"]["entities"];
@@ -363,6 +381,7 @@ TEST_F(McpEngineTest, EntitiesWithTypeIdAndSpan) {
   }
   EXPECT_TRUE(drug) << r.dump();
 }
+#endif
 
 TEST_F(McpEngineTest, ACallersScopeHoldsOnEveryTool) {
   const ToolContext other{app::AccessScope{{"other"}}};
@@ -373,9 +392,11 @@ TEST_F(McpEngineTest, ACallersScopeHoldsOnEveryTool) {
   EXPECT_EQ(call("core_search", {{"query", "PD-1 blockade"}}, other)["structuredContent"]["sources"].size(), 0u);
   EXPECT_EQ(call("core_list_documents", json::object(), other)["structuredContent"]["total"], 0);
   EXPECT_NE(error_text(call("core_list_documents", {{"kb_name", "sample"}}, other)).find("sample"), std::string::npos);
+#if EAGLE_TEST_WITH_BIOMED
   EXPECT_EQ(call("biomed_retrieve_compounds", {{"smiles", "CC(=O)Oc1ccccc1C(=O)O"}}, other)["structuredContent"]["compounds"]
                 .size(),
             0u);
+#endif
   // Inside its scope the same caller sees them.
   const ToolContext own{app::AccessScope{{"sample", "chem"}}};
   EXPECT_GT(call("core_list_documents", json::object(), own)["structuredContent"]["total"].get<int>(), 0);
@@ -556,7 +577,7 @@ TEST_F(McpEngineTest, StdioAnswersEachRequestOnOneLine) {
   EXPECT_EQ(lines[0]["result"]["protocolVersion"], "2025-11-25");
   EXPECT_EQ(lines[1]["error"]["code"], kParseError);
   EXPECT_EQ(lines[2]["error"]["code"], kInvalidRequest);
-  EXPECT_EQ(lines[3]["result"]["tools"].size(), 7u);
+  EXPECT_EQ(lines[3]["result"]["tools"].size(), kListedTools);
 }
 
 // A line as long as the largest image core_retrieve_visual takes (20 MiB as Base64)

@@ -81,6 +81,12 @@ std::string join_list(const std::vector<std::string>& v) {
   return out;
 }
 
+std::string join_words(const std::vector<std::string>& v) {
+  std::string out;
+  for (const auto& x : v) out += (out.empty() ? "" : ", ") + x;
+  return out;
+}
+
 namespace {
 
 // auth.tokens: a list of {name, token_env, kb_names?}; checked here so a typo is an

@@ -203,5 +203,7 @@ bool to_bool(const std::string& key, const std::string& v);
 std::string fmt(double d);
 std::vector<std::string> split_list(const std::string& v);  // comma-separated, trimmed
 std::string join_list(const std::vector<std::string>& v);
+// "a, b, c": a list for a message.
+std::string join_words(const std::vector<std::string>& v);
 
 }  // namespace eagle::app

@@ -288,7 +288,7 @@ std::string Engine::resolve_namespace(const std::string& configured, const std::
   if (std::find(names.begin(), names.end(), configured) != names.end()) return configured;
   if (configured != "auto")
     fail(ErrorCode::invalid_argument,
-         "unknown plugin namespace '" + configured + "' (" + join_list(names) + " or auto)");
+         "unknown plugin namespace '" + configured + "' (" + join_words(names) + " or auto)");
   // The first plugin (in build order) whose namespace holds documents of the scope.
   const auto counts = namespace_counts(kb_names);
   for (const auto* p : plugin::builtin_plugins())

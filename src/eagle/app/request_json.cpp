@@ -145,7 +145,7 @@ search::RetrievalRequest search_request_from_json(const json& body, const std::s
   r.plugin_namespace = str_field(body, "plugin_namespace", 64, false, default_namespace);
   if (const auto known = plugin::namespaces();
       r.plugin_namespace != "auto" && std::find(known.begin(), known.end(), r.plugin_namespace) == known.end())
-    bad_request("plugin_namespace", "'plugin_namespace' must be " + join_list(known) + " or auto");
+    bad_request("plugin_namespace", "'plugin_namespace' must be " + join_words(known) + " or auto");
   r.explain = bool_field(body, "explain", false);
   // A token limited to KBs: those it names must be its own, and its KBs are forced
   // onto every part of the search.

@@ -6,6 +6,9 @@
 #                        readers and routing, MCP tools, `eagle entities`
 # Debian packages: libxml2-dev (SPL XML).
 find_package(LibXml2 REQUIRED)
+# Read at ingest (ingest.cpp): SPL drug labels (a file kind) and compound tables (a format).
+list(APPEND EAGLE_PLUGIN_FILE_KINDS spl)
+list(APPEND EAGLE_PLUGIN_FORMATS compounds)
 
 file(GLOB EAGLE_BIOMED_VOCAB_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/eagle/biomed/vocab/*.cpp)
 add_library(eagle_biomed_vocab ${EAGLE_BIOMED_VOCAB_SOURCES})

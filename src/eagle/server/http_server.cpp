@@ -341,11 +341,11 @@ struct Server::Impl {
     o.plugin_namespace = str_field(obj, "plugin_namespace", 64, false, "core");
     if (const auto known = plugin::namespaces();
         std::find(known.begin(), known.end(), o.plugin_namespace) == known.end())
-      bad("plugin_namespace", "'plugin_namespace' must be one of " + app::join_list(known));
+      bad("plugin_namespace", "'plugin_namespace' must be one of " + app::join_words(known));
     o.collection = str_field(obj, "collection", 255);
     o.format = str_field(obj, "format", 16, false, "auto");
     if (const auto formats = engine.ingest_formats(); std::find(formats.begin(), formats.end(), o.format) == formats.end())
-      bad("format", "'format' must be one of " + app::join_list(formats));
+      bad("format", "'format' must be one of " + app::join_words(formats));
     if (form) {
       auto form_bool = [&](const std::string& name, bool fallback) {
         const std::string v = str_field(obj, name, 8, false, fallback ? "true" : "false");

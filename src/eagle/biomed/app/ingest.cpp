@@ -105,7 +105,10 @@ void add_biomed_ingest_extensions(app::Engine& engine, const std::string& plugin
                          [text_biomed](IngestRun& run, const fs::path& file) { read_label(run, file, text_biomed); }});
   ext.formats.push_back({"compounds", ".csv", encode::Modality::molecule, route_of(bo.chemical),
                          [](const std::string& collection, const encode::EncoderInfo&) {
-                           return encode::compound_schema(collection);
+                           // The reranks read a card's primary_drugs as a chunk's (entity
+                           // boost, cross-drug penalty).
+                           return encode::compound_schema(collection, {},
+                                                          {{"primary_drugs", FieldType::string_list, true}});
                          },
                          read_compounds});
   // TDR (doc_profile.py): with the biomed namespace and no explicit collection,

@@ -39,7 +39,8 @@ std::unique_ptr<Encoder> make_chem_encoder(std::string label, chem::FingerprintP
   return std::make_unique<ChemEncoder>(std::move(label), params);
 }
 
-CollectionSchema compound_schema(std::string name, const chem::FingerprintParams& params) {
+CollectionSchema compound_schema(std::string name, const chem::FingerprintParams& params,
+                                 const std::vector<FieldSchema>& extra) {
   CollectionSchema s;
   s.name = std::move(name);
   s.text_field = "text";  // the compound card: name, synonyms, SMILES
@@ -51,10 +52,9 @@ CollectionSchema compound_schema(std::string name, const chem::FingerprintParams
               {"drug_groups", FieldType::string_list, true},
               {"kb_name", FieldType::string, true},
               {"document_id", FieldType::string, true},
-              // The biomed reranks read these as on text chunks (entity boost, penalty).
-              {"primary_drugs", FieldType::string_list, true},
               {"document_name", FieldType::string, false},
               {"source_type", FieldType::string, true}};
+  s.fields.insert(s.fields.end(), extra.begin(), extra.end());
   s.validate();
   return s;
 }

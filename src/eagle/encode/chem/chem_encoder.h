@@ -14,6 +14,7 @@ std::unique_ptr<Encoder> make_chem_encoder(std::string label, chem::FingerprintP
 
 // A compound collection schema: TANIMOTO over fingerprints, exact (flat) search,
 // plus name / drug-group fields.
-CollectionSchema compound_schema(std::string name, const chem::FingerprintParams& params = {});
+CollectionSchema compound_schema(std::string name, const chem::FingerprintParams& params = {},
+                                 const std::vector<FieldSchema>& extra = {});
 
 }  // namespace eagle::encode

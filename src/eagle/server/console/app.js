@@ -1005,8 +1005,28 @@ function wireEvents() {
     console.error(`CSP violation: ${e.violatedDirective} blocked ${e.blockedURI || 'inline code'}`));
 }
 
+// The namespace pickers offer core and the namespace of each plugin this server was
+// built with, as its OpenAPI document lists them (components.schemas.PluginNamespace).
+async function loadNamespaces() {
+  try {
+    const res = await fetch('/openapi.json');
+    if (!res.ok) return;
+    const doc = await res.json();
+    const names = doc?.components?.schemas?.PluginNamespace?.enum || [];
+    for (const id of ['ns', 'upload-ns', 'docs-ns']) {
+      const select = $(id);
+      const have = new Set([...select.options].map((o) => o.value));
+      for (const name of names)
+        if (!have.has(name)) select.append(el('option', { value: name, text: name }));
+    }
+  } catch (e) {
+    console.warn(`namespaces not loaded: ${e.message}`);
+  }
+}
+
 function start() {
   wireEvents();
+  loadNamespaces();
   updateSignOut();
   checkHealth();
   refreshCatalog();
