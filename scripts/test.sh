@@ -8,6 +8,8 @@
 #   fuzz         every fuzz target for 20 s, one at a time, beside `test`
 #   tsan_build   build-tsan: the libraries, `eagle` and the threaded test programs (and test_core for read_ahead)
 #   tsan_test    the test cases that start threads, under ThreadSanitizer (label tsan)
+#   core_build   build-core: the core alone, -DEAGLE_PLUGINS= (no plugin built in)
+#   core_test    its test programs (the plugins' cases are not built there)
 # The last line printed is one JSON object with every stage's seconds and what each
 # test stage ran; past EAGLE_CI_BUDGET_S (default 2400 s, 40 minutes) a warning names
 # the slowest stages. The warning never fails the run: the machine is noisy.
@@ -22,13 +24,15 @@ stage_result="failed"
 ran_main="[]"
 ran_tsan="[]"
 ran_fuzz="[]"
+ran_core="[]"
 
 # What failed, last: CI keeps only the tail of a run's output, and ctest prints a
 # failing test's output when that test ends, far above the tail. The failed cases and
 # their first assertion lines, from every suite's log, kept short.
 failure_digest() {
   local log
-  for log in build/Testing/Temporary/LastTest.log build-tsan/Testing/Temporary/LastTest.log; do
+  for log in build/Testing/Temporary/LastTest.log build-tsan/Testing/Temporary/LastTest.log \
+             build-core/Testing/Temporary/LastTest.log; do
     [ -f "$log" ] || continue
     grep -q '^\[  FAILED  \]' "$log" || continue
     echo "failures in $log:"
@@ -45,7 +49,8 @@ report() {
   echo
   failure_digest
   echo "{\"ci_stages_s\": {$json}, \"total_s\": $total, \"budget_s\": $budget, \"result\": \"$stage_result\"," \
-       "\"main_tests\": $ran_main, \"tsan_tests\": $ran_tsan, \"fuzz_targets\": $ran_fuzz}"
+       "\"main_tests\": $ran_main, \"tsan_tests\": $ran_tsan, \"fuzz_targets\": $ran_fuzz," \
+       "\"core_tests\": $ran_core}"
   if [ "$total" -gt "$budget" ]; then
     slow="$(for i in "${!stage_names[@]}"; do echo "${stage_seconds[$i]} ${stage_names[$i]}"; done |
             sort -rn | head -3 | awk '{printf "%s%s %d s", (NR > 1 ? ", " : ""), $2, $1}')"
@@ -117,5 +122,16 @@ ran_tsan="$(cd build-tsan && ctest -N -V -L tsan | sed -n 's/^.*Test command: //
             sed 's#^[^ ]*/##; s/"/\\"/g; s/^/"/; s/$/"/' | paste -sd, | sed 's/^/[/; s/$/]/')"
 stage tsan_test bash -c "cd build-tsan && TSAN_OPTIONS='halt_on_error=1 second_deadlock_stack=1' \
   ctest -j $jobs -L tsan --output-on-failure --timeout 900"
+
+# The core alone (build-core, -DEAGLE_PLUGINS=): the core's libraries name no plugin,
+# so they build and pass their tests without one (docs/plugins.md). The test cases of
+# a plugin's behaviour are built only with it (EAGLE_TEST_WITH_BIOMED); the fixtures
+# they share run on core documents. test_large_ingest (a million rows through code
+# that is the same in both builds) runs in the main stage only.
+stage core_build bash -c "cmake -S . -B build-core -G Ninja -DCMAKE_BUILD_TYPE=Release -DEAGLE_PLUGINS= \
+  -DEAGLE_BENCHMARKS=OFF >/dev/null && ninja -C build-core -j $jobs"
+ran_core="$(ctest_names build-core -E test_large_ingest)"
+stage core_test bash -c "cd build-core && bash ../scripts/with_postgres.sh ctest -j $jobs -E test_large_ingest \
+  --output-on-failure --timeout 900"
 
 stage_result="passed"

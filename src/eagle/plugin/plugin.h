@@ -161,9 +161,14 @@ class Plugin {
   }
 };
 
-// The plugins of this build (-DEAGLE_PLUGINS), in that order; defined by the
-// generated plugin list (CMakeLists.txt).
+// The plugins of this build (-DEAGLE_PLUGINS, in that order; defined by the generated
+// plugin list, CMakeLists.txt), then those the embedding application registered.
 const std::vector<const Plugin*>& builtin_plugins();
+// Adds a plugin of the embedding application (docs/plugins.md): call it before the
+// first configuration is read or engine made (configuration keys and each engine's
+// plugin slots are taken once), from one thread. The plugin must outlive every
+// engine. invalid_argument when its name is "core", "auto" or already taken.
+void register_plugin(const Plugin& plugin);
 // The plugin of a namespace; null for core and unknown names.
 const Plugin* find_plugin(const std::string& name);
 // "core", then each plugin's namespace.
