@@ -32,9 +32,8 @@ int print_json(const json& j) {
   return 0;
 }
 
-}  // namespace
-
-void add_store_commands(CLI::App& app, const GlobalFlags& g, std::vector<Command>& out) {
+// documents list | show | delete | tag.
+void add_document_commands(CLI::App& app, const GlobalFlags& g, std::vector<Command>& out) {
   auto flags = std::make_shared<DocumentFlags>();
   auto* docs = app.add_subcommand("documents", "list, show, delete or tag the documents of the store");
   docs->require_subcommand(1);
@@ -115,7 +114,10 @@ void add_store_commands(CLI::App& app, const GlobalFlags& g, std::vector<Command
                    std::printf("%s tags (%s): %s\n", flags->id.c_str(), ns.c_str(), json(tags).dump().c_str());
                    return 0;
                  }});
+}
 
+// collections, knowledge-bases, tags: what the store holds.
+void add_listing_commands(CLI::App& app, const GlobalFlags& g, std::vector<Command>& out) {
   auto* colls = app.add_subcommand("collections", "the store's collections: rows, dimension, encoder, index, log bytes");
   auto colls_json = std::make_shared<bool>(false);
   colls->add_flag("--json", *colls_json, "print JSON");
@@ -149,7 +151,10 @@ void add_store_commands(CLI::App& app, const GlobalFlags& g, std::vector<Command
                    for (const auto& t : engine.tags(ns)) std::printf("%-30s %zu documents\n", t.name.c_str(), t.count);
                    return 0;
                  }});
+}
 
+// checkpoint, repair, reembed: the store's logs and vectors.
+void add_maintenance_commands(CLI::App& app, const GlobalFlags& g, std::vector<Command>& out) {
   auto* cp = app.add_subcommand("checkpoint", "write a segment of every collection so the next open skips the log replay");
   out.push_back({cp, [&g] {
                    Engine engine(resolve_config(g), StoreAccess::write, "eagle checkpoint");
@@ -208,6 +213,10 @@ void add_store_commands(CLI::App& app, const GlobalFlags& g, std::vector<Command
                                  by.c_str());
                    return 0;
                  }});
+}
+
+// image (a tile's kept image) and compact.
+void add_image_and_compact_commands(CLI::App& app, const GlobalFlags& g, std::vector<Command>& out) {
   auto* image = app.add_subcommand("image", "write the kept image of a tile of the visual collection (a hit's image_id)");
   auto image_id = std::make_shared<std::string>();
   auto image_out = std::make_shared<std::string>();
@@ -241,6 +250,15 @@ void add_store_commands(CLI::App& app, const GlobalFlags& g, std::vector<Command
                    std::printf("images: %zu no longer named by any row removed\n", images);
                    return 0;
                  }});
+}
+
+}  // namespace
+
+void add_store_commands(CLI::App& app, const GlobalFlags& g, std::vector<Command>& out) {
+  add_document_commands(app, g, out);
+  add_listing_commands(app, g, out);
+  add_maintenance_commands(app, g, out);
+  add_image_and_compact_commands(app, g, out);
 }
 
 }  // namespace eagle::app

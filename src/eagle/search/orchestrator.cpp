@@ -34,6 +34,40 @@ const std::set<std::string> kFacetFields = {"source_type", "year", "chunk_type",
 // overhead (total minus these) can be reported.
 void stage_ms(double& total, std::chrono::steady_clock::time_point t0) { total += ms_since(t0); }
 
+// The request's bounds and sense: a bounded, decodable query image; 1..kMaxQueryBytes
+// of query holding a searchable word (unless the image is the whole query); a finite
+// min_score; top_k in [1, kMaxFinalTopK].
+void validate_request(const RetrievalRequest& req, bool image_only) {
+  if (req.image.size() > kMaxQueryImageBytes)
+    fail(ErrorCode::too_large, "the query image is " + std::to_string(req.image.size()) + " bytes, more than " +
+                                   std::to_string(kMaxQueryImageBytes));
+  // A file that is not an image is the caller's mistake, said as such, not a visual
+  // plan that fails quietly into zero hits (bounded by kMaxQueryImagePixels).
+  if (!req.image.empty()) {
+    ingest::ImageLimits query_limits;
+    query_limits.max_pixels = kMaxQueryImagePixels;
+    ingest::decode_image(req.image, "the query image", query_limits);
+  }
+  if (!image_only && (req.query.empty() || req.query.size() > kMaxQueryBytes))
+    fail(ErrorCode::invalid_argument, "query must be 1.." + std::to_string(kMaxQueryBytes) + " bytes");
+  // A query of blanks asks nothing: every hit would score 0.
+  if (!image_only && req.query.find_first_not_of(" \t\r\n\f\v") == std::string::npos)
+    fail(ErrorCode::invalid_argument, "the query is empty (only white space)");
+  // A query of stop words only ("the of and") asks nothing either: the lexical leg
+  // finds no term and the dense leg returns whatever lies nearest to "the", at
+  // confident-looking scores.
+  {
+    static const text::Analyzer kQueryWords{text::AnalyzerOptions{text::Stemmer::none, true, false}};
+    bool any_word = false;
+    kQueryWords.analyze(req.query, [&](std::string_view) { any_word = true; });
+    if (!any_word && !image_only)
+      fail(ErrorCode::invalid_argument, "the query has no searchable words (only stop words or punctuation)");
+  }
+  if (req.min_score && !std::isfinite(*req.min_score)) fail(ErrorCode::invalid_argument, "min_score must be a finite number");
+  if (req.top_k == 0 || req.top_k > kMaxFinalTopK)
+    fail(ErrorCode::invalid_argument, "top_k must be in [1, " + std::to_string(kMaxFinalTopK) + "]");
+}
+
 std::string and_join(const std::vector<std::string>& parts) {
   std::string out;
   for (const auto& p : parts) {
@@ -485,52 +519,7 @@ HitList Orchestrator::expand(HitList hits, const RouteDecision& route, const Ret
   return out;
 }
 
-RetrievalResponse Orchestrator::retrieve(const RetrievalRequest& req) const {
-  // An image query may come without words; its bytes are bounded.
-  const bool image_only = !req.image.empty() && req.query.empty();
-  if (req.image.size() > kMaxQueryImageBytes)
-    fail(ErrorCode::too_large, "the query image is " + std::to_string(req.image.size()) + " bytes, more than " +
-                                   std::to_string(kMaxQueryImageBytes));
-  // A file that is not an image is the caller's mistake, said as such, not a visual
-  // plan that fails quietly into zero hits (bounded by kMaxQueryImagePixels).
-  if (!req.image.empty()) {
-    ingest::ImageLimits query_limits;
-    query_limits.max_pixels = kMaxQueryImagePixels;
-    ingest::decode_image(req.image, "the query image", query_limits);
-  }
-  if (!image_only && (req.query.empty() || req.query.size() > kMaxQueryBytes))
-    fail(ErrorCode::invalid_argument, "query must be 1.." + std::to_string(kMaxQueryBytes) + " bytes");
-  // A query of blanks asks nothing: every hit would score 0.
-  if (!image_only && req.query.find_first_not_of(" \t\r\n\f\v") == std::string::npos)
-    fail(ErrorCode::invalid_argument, "the query is empty (only white space)");
-  // A query of stop words only ("the of and") asks nothing either: the lexical leg
-  // finds no term and the dense leg returns whatever lies nearest to "the", at
-  // confident-looking scores.
-  {
-    static const text::Analyzer kQueryWords{text::AnalyzerOptions{text::Stemmer::none, true, false}};
-    bool any_word = false;
-    kQueryWords.analyze(req.query, [&](std::string_view) { any_word = true; });
-    if (!any_word && !image_only)
-      fail(ErrorCode::invalid_argument, "the query has no searchable words (only stop words or punctuation)");
-  }
-  if (req.min_score && !std::isfinite(*req.min_score)) fail(ErrorCode::invalid_argument, "min_score must be a finite number");
-  if (req.top_k == 0 || req.top_k > kMaxFinalTopK)
-    fail(ErrorCode::invalid_argument, "top_k must be in [1, " + std::to_string(kMaxFinalTopK) + "]");
-  Telemetry tel(sink_, next_query_id());
-  HookContext ctx;
-  ctx.plugin_namespace = req.plugin_namespace;
-  ctx.request = &req;
-  ctx.telemetry = &tel;
-  RetrievalResponse resp;
-
-  // QUERY_ASSEMBLE (ALL): each subscriber appends a suffix (biomed: its entity
-  // suffix); one that throws is audited and skipped. The lexical leg and the hooks
-  // keep the raw query; only dense legs see the suffixes (seed: "sparse terms always
-  // keep the raw query").
-  const std::string query = req.query;
-  for (auto& s : bus_.all<HookPoint::QUERY_ASSEMBLE>(ctx, query))
-    if (!s.empty()) ctx.query_suffixes.push_back(std::move(s));
-
+RouteDecision Orchestrator::decide_route(const RetrievalRequest& req, HookContext& ctx, bool image_only) const {
   // CLASSIFY_QUERY (FIRST), else the core default route (G4: no specialised
   // collection unless a classifier adds it). An image without words goes
   // to the visual collection only: there is nothing for a classifier to read.
@@ -546,40 +535,109 @@ RetrievalResponse Orchestrator::retrieve(const RetrievalRequest& req) const {
   } else {
     route = default_route(req);
   }
+  return route;
+}
+
+// Scope-aware catalog union: the collections the scoped documents used at ingest,
+// each a plan of its own (the visual route asks image collections only).
+void Orchestrator::add_scope_union(const RetrievalRequest& req, const Scope& scope, const HookContext& ctx,
+                                   RouteDecision& route) const {
+  for (const auto& c : documents_->collections_used(req.scope_filter.kb_names, scope.document_ids,
+                                                    ctx.plugin_namespace, req.allowed_kbs)) {
+    bool have = std::any_of(route.plans.begin(), route.plans.end(), [&](auto& p) { return p.collection == c; });
+    if (have) continue;
+    // The visual route asks image collections only (their rows keep an image).
+    if (req.route_mode == RouteMode::visual) {
+      store::Collection* coll = collections_(c);
+      if (!coll || !coll->schema().field_index("image")) continue;
+    }
+    CollectionQueryPlan p;
+    p.collection = c;
+    // The encoder the collection recorded at ingest (its vectors were made by it),
+    // unless configured; the default text encoder for a collection that recorded none.
+    auto enc = config_.collection_encoders.find(c);
+    if (enc != config_.collection_encoders.end()) {
+      p.encoder = enc->second;
+    } else if (store::Collection* coll = collections_(c); coll && !coll->schema().vector.encoder.empty()) {
+      p.encoder = coll->schema().vector.encoder;
+    } else {
+      p.encoder = config_.default_text_encoder;
+    }
+    p.top_k = recall_depth(req);
+    p.hybrid = config_.hybrid_text_collections.count(c) > 0;
+    route.plans.push_back(p);
+    route.hints["scope_union"].push_back(c);
+  }
+}
+
+// pipeline.exclude_chunk_types, unless the request asks for chunk types itself.
+void Orchestrator::exclude_chunk_types(const RetrievalRequest& req, HitList& merged, Telemetry& tel) const {
+  // After recall rather than in the scope: a store without such chunks pays nothing,
+  // and its plans keep their unfiltered index path.
+  if (!config_.exclude_chunk_types.empty() && !req.facets.count("type") && !req.facets.count("chunk_type") &&
+      req.filter.find("chunk_type") == std::string::npos) {
+    const size_t before = merged.size();
+    std::erase_if(merged, [&](const ScoredHit& h) {
+      const std::string t = h.field("chunk_type");
+      return !t.empty() && std::find(config_.exclude_chunk_types.begin(), config_.exclude_chunk_types.end(), t) !=
+                               config_.exclude_chunk_types.end();
+    });
+    if (merged.size() < before) tel.audit("chunk_types_excluded", {{"dropped", before - merged.size()}});
+  }
+}
+
+// RERANK_MERGED per the rerank policy: the namespace's domain rerank, the general
+// reranker, or the fused order as it is.
+void Orchestrator::rerank_merged(RerankPolicy policy, HookContext& ctx, const std::string& query,
+                                 const RetrievalRequest& req, HitList& merged, Telemetry& tel) const {
+  if (policy == RerankPolicy::domain) {
+    if (auto r = bus_.first<HookPoint::RERANK_MERGED>(ctx, query, merged)) merged = std::move(*r);
+    tel.audit("rerank_t2_domain", {{"candidates", merged.size()}});
+  } else if (policy == RerankPolicy::general && encoders_.has_reranker(config_.general_reranker)) {
+    std::vector<std::string> texts;
+    for (const auto& h : merged) texts.push_back(h.text);
+    try {
+      auto scores = encoders_.reranker(config_.general_reranker).score(query, texts);
+      for (size_t i = 0; i < merged.size() && i < scores.size(); ++i) {
+        if (req.explain) merged[i].explain.leg("rerank_general", static_cast<int>(i + 1), scores[i]);
+        merged[i].score = scores[i];
+      }
+      sort_hits(merged);
+      tel.audit("rerank_t2_general", {{"candidates", merged.size()}, {"reranker", config_.general_reranker}});
+    } catch (const std::exception& e) {
+      tel.audit("rerank_t2_passthrough", {{"reason", std::string("general reranker failed: ") + e.what()}});
+    }
+  } else {
+    tel.audit("rerank_t2_passthrough", {{"candidates", merged.size()}});
+  }
+}
+
+RetrievalResponse Orchestrator::retrieve(const RetrievalRequest& req) const {
+  // An image query may come without words.
+  const bool image_only = !req.image.empty() && req.query.empty();
+  validate_request(req, image_only);
+  Telemetry tel(sink_, next_query_id());
+  HookContext ctx;
+  ctx.plugin_namespace = req.plugin_namespace;
+  ctx.request = &req;
+  ctx.telemetry = &tel;
+  RetrievalResponse resp;
+
+  // QUERY_ASSEMBLE (ALL): each subscriber appends a suffix (biomed: its entity
+  // suffix); one that throws is audited and skipped. The lexical leg and the hooks
+  // keep the raw query; only dense legs see the suffixes (seed: "sparse terms always
+  // keep the raw query").
+  const std::string query = req.query;
+  for (auto& s : bus_.all<HookPoint::QUERY_ASSEMBLE>(ctx, query))
+    if (!s.empty()) ctx.query_suffixes.push_back(std::move(s));
+
+  RouteDecision route = decide_route(req, ctx, image_only);
   Scope scope = build_scope(req, ctx, tel);
   ctx.scope_filter = scope.expr;
   for (const auto& [k, v] : scope.params) ctx.scope_params[k] = v;
   ctx.statistics_filter = statistics_filter(req);
-  // Scope-aware catalog union: collections the scoped documents used at ingest.
   // (An image without words asks the visual collection only.)
-  if (documents_ && !req.scope_filter.empty() && !image_only) {
-    for (const auto& c : documents_->collections_used(req.scope_filter.kb_names, scope.document_ids,
-                                                      ctx.plugin_namespace, req.allowed_kbs)) {
-      bool have = std::any_of(route.plans.begin(), route.plans.end(), [&](auto& p) { return p.collection == c; });
-      if (have) continue;
-      // The visual route asks image collections only (their rows keep an image).
-      if (req.route_mode == RouteMode::visual) {
-        store::Collection* coll = collections_(c);
-        if (!coll || !coll->schema().field_index("image")) continue;
-      }
-      CollectionQueryPlan p;
-      p.collection = c;
-      // The encoder the collection recorded at ingest (its vectors were made by it),
-      // unless configured; the default text encoder for a collection that recorded none.
-      auto enc = config_.collection_encoders.find(c);
-      if (enc != config_.collection_encoders.end()) {
-        p.encoder = enc->second;
-      } else if (store::Collection* coll = collections_(c); coll && !coll->schema().vector.encoder.empty()) {
-        p.encoder = coll->schema().vector.encoder;
-      } else {
-        p.encoder = config_.default_text_encoder;
-      }
-      p.top_k = recall_depth(req);
-      p.hybrid = config_.hybrid_text_collections.count(c) > 0;
-      route.plans.push_back(p);
-      route.hints["scope_union"].push_back(c);
-    }
-  }
+  if (documents_ && !req.scope_filter.empty() && !image_only) add_scope_union(req, scope, ctx, route);
   if (tel.enabled()) tel.event("route", route.to_json());
 
   // QUERY_DENSE_EXPAND once without an encoder: the global intent pass.
@@ -665,44 +723,12 @@ RetrievalResponse Orchestrator::retrieve(const RetrievalRequest& req) const {
   materialize(merged);
   merged = resolve_captions(std::move(merged), scope, req.explain, tel);
   merged = expand(std::move(merged), route, req, scope, tel);
-  // pipeline.exclude_chunk_types, unless the request asks for chunk types itself. After
-  // recall rather than in the scope: a store without such chunks pays nothing, and its
-  // plans keep their unfiltered index path.
-  if (!config_.exclude_chunk_types.empty() && !req.facets.count("type") && !req.facets.count("chunk_type") &&
-      req.filter.find("chunk_type") == std::string::npos) {
-    const size_t before = merged.size();
-    std::erase_if(merged, [&](const ScoredHit& h) {
-      const std::string t = h.field("chunk_type");
-      return !t.empty() && std::find(config_.exclude_chunk_types.begin(), config_.exclude_chunk_types.end(), t) !=
-                               config_.exclude_chunk_types.end();
-    });
-    if (merged.size() < before) tel.audit("chunk_types_excluded", {{"dropped", before - merged.size()}});
-  }
+  exclude_chunk_types(req, merged, tel);
   if (tel.enabled())
     tel.event("fusion", {{"lists", n_lists}, {"succeeded", succeeded}, {"merged", merged.size()},
                          {"supplement", supplement.size()}, {"ms", ms_since(t_fuse)}});
 
-  // RERANK_MERGED per the rerank policy.
-  if (policy == RerankPolicy::domain) {
-    if (auto r = bus_.first<HookPoint::RERANK_MERGED>(ctx, query, merged)) merged = std::move(*r);
-    tel.audit("rerank_t2_domain", {{"candidates", merged.size()}});
-  } else if (policy == RerankPolicy::general && encoders_.has_reranker(config_.general_reranker)) {
-    std::vector<std::string> texts;
-    for (const auto& h : merged) texts.push_back(h.text);
-    try {
-      auto scores = encoders_.reranker(config_.general_reranker).score(query, texts);
-      for (size_t i = 0; i < merged.size() && i < scores.size(); ++i) {
-        if (req.explain) merged[i].explain.leg("rerank_general", static_cast<int>(i + 1), scores[i]);
-        merged[i].score = scores[i];
-      }
-      sort_hits(merged);
-      tel.audit("rerank_t2_general", {{"candidates", merged.size()}, {"reranker", config_.general_reranker}});
-    } catch (const std::exception& e) {
-      tel.audit("rerank_t2_passthrough", {{"reason", std::string("general reranker failed: ") + e.what()}});
-    }
-  } else {
-    tel.audit("rerank_t2_passthrough", {{"candidates", merged.size()}});
-  }
+  rerank_merged(policy, ctx, query, req, merged, tel);
   if (config_.collapse_duplicates)
     merged = collapse_near_duplicates(std::move(merged), req.top_k, config_.duplicate_similarity, &tel);
   if (merged.size() > req.top_k) merged.resize(req.top_k);

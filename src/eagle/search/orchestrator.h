@@ -115,6 +115,13 @@ class Orchestrator {
     bool capped = false;
   };
   Scope build_scope(const RetrievalRequest& req, HookContext& ctx, Telemetry& tel) const;
+  // The stages of retrieve() (orchestrator.cpp says what each does).
+  RouteDecision decide_route(const RetrievalRequest& req, HookContext& ctx, bool image_only) const;
+  void add_scope_union(const RetrievalRequest& req, const Scope& scope, const HookContext& ctx,
+                       RouteDecision& route) const;
+  void exclude_chunk_types(const RetrievalRequest& req, HitList& merged, Telemetry& tel) const;
+  void rerank_merged(RerankPolicy policy, HookContext& ctx, const std::string& query, const RetrievalRequest& req,
+                     HitList& merged, Telemetry& tel) const;
   // The rows a request's BM25 statistics come from, as a filter over the scope's
   // parameters: a scoped token's own knowledge bases (tenancy.isolate_statistics), else
   // empty (the collection's).

@@ -176,12 +176,17 @@ std::vector<std::string> written_citations(std::string_view text) {
   return out;
 }
 
-std::vector<json> chunk_article(const Article& a, const ArticleChunkOptions& opt) {
-  if (a.id.empty()) fail(ErrorCode::invalid_argument, "a document without an id cannot be chunked");
-  if (opt.max_chars == 0) fail(ErrorCode::invalid_argument, "max_chars must be positive");
-  const std::string root = safe_segment(root_segment(a));
+namespace {
 
-  // Sections in order of first appearance, each ancestor present.
+// The document's blocks as sections (in order of first appearance, each ancestor
+// present) and chunks: paragraphs packed up to max_chars within a section, tables and
+// figures one chunk each in their place.
+struct Packed {
+  std::vector<Section> sections;
+  std::vector<Chunk> chunks;
+};
+
+Packed pack_blocks(const Article& a, const ArticleChunkOptions& opt) {
   std::vector<Section> sections;
   std::map<std::vector<std::string>, size_t> section_of;
   std::map<std::string, size_t> slug_seen;
@@ -292,6 +297,108 @@ std::vector<json> chunk_article(const Article& a, const ArticleChunkOptions& opt
   }
   flush();
 
+  return {std::move(sections), std::move(chunks)};
+}
+
+// A section's heading shown for it: the first, or the second under an Abstract.
+std::string top_heading(const Section& s) {
+  if (s.headings.empty()) return std::string();
+  if (s.headings.size() > 1 && ascii_lower(s.headings[0]) == "abstract") return s.headings[1];
+  return s.headings[0];
+}
+
+// The fields every row of the document shares, for a row `id` of section `s`.
+json base_row(const Article& a, const ArticleChunkOptions& opt, const std::string& root, const std::string& id,
+              const Section& s) {
+  json row = {{"id", id},
+              {"document_id", a.id},
+              {"source_chunk_id", id},
+              {"source_type", a.source_type},
+              {"document_name", a.title.empty() ? a.id : a.title},
+              {"path", s.headings.empty() ? root : root + "/" + joined([&] {
+                 std::vector<std::string> safe;
+                 for (const auto& h : s.headings) safe.push_back(safe_segment(h));
+                 return safe;
+               }(), "/")},
+              {"level", static_cast<int64_t>(s.headings.size())}};
+  if (!opt.kb_name.empty()) row["kb_name"] = opt.kb_name;
+  if (a.year) row["year"] = *a.year;
+  if (!a.file_name.empty()) row["file_name"] = a.file_name;
+  if (!a.source_uri.empty()) row["source_uri"] = a.source_uri;
+  if (!s.headings.empty()) {
+    row["section"] = top_heading(s);
+    std::string ps = ascii_lower(collapse_whitespace(s.headings[0]));
+    std::replace(ps.begin(), ps.end(), ' ', '_');
+    row["parent_section"] = ps;
+  }
+  json meta = {{"format", a.format}};
+  if (!a.journal.empty()) meta["journal"] = a.journal;
+  if (!a.authors.empty()) meta["authors"] = a.authors;
+  if (!a.doi.empty()) meta["doi"] = a.doi;
+  if (!a.pmid.empty()) meta["pmid"] = a.pmid;
+  if (!a.pmcid.empty()) meta["pmcid"] = a.pmcid;
+  row["metadata"] = std::move(meta);
+  return row;
+}
+
+// One summary per section with text in it or below it (the parent-document
+// drill-down's entry point). Children come after their parents: walk backwards.
+void add_summaries(const Article& a, const ArticleChunkOptions& opt, const std::string& root,
+                   const std::vector<Section>& sections, const std::vector<Chunk>& chunks, std::vector<json>& out) {
+  auto base = [&](const std::string& id, const Section& s) { return base_row(a, opt, root, id, s); };
+  std::vector<bool> has_text(sections.size(), false);
+  // Reference lists do not count: a section of entries alone gets no summary.
+  for (size_t k = sections.size(); k-- > 0;) {
+    for (size_t c : sections[k].chunks) has_text[k] = has_text[k] || chunks[c].chunk_type != "references";
+    if (has_text[k] && sections[k].parent >= 0) has_text[static_cast<size_t>(sections[k].parent)] = true;
+  }
+  for (size_t si = 0; si < sections.size(); ++si) {
+    const Section& s = sections[si];
+    if (s.summary_id.empty() || !has_text[si]) continue;
+    // The first text of the section, else of its first sub-section that has one.
+    std::string first = s.first_text;
+    for (size_t k = 0; first.empty() && k < s.subsections.size(); ++k) first = sections[s.subsections[k]].first_text;
+    json row = base(s.summary_id, s);
+    const std::string summary = truncate_at_word(first, opt.summary_chars);
+    // The heading path and the section's start, as the SPL summaries: not the document's
+    // title, which would make every top-level summary match a query on the title and
+    // crowd the hits with one document's summaries.
+    std::string text = joined(s.headings, " / ");
+    if (!summary.empty()) text += "\n" + summary;
+    std::vector<std::string> subs;
+    for (size_t k : s.subsections)
+      if (has_text[k]) subs.push_back(sections[k].headings.back());
+    if (!subs.empty()) text += "\nSubsections: " + joined(subs, "; ");
+    row["text"] = text;
+    row["type"] = "section_summary";
+    row["chunk_type"] = "section_summary";
+    row["content_summary"] = summary;
+    // The section's first page, else its first sub-section's (children follow parents).
+    int page = s.page;
+    for (size_t k = si + 1; !page && k < sections.size(); ++k)
+      if (sections[k].headings.size() > s.headings.size() &&
+          std::equal(s.headings.begin(), s.headings.end(), sections[k].headings.begin()))
+        page = sections[k].page;
+    if (page) row["page"] = page;
+    json edges = json::array();
+    for (size_t k : s.chunks) edges.push_back({{"target", chunks[k].id}, {"relation", "child"}});
+    for (size_t k : s.subsections)
+      if (has_text[k]) edges.push_back({{"target", sections[k].summary_id}, {"relation", "subsection"}});
+    if (s.parent >= 0) edges.push_back({{"target", sections[static_cast<size_t>(s.parent)].summary_id}, {"relation", "parent"}});
+    row["connect_to"] = std::move(edges);
+    out.push_back(std::move(row));
+  }
+}
+
+}  // namespace
+
+std::vector<json> chunk_article(const Article& a, const ArticleChunkOptions& opt) {
+  if (a.id.empty()) fail(ErrorCode::invalid_argument, "a document without an id cannot be chunked");
+  if (opt.max_chars == 0) fail(ErrorCode::invalid_argument, "max_chars must be positive");
+  const std::string root = safe_segment(root_segment(a));
+
+  auto [sections, chunks] = pack_blocks(a, opt);
+
   // Tables and figures by anchor and by label key, for the "cites" edges.
   std::unordered_map<std::string, size_t> by_anchor, by_label;
   for (size_t i = 0; i < chunks.size(); ++i) {
@@ -301,44 +408,9 @@ std::vector<json> chunk_article(const Article& a, const ArticleChunkOptions& opt
     if (auto key = label_key(b->label, b->kind); !key.empty()) by_label.emplace(key, i);
   }
   for (auto& s : sections)
-    if (!s.headings.empty()) s.summary_id = a.id + "#" + section_slug(s) + ":summary";
+    if (!s.headings.empty()) s.summary_id = a.id + "#" + s.slug + ":summary";
 
-  auto top_heading = [&](const Section& s) {
-    if (s.headings.empty()) return std::string();
-    if (s.headings.size() > 1 && ascii_lower(s.headings[0]) == "abstract") return s.headings[1];
-    return s.headings[0];
-  };
-  auto base = [&](const std::string& id, const Section& s) {
-    json row = {{"id", id},
-                {"document_id", a.id},
-                {"source_chunk_id", id},
-                {"source_type", a.source_type},
-                {"document_name", a.title.empty() ? a.id : a.title},
-                {"path", s.headings.empty() ? root : root + "/" + joined([&] {
-                   std::vector<std::string> safe;
-                   for (const auto& h : s.headings) safe.push_back(safe_segment(h));
-                   return safe;
-                 }(), "/")},
-                {"level", static_cast<int64_t>(s.headings.size())}};
-    if (!opt.kb_name.empty()) row["kb_name"] = opt.kb_name;
-    if (a.year) row["year"] = *a.year;
-    if (!a.file_name.empty()) row["file_name"] = a.file_name;
-    if (!a.source_uri.empty()) row["source_uri"] = a.source_uri;
-    if (!s.headings.empty()) {
-      row["section"] = top_heading(s);
-      std::string ps = ascii_lower(collapse_whitespace(s.headings[0]));
-      std::replace(ps.begin(), ps.end(), ' ', '_');
-      row["parent_section"] = ps;
-    }
-    json meta = {{"format", a.format}};
-    if (!a.journal.empty()) meta["journal"] = a.journal;
-    if (!a.authors.empty()) meta["authors"] = a.authors;
-    if (!a.doi.empty()) meta["doi"] = a.doi;
-    if (!a.pmid.empty()) meta["pmid"] = a.pmid;
-    if (!a.pmcid.empty()) meta["pmcid"] = a.pmcid;
-    row["metadata"] = std::move(meta);
-    return row;
-  };
+  auto base = [&](const std::string& id, const Section& s) { return base_row(a, opt, root, id, s); };
 
   std::vector<json> out;
   for (size_t i = 0; i < chunks.size(); ++i) {
@@ -389,50 +461,7 @@ std::vector<json> chunk_article(const Article& a, const ArticleChunkOptions& opt
     out.push_back(std::move(row));
   }
 
-  // One summary per section with text in it or below it (the parent-document
-  // drill-down's entry point). Children come after their parents: walk backwards.
-  std::vector<bool> has_text(sections.size(), false);
-  // Reference lists do not count: a section of entries alone gets no summary.
-  for (size_t k = sections.size(); k-- > 0;) {
-    for (size_t c : sections[k].chunks) has_text[k] = has_text[k] || chunks[c].chunk_type != "references";
-    if (has_text[k] && sections[k].parent >= 0) has_text[static_cast<size_t>(sections[k].parent)] = true;
-  }
-  for (size_t si = 0; si < sections.size(); ++si) {
-    const Section& s = sections[si];
-    if (s.summary_id.empty() || !has_text[si]) continue;
-    // The first text of the section, else of its first sub-section that has one.
-    std::string first = s.first_text;
-    for (size_t k = 0; first.empty() && k < s.subsections.size(); ++k) first = sections[s.subsections[k]].first_text;
-    json row = base(s.summary_id, s);
-    const std::string summary = truncate_at_word(first, opt.summary_chars);
-    // The heading path and the section's start, as the SPL summaries: not the document's
-    // title, which would make every top-level summary match a query on the title and
-    // crowd the hits with one document's summaries.
-    std::string text = joined(s.headings, " / ");
-    if (!summary.empty()) text += "\n" + summary;
-    std::vector<std::string> subs;
-    for (size_t k : s.subsections)
-      if (has_text[k]) subs.push_back(sections[k].headings.back());
-    if (!subs.empty()) text += "\nSubsections: " + joined(subs, "; ");
-    row["text"] = text;
-    row["type"] = "section_summary";
-    row["chunk_type"] = "section_summary";
-    row["content_summary"] = summary;
-    // The section's first page, else its first sub-section's (children follow parents).
-    int page = s.page;
-    for (size_t k = si + 1; !page && k < sections.size(); ++k)
-      if (sections[k].headings.size() > s.headings.size() &&
-          std::equal(s.headings.begin(), s.headings.end(), sections[k].headings.begin()))
-        page = sections[k].page;
-    if (page) row["page"] = page;
-    json edges = json::array();
-    for (size_t k : s.chunks) edges.push_back({{"target", chunks[k].id}, {"relation", "child"}});
-    for (size_t k : s.subsections)
-      if (has_text[k]) edges.push_back({{"target", sections[k].summary_id}, {"relation", "subsection"}});
-    if (s.parent >= 0) edges.push_back({{"target", sections[static_cast<size_t>(s.parent)].summary_id}, {"relation", "parent"}});
-    row["connect_to"] = std::move(edges);
-    out.push_back(std::move(row));
-  }
+  add_summaries(a, opt, root, sections, chunks, out);
   return out;
 }
 
