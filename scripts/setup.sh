@@ -36,6 +36,7 @@ TEST_PACKAGES=(
   wrk
   nginx-light openssl
   chromium fonts-liberation
+  python3
 )
 PACKAGES=("${RUNTIME_PACKAGES[@]}")
 if [ "$set_name" = test ]; then PACKAGES+=("${TEST_PACKAGES[@]}"); fi

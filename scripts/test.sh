@@ -2,6 +2,7 @@
 # README command (2): install dependencies, build, and run the whole test suite (what
 # CI runs). Stages, each timed:
 #   setup        scripts/setup.sh test (Debian and npm packages, idempotent)
+#   lint         no function of src/ over 150 lines (scripts/function_lengths.py)
 #   build        scripts/build.sh (everything, through ccache)
 #   fuzz_build   build-fuzz: the libFuzzer targets (clang, ASan + UBSan)
 #   test         the main suite, ctest -j2, on SQLite and a throwaway PostgreSQL
@@ -80,6 +81,7 @@ ctest_names() {
 }
 
 stage setup bash scripts/setup.sh test
+stage lint python3 scripts/function_lengths.py 150 src
 stage build bash scripts/build.sh
 
 # Fuzzing: every parser of outside input under libFuzzer with ASan + UBSan (clang,

@@ -116,5 +116,31 @@ TEST(SopPlugin, ItsToolIsListedWhenItsNamespaceIsTheDefaultAndItsCommandIsRegist
   EXPECT_NE(app.get_subcommand("sop-sections"), nullptr);
 }
 
+// A plugin registered after an engine was made has no slot in it: its namespace is an
+// error there (not a crash); an engine made afterwards has it.
+TEST(SopPlugin, APluginRegisteredLateIsRefusedByOlderEnginesOnly) {
+  struct Late : plugin::Plugin {
+    std::string name() const override { return "late"; }
+    std::string description() const override { return "registered after an engine"; }
+    std::unique_ptr<plugin::Instance> attach(const plugin::Host&) const override {
+      struct None : plugin::Instance {
+        void subscribe() override {}
+      };
+      return std::make_unique<None>();
+    }
+  };
+  static const Late late;
+  test_support::TempEngine before("sop_late_before");
+  plugin::register_plugin(late);
+  try {
+    before.engine->plugin_instance("late");
+    ADD_FAILURE() << "an engine made before the plugin attached it";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("registered after"), std::string::npos) << e.what();
+  }
+  test_support::TempEngine after("sop_late_after");
+  EXPECT_NE(after.engine->plugin_instance("late"), nullptr);
+}
+
 }  // namespace
 }  // namespace eagle

@@ -187,6 +187,9 @@ void Engine::ensure_plugin(const std::string& ns) {
     if (plugins[i]->name() == ns) index = i;
   if (ns != "core" && index == plugins.size())
     fail(ErrorCode::invalid_argument, "unknown plugin namespace '" + ns + "'");
+  // A plugin registered after this engine was made has no slot here (register_plugin).
+  if (ns != "core" && index >= instances_.size())
+    fail(ErrorCode::invalid_argument, "plugin '" + ns + "' was registered after this engine was made");
   if (ns == "core" ? core_ready_.load() : plugin_ready_[index].load()) return;
   // One attach at a time (a plugin's data loads once). The slow parts (the registry,
   // a plugin's own data such as a vocabulary) load without holding searches back;

@@ -397,7 +397,9 @@ std::vector<json> chunk_article(const Article& a, const ArticleChunkOptions& opt
   if (opt.max_chars == 0) fail(ErrorCode::invalid_argument, "max_chars must be positive");
   const std::string root = safe_segment(root_segment(a));
 
-  auto [sections, chunks] = pack_blocks(a, opt);
+  Packed packed = pack_blocks(a, opt);
+  std::vector<Section>& sections = packed.sections;  // named: clang 14 cannot capture a structured binding
+  std::vector<Chunk>& chunks = packed.chunks;
 
   // Tables and figures by anchor and by label key, for the "cites" edges.
   std::unordered_map<std::string, size_t> by_anchor, by_label;
