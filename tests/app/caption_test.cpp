@@ -130,4 +130,8 @@ TEST(Captions, ACitingParagraphBringsItsTableAndViewsHideCaptionRows) {
     tables += c.metadata.value("chunk_type", "") == "table";
   }
   EXPECT_EQ(tables, 3u);
+  // Deleting it removes its caption rows too and counts what its view listed.
+  EXPECT_EQ(s.engine->delete_document("1471-2180-11-174.nxml"), view->chunks.size());
+  for (const auto& name : s.engine->catalog().list())
+    EXPECT_TRUE(s.engine->catalog().get(name).ids_where_equals("document_id", "1471-2180-11-174.nxml").empty()) << name;
 }

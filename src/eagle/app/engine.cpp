@@ -493,6 +493,13 @@ size_t Engine::delete_document(const std::string& document_id, const AccessScope
   const store::TxnId txn = store::new_txn_id();
   std::vector<store::Collection*> touched;
   size_t removed = 0;
+  // Caption rows go with their table or figure but are not chunks of the document's
+  // view (document()): the count says what the view listed.
+  size_t captions = 0;
+  for (auto& [c, ids] : chunks)
+    if (c->schema().field_index("type"))
+      captions += c->filter("document_id == {doc} and type == {caption}", {{"doc", document_id}, {"caption", "caption"}})
+                      .count();
   try {
     for (auto& [c, ids] : chunks) {
       c->stage(txn, ids, {});
@@ -510,7 +517,7 @@ size_t Engine::delete_document(const std::string& document_id, const AccessScope
   if (rec) registry().remove(document_id);
   ++deletes_;
   ++writes_;
-  return removed;
+  return removed - std::min(captions, removed);
 }
 
 std::vector<std::string> Engine::set_tags(const std::string& document_id, const std::string& plugin_namespace,

@@ -229,7 +229,8 @@ class Engine {
   // not revealed).
   std::optional<DocumentView> document(const std::string& document_id, const AccessScope& scope = {});
   // Removes every chunk of the document from every collection and its registry row;
-  // returns the chunks removed. not_found when absent.
+  // returns the chunks removed as its view (document()) lists them: caption rows go
+  // too, uncounted. not_found when absent.
   size_t delete_document(const std::string& document_id, const AccessScope& scope = {});
   std::vector<std::string> set_tags(const std::string& document_id, const std::string& plugin_namespace,
                                     const std::vector<std::string>& tags, const AccessScope& scope = {});
