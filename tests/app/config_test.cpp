@@ -72,16 +72,19 @@ TEST(Config, EncodersSectionIsKeptAsStructuredSettings) {
   fs::remove(f);
 }
 
+// A key's value as `eagle config` prints it; a failure when there is no such key.
+std::string option_value(const Config& c, const std::string& key) {
+  for (const auto& o : config_options())
+    if (o.key == key) return o.get(c);
+  ADD_FAILURE() << "no key " << key;
+  return std::string();
+}
+
 // The core's seed numbers (retrieval.txt: HNSW M=16, efConstruction=256, ef=64; the
 // hybrid mode) are keys with the seed's defaults in every build; a bad value names its key.
 TEST(Config, TheCoreSeedNumbersAreKeysWithTheSeedsDefaults) {
   Config c;
-  auto get = [&](const std::string& key) {
-    for (const auto& o : config_options())
-      if (o.key == key) return o.get(c);
-    ADD_FAILURE() << "no key " << key;
-    return std::string();
-  };
+  auto get = [&](const std::string& key) { return option_value(c, key); };
   for (const auto& [key, value] : std::vector<std::pair<std::string, std::string>>{
            {"store.hnsw_m", "16"}, {"store.hnsw_ef_construction", "256"}, {"store.hnsw_ef_search", "64"},
            {"pipeline.hybrid_mode", "true_hybrid"}, {"pipeline.hybrid_alpha", "0.6"}, {"pipeline.namespace", "auto"}})
@@ -104,12 +107,7 @@ TEST(Config, TheCoreSeedNumbersAreKeysWithTheSeedsDefaults) {
 // default, and a value out of its range names the key.
 TEST(Config, TheSeedsNumbersAreKeysWithTheSeedsDefaults) {
   Config c;
-  auto get = [&](const std::string& key) {
-    for (const auto& o : config_options())
-      if (o.key == key) return o.get(c);
-    ADD_FAILURE() << "no key " << key;
-    return std::string();
-  };
+  auto get = [&](const std::string& key) { return option_value(c, key); };
   // biomed-retrieval.txt: 2 aliases + 1 pathway per entity, capped at 12; text[:512];
   // supplement 2.0 * entity + lexical + 0.1 * dense, limit max(4 * docs, 8); +100 boost,
   // min_new 2; related_drugs[:4] / [:6]. retrieval.txt: HNSW M=16, efConstruction=256, ef=64.

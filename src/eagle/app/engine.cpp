@@ -126,6 +126,7 @@ bool AccessScope::allows(const std::string& kb) const {
 
 Engine::Engine(Config cfg, StoreAccess access, const std::string& owner)
     : cfg_(std::move(cfg)),
+      base_pipeline_(pipeline_config_of(cfg_)),
       access_(access),
       plugin_ready_(std::make_unique<std::atomic<bool>[]>(plugin::builtin_plugins().size())),
       instances_(plugin::builtin_plugins().size()) {
@@ -176,7 +177,7 @@ search::CollectionProvider Engine::collections() {
 std::string Engine::default_encoder(const std::string& collection) const {
   for (const auto* p : plugin::builtin_plugins())
     if (auto label = p->slot_encoder(cfg_, collection)) return *label;
-  if (collection == pipeline_config_of(cfg_).core_visual_collection) return cfg_.visual.encoder;
+  if (collection == base_pipeline_.core_visual_collection) return cfg_.visual.encoder;
   return cfg_.pipeline.text_encoder;  // the core text collection and any other text collection
 }
 
@@ -236,7 +237,7 @@ void Engine::ensure_plugin_locked(const std::string& ns) {
   if (!orchestrator_) {
     // Scope tags and the scope-aware collection union read the registry.
     doc_catalog_ = std::make_unique<search::RegistryCatalog>(registry());
-    auto pipeline = pipeline_config_of(cfg_);
+    auto pipeline = base_pipeline_;
     // As for a plugin's slots: the vectors the core text collection holds decide the
     // encoder its plans use (`eagle reembed` may have given them another label).
     if (auto* c = catalog_->find(pipeline.core_text_collection); c && !c->schema().vector.encoder.empty())

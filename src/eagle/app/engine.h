@@ -315,6 +315,8 @@ class Engine {
   std::vector<store::Collection*> document_collections();
 
   Config cfg_;
+  // pipeline_config(cfg_), made once: the core collections and the plugins' settings.
+  search::PipelineConfig base_pipeline_;
   StoreAccess access_;
   std::optional<store::StoreLock> lock_;  // held for the Engine's life when access_ == write
   // state_mu_: searches shared, the swap of a commit exclusive. ingest_mu_ runs

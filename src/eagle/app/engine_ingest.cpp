@@ -44,9 +44,9 @@ CollectionSchema Engine::text_schema(const std::string& collection, const encode
 }
 
 IngestRoute Engine::core_text_route() const {
-  return {pipeline_config(cfg_).core_text_collection, cfg_.pipeline.text_encoder};
+  return {base_pipeline_.core_text_collection, cfg_.pipeline.text_encoder};
 }
 
-IngestRoute Engine::visual_route() const { return {pipeline_config(cfg_).core_visual_collection, cfg_.visual.encoder}; }
+IngestRoute Engine::visual_route() const { return {base_pipeline_.core_visual_collection, cfg_.visual.encoder}; }
 
 }  // namespace eagle::app

@@ -125,8 +125,16 @@ Orchestrator::Orchestrator(CollectionProvider collections, encode::EncoderRegist
       encoders_(encoders),
       bus_(bus),
       config_(std::move(config)),
+      filter_schema_(chunk_schema("filter_check", 1, Metric::cosine, config_.plugin_fields)),
+      facet_fields_(kFacetFields),
       sink_(std::move(sink)),
-      documents_(documents) {}
+      documents_(documents) {
+  for (const auto& f : config_.plugin_fields)
+    if (f.indexed) {
+      facet_fields_.insert(f.name);
+      if (f.type == FieldType::string_list) list_facet_fields_.insert(f.name);
+    }
+}
 
 // G4 (seed retrieval.txt §3): the core text collection only, plus the core visual
 // collection when the route mode is hybrid/visual or an image is given; never a
@@ -225,15 +233,11 @@ Orchestrator::Scope Orchestrator::build_scope(const RetrievalRequest& req, HookC
   if (!req.filter.empty()) {
     // Parsed on its own first: a well-formed expression has balanced parentheses, so
     // AND-ing it below cannot escape into the scope's terms.
-    filter::parse(req.filter, chunk_schema("filter_check", 1, Metric::cosine, config_.plugin_fields), {});
+    filter::parse(req.filter, filter_schema_, {});
     parts.push_back(req.filter);
   }
-  std::set<std::string> facets = kFacetFields, list_facets;
-  for (const auto& f : config_.plugin_fields)
-    if (f.indexed) {
-      facets.insert(f.name);
-      if (f.type == FieldType::string_list) list_facets.insert(f.name);
-    }
+  const auto& facets = facet_fields_;
+  const auto& list_facets = list_facet_fields_;
   for (const auto& [field, value] : req.facets) {
     if (!facets.count(field)) {
       std::string known;

@@ -141,6 +141,10 @@ class Orchestrator {
   encode::EncoderRegistry& encoders_;
   HookBus& bus_;
   PipelineConfig config_;
+  // From config_, made once: the schema a filter is checked against (the chunk fields
+  // and the plugins'), and the fields a request may facet on (list fields apart).
+  CollectionSchema filter_schema_;
+  std::set<std::string> facet_fields_, list_facet_fields_;
   std::shared_ptr<TelemetrySink> sink_;
   DocumentCatalog* documents_;
 };
